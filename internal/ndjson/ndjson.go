@@ -1,0 +1,99 @@
+// Package ndjson reads newline-delimited records with a hard cap on the
+// length of one line. Both Herdr's socket protocol and MCP's stdio transport
+// frame one JSON value per line; neither has a size limit of its own, so
+// every reader in herdr-link goes through this bounded reader instead of
+// bufio.Scanner (whose 64 KiB default breaks on large Herdr snapshots).
+package ndjson
+
+import (
+	"bufio"
+	"errors"
+	"io"
+)
+
+// ErrLineTooLong is returned by [Reader.ReadLine] when a line exceeds the
+// reader's maximum. The reader stops in the middle of that line; call
+// [Reader.SkipLine] to discard its rest and go on with the next one.
+var ErrLineTooLong = errors.New("line exceeds the size limit")
+
+// Reader reads lines of at most Max bytes (not counting the newline).
+// A Reader is not safe for concurrent use.
+type Reader struct {
+	br  *bufio.Reader
+	max int
+	buf []byte
+	// skipped is set when the newline of an oversized line was consumed.
+	skipped bool
+}
+
+// NewReader returns a Reader over r that accepts lines of up to max bytes.
+func NewReader(r io.Reader, max int) *Reader {
+	size := 64 << 10
+	if max < size {
+		size = max + 1
+	}
+	if size < 16 {
+		size = 16
+	}
+	return &Reader{br: bufio.NewReaderSize(r, size), max: max}
+}
+
+// ReadLine returns the next line without its trailing "\n" (a preceding
+// "\r" is kept; JSON parsers treat it as whitespace). The slice is valid
+// until the next call.
+//
+// Errors: io.EOF when the input ended cleanly between lines;
+// io.ErrUnexpectedEOF, together with the partial line, when the input ended
+// in the middle of a line; [ErrLineTooLong] when the line is longer than the
+// maximum; any error of the underlying reader.
+func (r *Reader) ReadLine() ([]byte, error) {
+	r.buf = r.buf[:0]
+	r.skipped = false
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		n := len(chunk)
+		if err == nil {
+			n-- // the newline does not count
+		}
+		if len(r.buf)+n > r.max {
+			r.skipped = err == nil
+			return nil, ErrLineTooLong
+		}
+		switch {
+		case err == nil:
+			if len(r.buf) == 0 {
+				return chunk[:len(chunk)-1], nil
+			}
+			r.buf = append(r.buf, chunk[:len(chunk)-1]...)
+			return r.buf, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			r.buf = append(r.buf, chunk...)
+		case errors.Is(err, io.EOF):
+			r.buf = append(r.buf, chunk...)
+			if len(r.buf) == 0 {
+				return nil, io.EOF
+			}
+			return r.buf, io.ErrUnexpectedEOF
+		default:
+			return nil, err
+		}
+	}
+}
+
+// SkipLine discards input up to and including the next newline. It returns
+// io.EOF if the input ends first.
+func (r *Reader) SkipLine() error {
+	if r.skipped {
+		r.skipped = false
+		return nil
+	}
+	for {
+		_, err := r.br.ReadSlice('\n')
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return err
+		}
+	}
+}
