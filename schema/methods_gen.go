@@ -394,5 +394,137 @@ func NewParams(method string) (any, bool) {
 	return nil, false
 }
 
+// RequiredParams returns the params fields method requires, in schema
+// order; nil for a method without required fields or unknown to the schema.
+func RequiredParams(method string) []string {
+	switch method {
+	case MethodNotificationShow:
+		return []string{"title"}
+	case MethodClientWindowTitleSet:
+		return []string{"title"}
+	case MethodWorkspaceGet:
+		return []string{"workspace_id"}
+	case MethodWorkspaceFocus:
+		return []string{"workspace_id"}
+	case MethodWorkspaceRename:
+		return []string{"workspace_id", "label"}
+	case MethodWorkspaceMove:
+		return []string{"workspace_id", "insert_index"}
+	case MethodWorkspaceMoveBlock:
+		return []string{"workspace_ids"}
+	case MethodWorkspaceReportMetadata:
+		return []string{"workspace_id", "source", "tokens"}
+	case MethodWorkspaceClose:
+		return []string{"workspace_id"}
+	case MethodWorktreeRemove:
+		return []string{"workspace_id"}
+	case MethodTabGet:
+		return []string{"tab_id"}
+	case MethodTabFocus:
+		return []string{"tab_id"}
+	case MethodTabRename:
+		return []string{"tab_id", "label"}
+	case MethodTabMove:
+		return []string{"tab_id", "insert_index"}
+	case MethodTabClose:
+		return []string{"tab_id"}
+	case MethodAgentGet:
+		return []string{"target"}
+	case MethodAgentRead:
+		return []string{"target", "source"}
+	case MethodAgentExplain:
+		return []string{"target"}
+	case MethodAgentSendKeys:
+		return []string{"target", "keys"}
+	case MethodAgentRename:
+		return []string{"target"}
+	case MethodAgentViewSet:
+		return []string{"source"}
+	case MethodAgentFocus:
+		return []string{"target"}
+	case MethodAgentStart:
+		return []string{"name", "kind", "pane_id"}
+	case MethodAgentPrompt:
+		return []string{"target", "text"}
+	case MethodAgentWait:
+		return []string{"target"}
+	case MethodPaneSplit:
+		return []string{"direction"}
+	case MethodPaneMove:
+		return []string{"pane_id", "destination"}
+	case MethodLayoutApply:
+		return []string{"root"}
+	case MethodLayoutSetSplitRatio:
+		return []string{"path", "ratio"}
+	case MethodPaneNeighbor:
+		return []string{"direction"}
+	case MethodPaneFocusDirection:
+		return []string{"direction"}
+	case MethodPaneResize:
+		return []string{"direction"}
+	case MethodPaneGet:
+		return []string{"pane_id"}
+	case MethodPaneFocus:
+		return []string{"pane_id"}
+	case MethodPaneInputSet:
+		return []string{"pane_id", "right_click"}
+	case MethodPaneRename:
+		return []string{"pane_id"}
+	case MethodPaneSendText:
+		return []string{"pane_id", "text"}
+	case MethodPaneSendKeys:
+		return []string{"pane_id", "keys"}
+	case MethodPaneSendInput:
+		return []string{"pane_id"}
+	case MethodPaneRead:
+		return []string{"pane_id", "source"}
+	case MethodPaneGraphicsSet:
+		return []string{"pane_id", "format", "image_width", "image_height"}
+	case MethodPaneGraphicsClear:
+		return []string{"pane_id"}
+	case MethodPaneGraphicsInfo:
+		return []string{"pane_id"}
+	case MethodPaneReportAgent:
+		return []string{"pane_id", "source", "agent", "state"}
+	case MethodPaneReportAgentSession:
+		return []string{"pane_id", "source", "agent"}
+	case MethodPaneReportMetadata:
+		return []string{"pane_id", "source"}
+	case MethodPaneClearAgentAuthority:
+		return []string{"pane_id"}
+	case MethodPaneReleaseAgent:
+		return []string{"pane_id", "source", "agent"}
+	case MethodPaneClose:
+		return []string{"pane_id"}
+	case MethodEventsSubscribe:
+		return []string{"subscriptions"}
+	case MethodEventsWait:
+		return []string{"match_event"}
+	case MethodPaneWaitForOutput:
+		return []string{"pane_id", "source", "match"}
+	case MethodIntegrationInstall:
+		return []string{"target"}
+	case MethodIntegrationUninstall:
+		return []string{"target"}
+	case MethodPluginLink:
+		return []string{"path"}
+	case MethodPluginUnlink:
+		return []string{"plugin_id"}
+	case MethodPluginEnable:
+		return []string{"plugin_id"}
+	case MethodPluginDisable:
+		return []string{"plugin_id"}
+	case MethodPluginActionInvoke:
+		return []string{"action_id"}
+	case MethodPluginPaneOpen:
+		return []string{"plugin_id", "entrypoint"}
+	case MethodPluginPaneFocus:
+		return []string{"pane_id"}
+	case MethodPluginPaneClose:
+		return []string{"pane_id"}
+	}
+	return nil
+}
+
 // unionNames lists the tagged unions of this schema.
 var unionNames = []string{"AgentViewFilter", "EventData", "EventMatch", "LayoutNode", "OutputMatch", "PaneMoveDestination", "ResponseResult", "Subscription"}

@@ -752,6 +752,19 @@ func (g *generator) methods() (string, error) {
 		fmt.Fprintf(&w, "\tcase Method%s:\n\t\treturn new(%s), true\n", Pascal(m.name), m.params)
 	}
 	w.WriteString("\t}\n\treturn nil, false\n}\n\n")
+	w.WriteString("// RequiredParams returns the params fields method requires, in schema\n// order; nil for a method without required fields or unknown to the schema.\nfunc RequiredParams(method string) []string {\n\tswitch method {\n")
+	for _, m := range ms {
+		req := g.defs[m.params].Required
+		if len(req) == 0 {
+			continue
+		}
+		quoted := make([]string, len(req))
+		for i, r := range req {
+			quoted[i] = strconv.Quote(r)
+		}
+		fmt.Fprintf(&w, "\tcase Method%s:\n\t\treturn []string{%s}\n", Pascal(m.name), strings.Join(quoted, ", "))
+	}
+	w.WriteString("\t}\n\treturn nil\n}\n\n")
 	sort.Strings(g.unions)
 	w.WriteString("// unionNames lists the tagged unions of this schema.\nvar unionNames = []string{")
 	for i, u := range g.unions {

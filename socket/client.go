@@ -1,0 +1,369 @@
+package socket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/internal/ndjson"
+	"github.com/herdr-link/herdr-link/schema"
+)
+
+// Defaults for a zero Client.
+const (
+	DefaultTimeout          = 5 * time.Second
+	DefaultMaxResponseBytes = 64 << 20
+)
+
+// ProtocolPolicy says what a Client does with the protocol number ping
+// reports.
+type ProtocolPolicy int
+
+const (
+	// ProtocolStrict (the zero value) pings once before the first call and
+	// refuses servers outside [schema.Compatible] with a
+	// [*ProtocolMismatchError].
+	ProtocolStrict ProtocolPolicy = iota
+	// ProtocolLenient pings once, reports a mismatch through Client.Warn
+	// and proceeds.
+	ProtocolLenient
+	// ProtocolOff never pings on the caller's behalf.
+	ProtocolOff
+)
+
+// Client talks to one Herdr server. Its zero value resolves the socket path
+// from the environment on every call; set Path to pin one. A Client is safe
+// for concurrent use; do not change its fields after first use.
+type Client struct {
+	// Path is the socket path. Empty: [ResolvePath] per call.
+	Path string
+	// Timeout bounds a call whose context has no deadline.
+	// Zero means DefaultTimeout.
+	Timeout time.Duration
+	// MaxResponseBytes caps one response line. Zero means
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int
+	// Dial opens a connection; nil dials the Unix socket at path.
+	Dial func(ctx context.Context, path string) (net.Conn, error)
+	// Protocol selects the protocol check; see [ProtocolPolicy].
+	Protocol ProtocolPolicy
+	// Warn receives lenient-mode warnings; nil discards them.
+	Warn func(msg string)
+	// Getenv replaces os.Getenv for path resolution (tests).
+	Getenv func(string) string
+
+	seq     atomic.Uint64
+	mu      sync.Mutex
+	pong    *schema.ResultPong
+	pongErr error // a protocol mismatch is final for this client
+}
+
+func (c *Client) timeout() time.Duration {
+	if c.Timeout > 0 {
+		return c.Timeout
+	}
+	return DefaultTimeout
+}
+
+func (c *Client) maxResponse() int {
+	if c.MaxResponseBytes > 0 {
+		return c.MaxResponseBytes
+	}
+	return DefaultMaxResponseBytes
+}
+
+// Resolve reports the socket path the client will dial and the rule that
+// chose it.
+func (c *Client) Resolve() (Resolution, error) {
+	if c.Path != "" {
+		return Resolution{Path: c.Path, Rule: RuleExplicit}, nil
+	}
+	return ResolvePath(c.Getenv)
+}
+
+type request struct {
+	ID     string `json:"id"`
+	Method string `json:"method"`
+	Params any    `json:"params"`
+}
+
+type envelope struct {
+	ID     *string           `json:"id"`
+	Result jsonx.RawMessage  `json:"result"`
+	Error  *schema.ErrorBody `json:"error"`
+}
+
+var emptyParams = struct{}{}
+
+func (c *Client) nextID() string {
+	return "herdr-link:" + strconv.FormatUint(c.seq.Add(1), 10)
+}
+
+// Call sends method with params and decodes the response's result object
+// (including its "type" tag) into result, which may be a *jsonx.RawMessage
+// or nil. It works for any method of the schema. Nil params are sent as {}.
+func (c *Client) Call(ctx context.Context, method string, params, result any) error {
+	if err := c.ensureProtocol(ctx); err != nil {
+		return err
+	}
+	raw, err := c.call(ctx, method, params)
+	if err != nil {
+		return err
+	}
+	switch r := result.(type) {
+	case nil:
+		return nil
+	case *jsonx.RawMessage:
+		*r = raw
+		return nil
+	}
+	if err := jsonx.Unmarshal(raw, result); err != nil {
+		return fmt.Errorf("socket: %s: %w: result: %v", method, ErrMalformedResponse, err)
+	}
+	return nil
+}
+
+// RoundTrip sends one raw request line (without the newline) and returns
+// the raw response line, for tools that show the wire. It applies the
+// deadline and size rules of every call but checks nothing in the response.
+func (c *Client) RoundTrip(ctx context.Context, line []byte) ([]byte, error) {
+	ctx, cancel := c.withDeadline(ctx)
+	defer cancel()
+	conn, err := c.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	resp, err := c.exchange(ctx, conn, "raw", line)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), resp...), nil
+}
+
+func (c *Client) withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, c.timeout())
+}
+
+// call performs one exchange and returns the raw result object.
+func (c *Client) call(ctx context.Context, method string, params any) (jsonx.RawMessage, error) {
+	if params == nil {
+		params = emptyParams
+	}
+	id := c.nextID()
+	body, err := jsonx.Marshal(request{ID: id, Method: method, Params: params})
+	if err != nil {
+		return nil, fmt.Errorf("socket: %s: encode params: %w", method, err)
+	}
+	ctx, cancel := c.withDeadline(ctx)
+	defer cancel()
+	conn, err := c.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	line, err := c.exchange(ctx, conn, method, body)
+	if err != nil {
+		return nil, err
+	}
+	return decodeResponse(method, id, line, false)
+}
+
+// decodeResponse checks one response line against the request id and
+// returns its result. prefixOK accepts "<id>:…" ids (events probes).
+func decodeResponse(method, id string, line []byte, prefixOK bool) (jsonx.RawMessage, error) {
+	var env envelope
+	if err := jsonx.Unmarshal(line, &env); err != nil {
+		return nil, fmt.Errorf("socket: %s: %w: %v", method, ErrMalformedResponse, err)
+	}
+	if env.ID == nil {
+		return nil, fmt.Errorf("socket: %s: %w: response has no id", method, ErrMalformedResponse)
+	}
+	if env.Error != nil {
+		// Herdr answers requests it could not parse with id "".
+		if *env.ID == id || *env.ID == "" || (prefixOK && strings.HasPrefix(*env.ID, id+":")) {
+			return nil, &Error{Method: method, Code: env.Error.Code, Message: env.Error.Message}
+		}
+		return nil, fmt.Errorf("socket: %s: %w: error response for id %q, sent %q", method, ErrProtocol, *env.ID, id)
+	}
+	if *env.ID != id {
+		return nil, fmt.Errorf("socket: %s: %w: response id %q does not match request id %q", method, ErrProtocol, *env.ID, id)
+	}
+	if len(env.Result) == 0 || env.Result[0] != '{' {
+		return nil, fmt.Errorf("socket: %s: %w: response has neither a result object nor an error", method, ErrMalformedResponse)
+	}
+	return env.Result, nil
+}
+
+func (c *Client) dial(ctx context.Context) (net.Conn, error) {
+	res, err := c.Resolve()
+	if err != nil {
+		return nil, fmt.Errorf("socket: %w: %v", ErrConnection, err)
+	}
+	dial := c.Dial
+	if dial == nil {
+		dial = func(ctx context.Context, path string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		}
+	}
+	conn, err := dial(ctx, res.Path)
+	if err == nil {
+		return conn, nil
+	}
+	switch {
+	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, os.ErrNotExist):
+		hint := "herdr"
+		if res.Rule == RuleSession {
+			hint = "herdr session attach " + res.Session
+		}
+		return nil, &UnavailableError{Path: res.Path, Hint: hint, Err: err}
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("socket: dial %s: %w: %w", res.Path, ErrTimeout, ctx.Err())
+	}
+	return nil, fmt.Errorf("socket: dial %s: %w: %v", res.Path, ErrConnection, err)
+}
+
+// exchange writes one line and reads one line on conn, within ctx.
+// The returned slice is valid until conn's reader is dropped.
+func (c *Client) exchange(ctx context.Context, conn net.Conn, method string, body []byte) ([]byte, error) {
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	defer stop()
+	msg := make([]byte, 0, len(body)+1)
+	msg = append(append(msg, body...), '\n')
+	if _, err := conn.Write(msg); err != nil {
+		return nil, c.transportError(ctx, method, "write", err)
+	}
+	r := ndjson.NewReader(conn, c.maxResponse())
+	line, err := r.ReadLine()
+	if err != nil {
+		return nil, c.readError(ctx, method, err)
+	}
+	return line, nil
+}
+
+func (c *Client) readError(ctx context.Context, method string, err error) error {
+	switch {
+	case errors.Is(err, ndjson.ErrLineTooLong):
+		return fmt.Errorf("socket: %s: %w (limit %d bytes)", method, ErrResponseTooLarge, c.maxResponse())
+	case ctx.Err() != nil || isTimeout(err):
+		return c.transportError(ctx, method, "read", err)
+	case errors.Is(err, io.EOF):
+		return fmt.Errorf("socket: %s: %w: the server closed the connection without replying", method, ErrEmptyResponse)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("socket: %s: %w: the connection ended before the end of the line", method, ErrTruncatedResponse)
+	}
+	return c.transportError(ctx, method, "read", err)
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func (c *Client) transportError(ctx context.Context, method, op string, err error) error {
+	if ctx.Err() != nil || isTimeout(err) {
+		cause := ctx.Err()
+		if cause == nil {
+			cause = context.DeadlineExceeded
+		}
+		if errors.Is(cause, context.Canceled) {
+			return fmt.Errorf("socket: %s: %s: %w", method, op, cause)
+		}
+		return fmt.Errorf("socket: %s: %s: %w: %w", method, op, ErrTimeout, cause)
+	}
+	return fmt.Errorf("socket: %s: %s: %w: %v", method, op, ErrConnection, err)
+}
+
+// ensureProtocol pings once per Client, per its ProtocolPolicy.
+func (c *Client) ensureProtocol(ctx context.Context) error {
+	if c.Protocol == ProtocolOff {
+		return nil
+	}
+	c.mu.Lock()
+	done, perr := c.pong != nil, c.pongErr
+	c.mu.Unlock()
+	if done || perr != nil {
+		return perr
+	}
+	_, err := c.ServerInfo(ctx)
+	return err
+}
+
+// ServerInfo returns the server's pong, pinging at most once per Client
+// (successful answers are cached), and applies the protocol policy.
+func (c *Client) ServerInfo(ctx context.Context) (schema.ResultPong, error) {
+	c.mu.Lock()
+	if c.pong != nil || c.pongErr != nil {
+		p, err := c.pong, c.pongErr
+		c.mu.Unlock()
+		if p == nil {
+			return schema.ResultPong{}, err
+		}
+		return *p, err
+	}
+	c.mu.Unlock()
+	pong, err := c.Ping(ctx)
+	if err != nil {
+		return pong, err
+	}
+	var perr error
+	if !schema.IsCompatible(pong.Protocol) {
+		mm := &ProtocolMismatchError{Server: pong.Protocol, Version: pong.Version, Known: schema.Compatible}
+		if c.Protocol == ProtocolLenient {
+			if c.Warn != nil {
+				c.Warn(mm.Error() + "; proceeding (lenient)")
+			}
+		} else {
+			perr = mm
+		}
+	}
+	c.mu.Lock()
+	c.pong, c.pongErr = &pong, perr
+	c.mu.Unlock()
+	return pong, perr
+}
+
+// Ping sends ping and returns the pong. It never uses the cache and checks
+// no protocol number.
+func (c *Client) Ping(ctx context.Context) (schema.ResultPong, error) {
+	var p schema.ResultPong
+	raw, err := c.call(ctx, schema.MethodPing, emptyParams)
+	if err != nil {
+		return p, err
+	}
+	return p, decodeResult(schema.MethodPing, raw, schema.ResultTypePong, &p, &p.Type)
+}
+
+// decodeResult decodes raw into v and checks the type tag that lands in
+// *tag.
+func decodeResult(method string, raw jsonx.RawMessage, wantTag string, v any, tag *string) error {
+	if err := jsonx.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("socket: %s: %w: %v", method, ErrMalformedResponse, err)
+	}
+	if *tag != wantTag {
+		return fmt.Errorf("socket: %s: %w: result type %q, want %q", method, ErrProtocol, *tag, wantTag)
+	}
+	return nil
+}
+
+func errorsIsNetClosed(err error) bool { return errors.Is(err, net.ErrClosed) }

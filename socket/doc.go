@@ -1,0 +1,32 @@
+// Package socket is a client for Herdr's local JSON socket API.
+//
+// Herdr serves one request per connection: the client writes one JSON line,
+// the server answers with one JSON line and closes. [Client] does exactly
+// that for every call, with no pooling and no hidden state beyond a cached
+// protocol check, so it is safe for concurrent use and its zero value works:
+// it finds the socket the way the herdr CLI does ([ResolvePath]).
+//
+// # Calls
+//
+// Every call marshals its request before dialing, dials, writes the request
+// line in one write (Herdr's server sleeps 100 ms when its first read finds
+// nothing pending), reads exactly one response line with a bounded reader
+// ([Client.MaxResponseBytes], 64 MiB by default) and closes. Every call has a
+// deadline: the caller's context, or [Client.Timeout] when the context has
+// none. Cancelling the context closes the connection at once.
+//
+// Typed methods ([Client.AgentGet], [Client.AgentList], [Client.PaneClose],
+// …) cover what herdr-link uses; [Client.Call] sends any method of the
+// schema. [Client.Subscribe] opens an events.subscribe stream.
+//
+// # Errors
+//
+// A refusal from Herdr is an [*Error] carrying Herdr's code and message;
+// errors.Is matches it by code against the sentinels such as
+// [ErrAgentNotFound]. Transport failures wrap one of [ErrUnavailable] (no
+// server: the error carries the same hint the herdr CLI prints), [ErrTimeout],
+// [ErrEmptyResponse], [ErrTruncatedResponse], [ErrResponseTooLarge],
+// [ErrMalformedResponse], [ErrConnection] or [ErrProtocol]. A server whose
+// protocol herdr-link does not know gives [ErrProtocolMismatch], unless the
+// client is lenient ([ProtocolLenient]).
+package socket

@@ -1,0 +1,137 @@
+package socket
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Transport and protocol failures. Each error a [Client] returns for a
+// failed exchange wraps exactly one of these.
+var (
+	// ErrUnavailable: no server at the socket path (missing file or
+	// connection refused). The error is an [*UnavailableError] with a hint.
+	ErrUnavailable = errors.New("herdr server not running")
+	// ErrTimeout: the call's deadline passed before the response arrived.
+	ErrTimeout = errors.New("timed out waiting for herdr")
+	// ErrEmptyResponse: the server closed the connection without a reply
+	// (Herdr does that for requests it cannot read at all).
+	ErrEmptyResponse = errors.New("empty api response")
+	// ErrTruncatedResponse: the connection ended in the middle of the
+	// response line.
+	ErrTruncatedResponse = errors.New("truncated api response")
+	// ErrResponseTooLarge: the response line exceeded MaxResponseBytes.
+	ErrResponseTooLarge = errors.New("api response too large")
+	// ErrMalformedResponse: the response line is not a JSON response object.
+	ErrMalformedResponse = errors.New("malformed api response")
+	// ErrConnection: the connection broke for another reason (reset,
+	// permission denied, …).
+	ErrConnection = errors.New("herdr connection failed")
+	// ErrProtocol: a well-formed response that breaks the protocol (a
+	// foreign id, an unexpected result type).
+	ErrProtocol = errors.New("herdr protocol violation")
+	// ErrProtocolMismatch: the server speaks a protocol this client does
+	// not know to be compatible. See [ProtocolMismatchError].
+	ErrProtocolMismatch = errors.New("herdr protocol mismatch")
+	// ErrClosed: the subscription was closed.
+	ErrClosed = errors.New("subscription closed")
+)
+
+// Error is a refusal from Herdr: an error response with its code and
+// message. errors.Is matches it against another *Error by Code (and by
+// Method, when the target names one), so the sentinels below work:
+//
+//	if errors.Is(err, socket.ErrAgentNotFound) { … }
+type Error struct {
+	Method  string // the method called
+	Code    string // Herdr's error code, e.g. "agent_not_found"
+	Message string // Herdr's message, verbatim
+}
+
+func (e *Error) Error() string {
+	if e.Method == "" {
+		return "herdr: " + e.Code + ": " + e.Message
+	}
+	return "herdr " + e.Method + ": " + e.Code + ": " + e.Message
+}
+
+// Is reports whether target is an *Error with the same code.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	if !ok {
+		return false
+	}
+	return t.Code == e.Code && (t.Method == "" || t.Method == e.Method)
+}
+
+// Sentinels for the error codes herdr-link handles. Match with errors.Is.
+var (
+	ErrInvalidRequest       = &Error{Code: "invalid_request"}
+	ErrAgentNotFound        = &Error{Code: "agent_not_found"}
+	ErrAgentTargetAmbiguous = &Error{Code: "agent_target_ambiguous"}
+	ErrAgentBlocked         = &Error{Code: "agent_blocked"}
+	ErrAgentNotReady        = &Error{Code: "agent_not_ready"}
+	ErrEmptyAgentPrompt     = &Error{Code: "empty_agent_prompt"}
+	ErrAgentPromptFailed    = &Error{Code: "agent_prompt_failed"}
+	ErrAgentNameTaken       = &Error{Code: "agent_name_taken"}
+	ErrInvalidAgentName     = &Error{Code: "invalid_agent_name"}
+	ErrAgentLaunchPending   = &Error{Code: "agent_launch_pending"}
+	ErrPaneNotFound         = &Error{Code: "pane_not_found"}
+	ErrWorkspaceNotFound    = &Error{Code: "workspace_not_found"}
+	ErrServerUnavailable    = &Error{Code: "server_unavailable"}
+)
+
+// CodeOf returns Herdr's error code for err: the code of an [*Error],
+// "server_not_running" for [ErrUnavailable], "protocol_mismatch" for
+// [ErrProtocolMismatch], and "" otherwise.
+func CodeOf(err error) string {
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+		return e.Code
+	case errors.Is(err, ErrUnavailable):
+		return "server_not_running"
+	case errors.Is(err, ErrProtocolMismatch):
+		return "protocol_mismatch"
+	}
+	return ""
+}
+
+// UnavailableError reports that no Herdr server answers at Path.
+type UnavailableError struct {
+	Path string
+	// Hint is the command that starts or attaches the server: "herdr", or
+	// "herdr session attach <name>" for a named session.
+	Hint string
+	Err  error // the dial error
+}
+
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("no herdr server is running at %s; run `%s` to start or attach it", e.Path, e.Hint)
+}
+
+// Unwrap returns ErrUnavailable and the dial error.
+func (e *UnavailableError) Unwrap() []error { return []error{ErrUnavailable, e.Err} }
+
+// Code returns "server_not_running", the herdr CLI's code for this case.
+func (e *UnavailableError) Code() string { return "server_not_running" }
+
+// ProtocolMismatchError reports a server protocol outside the known
+// compatible set.
+type ProtocolMismatchError struct {
+	Server  uint32   // what ping reported
+	Version string   // Herdr's version string
+	Known   []uint32 // what this client is known to work with
+}
+
+func (e *ProtocolMismatchError) Error() string {
+	newest := e.Known[len(e.Known)-1]
+	side := "upgrade herdr-link (it was built for an older protocol)"
+	if e.Server < e.Known[0] {
+		side = "upgrade Herdr to 0.8.2 or later (it speaks an older protocol)"
+	}
+	return fmt.Sprintf("herdr %s speaks protocol %d; herdr-link works with protocols %v (newest %d): %s",
+		e.Version, e.Server, e.Known, newest, side)
+}
+
+// Unwrap returns ErrProtocolMismatch.
+func (e *ProtocolMismatchError) Unwrap() error { return ErrProtocolMismatch }

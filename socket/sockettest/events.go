@@ -1,0 +1,191 @@
+package sockettest
+
+import (
+	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/schema"
+)
+
+// maxEvents is the size of Herdr's event hub ring.
+const maxEvents = 512
+
+type eventRec struct {
+	seq  uint64
+	kind string // snake_case event kind
+	line []byte // the envelope, one JSON line without "\n"
+}
+
+type eventRing struct {
+	seq  uint64
+	recs []eventRec
+	ids  []string // ids that appeared in events (for privacy tests)
+}
+
+// emit records a plain lifecycle event (w.mu held).
+func (w *World) emit(d schema.EventData) {
+	kind := d.Tag()
+	data, err := jsonx.Marshal(d)
+	if err != nil {
+		panic(err)
+	}
+	line, err := jsonx.Marshal(struct {
+		Event string           `json:"event"`
+		Data  jsonx.RawMessage `json:"data"`
+	}{kind, data})
+	if err != nil {
+		panic(err)
+	}
+	w.events.seq++
+	w.events.recs = append(w.events.recs, eventRec{seq: w.events.seq, kind: kind, line: line})
+	if len(w.events.recs) > maxEvents {
+		w.events.recs = append(w.events.recs[:0:0], w.events.recs[len(w.events.recs)-maxEvents:]...)
+	}
+	w.changed.Broadcast()
+}
+
+// eventsAfter returns the first event of kind with a sequence above after.
+func (w *World) eventAfter(kind string, after uint64) (eventRec, bool) {
+	for _, r := range w.events.recs {
+		if r.seq > after && r.kind == kind {
+			return r, true
+		}
+	}
+	return eventRec{}, false
+}
+
+func (w *World) emitStatus(p *pane) {
+	w.emit(schema.EventData{PaneAgentStatusChanged: &schema.EventDataPaneAgentStatusChanged{
+		PaneID: p.id, WorkspaceID: p.tab.ws.id, AgentStatus: p.term.status(), Agent: p.term.label,
+	}})
+}
+
+func (w *World) emitPaneUpdated(p *pane) {
+	w.emit(schema.EventData{PaneUpdated: &schema.EventDataPaneUpdated{Pane: w.paneInfo(p)}})
+}
+
+func (w *World) wsNumber(ws *workspace) int {
+	for i, x := range w.workspaces {
+		if x == ws {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// closePane removes p and its terminal (w.mu held). Closing the last pane
+// of a workspace closes the workspace; the last of a tab, the tab.
+func (w *World) closePane(p *pane) {
+	t, ws := p.tab, p.tab.ws
+	for i, q := range t.panes {
+		if q == p {
+			t.panes = append(t.panes[:i:i], t.panes[i+1:]...)
+			break
+		}
+	}
+	for a, q := range w.aliases {
+		if q == p {
+			delete(w.aliases, a)
+		}
+	}
+	p.term.name, p.term.label = nil, nil
+	w.events.ids = append(w.events.ids, p.id, p.term.id)
+	w.emit(schema.EventData{PaneClosed: &schema.EventDataPaneClosed{PaneID: p.id, WorkspaceID: ws.id}})
+	if len(t.panes) == 0 {
+		for i, x := range ws.tabs {
+			if x == t {
+				ws.tabs = append(ws.tabs[:i:i], ws.tabs[i+1:]...)
+				break
+			}
+		}
+	}
+	if len(ws.tabs) == 0 {
+		info := w.workspaceInfoDetached(ws)
+		for i, x := range w.workspaces {
+			if x == ws {
+				w.workspaces = append(w.workspaces[:i:i], w.workspaces[i+1:]...)
+				break
+			}
+		}
+		w.emit(schema.EventData{WorkspaceClosed: &schema.EventDataWorkspaceClosed{WorkspaceID: ws.id, Workspace: &info}})
+	} else if len(t.panes) > 0 {
+		w.emit(schema.EventData{LayoutUpdated: &schema.EventDataLayoutUpdated{Layout: w.layout(t)}})
+	}
+	if w.focused == p {
+		w.focused = nil
+		if ps := w.panes(); len(ps) > 0 {
+			w.focused = ps[0]
+		}
+	}
+	w.changed.Broadcast()
+}
+
+func (w *World) workspaceInfoDetached(ws *workspace) schema.WorkspaceInfo {
+	return schema.WorkspaceInfo{WorkspaceID: ws.id, Number: uint(w.wsNumber(ws)), Label: ws.label,
+		ActiveTabID: ws.id + ":t1", AgentStatus: schema.AgentStatusUnknown}
+}
+
+// movePane moves p to the end of tab dst (w.mu held), giving it a new id
+// when the workspace changes. created* describe containers the move made.
+func (w *World) movePane(p *pane, dst *tab, createdTab *schema.TabInfo, createdWS *schema.WorkspaceInfo) schema.PaneMoveResult {
+	src := p.tab
+	res := schema.PaneMoveResult{PreviousPaneID: p.id, PreviousTabID: src.id, PreviousWorkspaceID: src.ws.id,
+		CreatedTab: createdTab, CreatedWorkspace: createdWS}
+	if src == dst {
+		reason := schema.PaneMoveReasonSameTab
+		res.Reason = &reason
+		res.Pane = w.paneInfo(p)
+		res.TargetLayout = w.layout(dst)
+		res.FocusedPaneID = p.id
+		return res
+	}
+	for i, q := range src.panes {
+		if q == p {
+			src.panes = append(src.panes[:i:i], src.panes[i+1:]...)
+			break
+		}
+	}
+	if dst.ws != src.ws {
+		old := p.id
+		dst.ws.paneSeq++
+		p.id = dst.ws.id + ":p" + EncodeNumber(uint64(dst.ws.paneSeq))
+		w.aliases[old] = p
+		w.events.ids = append(w.events.ids, old)
+	}
+	p.tab = dst
+	dst.panes = append(dst.panes, p)
+	res.Changed = true
+	if len(src.panes) == 0 {
+		for i, x := range src.ws.tabs {
+			if x == src {
+				src.ws.tabs = append(src.ws.tabs[:i:i], src.ws.tabs[i+1:]...)
+				break
+			}
+		}
+		id := src.id
+		res.ClosedTabID = &id
+		if len(src.ws.tabs) == 0 {
+			for i, x := range w.workspaces {
+				if x == src.ws {
+					w.workspaces = append(w.workspaces[:i:i], w.workspaces[i+1:]...)
+					break
+				}
+			}
+			wid := src.ws.id
+			res.ClosedWorkspaceID = &wid
+		}
+	} else {
+		sl := w.layout(src)
+		res.SourceLayout = &sl
+	}
+	res.Pane = w.paneInfo(p)
+	res.TargetLayout = w.layout(dst)
+	res.FocusedPaneID = p.id
+	if w.focused != nil {
+		res.FocusedPaneID = w.focused.id
+	}
+	w.emit(schema.EventData{PaneMoved: &schema.EventDataPaneMoved{Pane: res.Pane, PreviousPaneID: res.PreviousPaneID,
+		PreviousTabID: res.PreviousTabID, PreviousWorkspaceID: res.PreviousWorkspaceID, ClosedTabID: res.ClosedTabID,
+		ClosedWorkspaceID: res.ClosedWorkspaceID, CreatedTab: createdTab, CreatedWorkspace: createdWS}})
+	w.emit(schema.EventData{LayoutUpdated: &schema.EventDataLayoutUpdated{Layout: res.TargetLayout}})
+	w.changed.Broadcast()
+	return res
+}

@@ -1,0 +1,731 @@
+package sockettest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/schema"
+)
+
+// call is one request being handled.
+type call struct {
+	s   *Server
+	w   *World
+	req parsedRequest
+	ctx context.Context // cancelled when a waiting client goes away
+}
+
+func (c *call) params(v any) {
+	// parseRequest already checked the params against their type.
+	_ = jsonx.Unmarshal(c.req.Params, v)
+}
+
+type handler func(*call) (any, *herdrError)
+
+var handlers map[string]handler
+
+// waits are the methods that hold the connection and watch for the client
+// going away.
+var waits = map[string]bool{schema.MethodAgentWait: true, schema.MethodAgentPrompt: true}
+
+func init() {
+	handlers = map[string]handler{
+		schema.MethodAgentGet:        agentGet,
+		schema.MethodAgentList:       agentList,
+		schema.MethodAgentPrompt:     agentPrompt,
+		schema.MethodAgentRename:     agentRename,
+		schema.MethodAgentRead:       agentRead,
+		schema.MethodAgentWait:       agentWait,
+		schema.MethodPaneGet:         paneGet,
+		schema.MethodPaneList:        paneList,
+		schema.MethodPaneClose:       paneClose,
+		schema.MethodPaneMove:        paneMove,
+		schema.MethodPaneRead:        paneRead,
+		schema.MethodWorkspaceList:   workspaceList,
+		schema.MethodTabList:         tabList,
+		schema.MethodSessionSnapshot: sessionSnapshot,
+	}
+}
+
+// Implemented lists the methods the simulator implements; every other
+// method of the schema answers not_implemented_in_simulator.
+func Implemented() []string {
+	out := []string{schema.MethodPing, schema.MethodServerStop, schema.MethodEventsSubscribe}
+	for m := range handlers {
+		out = append(out, m)
+	}
+	return out
+}
+
+// resolveAgent implements Herdr's agent target rules (w.mu held): a
+// current canonical pane id hosting an agent, else an exact name across
+// every workspace.
+func (w *World) resolveAgent(target string) (*pane, *herdrError) {
+	if p := w.paneByID(target); p != nil && p.term.isAgent() {
+		return p, nil
+	}
+	var matches []*pane
+	for _, p := range w.panes() {
+		if p.term.name != nil && *p.term.name == target {
+			matches = append(matches, p)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return nil, herr("agent_not_found", "agent target %s not found", target)
+	case 1:
+		return matches[0], nil
+	}
+	return nil, herr("agent_target_ambiguous", "agent target %s is ambiguous; candidates: %s", target, candidates(matches))
+}
+
+func candidates(ps []*pane) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		cwd := p.cwd
+		if cwd == "" {
+			cwd = "unknown"
+		}
+		parts[i] = fmt.Sprintf("terminal_id=%s pane_id=%s workspace_id=%s tab_id=%s cwd=%s status=%s",
+			p.term.id, p.id, p.tab.ws.id, p.tab.id, cwd, capitalize(string(p.term.status())))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func agentGet(c *call) (any, *herdrError) {
+	var p schema.AgentTarget
+	c.params(&p)
+	c.w.mu.Lock()
+	defer c.w.mu.Unlock()
+	pn, e := c.w.resolveAgent(p.Target)
+	if e != nil {
+		return nil, e
+	}
+	return schema.ResultAgentInfo{Type: schema.ResultTypeAgentInfo, Agent: c.w.agentInfo(pn)}, nil
+}
+
+func agentList(c *call) (any, *herdrError) {
+	c.w.mu.Lock()
+	defer c.w.mu.Unlock()
+	agents := []schema.AgentInfo{}
+	for _, p := range c.w.panes() {
+		if p.term.isAgent() {
+			agents = append(agents, c.w.agentInfo(p))
+		}
+	}
+	return schema.ResultAgentList{Type: schema.ResultTypeAgentList, Agents: agents}, nil
+}
+
+// prompt applies agent.prompt's checks and writes (w.mu held).
+func (c *call) prompt(p schema.AgentPromptParams) (*pane, schema.AgentInfo, *herdrError) {
+	w := c.w
+	if p.Text == "" {
+		return nil, schema.AgentInfo{}, herr("empty_agent_prompt", "agent prompt must not be empty")
+	}
+	pn, e := w.resolveAgent(p.Target)
+	if e != nil {
+		return nil, schema.AgentInfo{}, e
+	}
+	t := pn.term
+	if t.state == schema.AgentStatusBlocked {
+		return nil, schema.AgentInfo{}, herr("agent_blocked", "agent %s is blocked and requires interactive input", p.Target)
+	}
+	if t.label == nil || !knownAgents[*t.label] || t.launch == launchPending || t.launch == launchBlocked {
+		return nil, schema.AgentInfo{}, herr("agent_not_ready", "agent %s is not an active named agent", p.Target)
+	}
+	if t.notForeground {
+		return nil, schema.AgentInfo{}, herr("agent_not_ready", "agent %s is no longer the pane foreground process", p.Target)
+	}
+	before := w.agentInfo(pn)
+	if *t.label == "copilot" {
+		t.writes = append(t.writes, "\x1b[I")
+	}
+	if t.promptFails {
+		return nil, schema.AgentInfo{}, herr("agent_prompt_failed", "no available capacity")
+	}
+	text := p.Text
+	if t.bracketed {
+		text = "\x1b[200~" + text + "\x1b[201~"
+	}
+	t.writes = append(t.writes, text)
+	t.revision++
+	term := t
+	time.AfterFunc(c.s.SubmitDelay, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if pn.term == term && w.paneByTarget(pn.id) == pn {
+			term.writes = append(term.writes, "\r")
+			term.revision++
+			w.changed.Broadcast()
+		}
+	})
+	return pn, before, nil
+}
+
+func agentPrompt(c *call) (any, *herdrError) {
+	var p schema.AgentPromptParams
+	c.params(&p)
+	if p.Wait == nil {
+		c.w.mu.Lock()
+		defer c.w.mu.Unlock()
+		_, info, e := c.prompt(p)
+		if e != nil {
+			return nil, e
+		}
+		return schema.ResultAgentPrompted{Type: schema.ResultTypeAgentPrompted, Agent: info}, nil
+	}
+	return c.promptAndWait(p)
+}
+
+// promptAndWait is agent.prompt with wait (Herdr's server-side wait).
+func (c *call) promptAndWait(p schema.AgentPromptParams) (any, *herdrError) {
+	w := c.w
+	start := time.Now()
+	w.mu.Lock()
+	if _, e := w.resolveAgent(p.Target); e != nil { // agent.get runs first
+		w.mu.Unlock()
+		return nil, e
+	}
+	pn, info, e := c.prompt(p)
+	if e != nil {
+		w.mu.Unlock()
+		return nil, e
+	}
+	term, label, name := pn.term, derefOr(pn.term.label), derefOr(pn.term.name)
+	byName := p.Target != pn.id
+	seq0 := term.seq
+	status := term.status()
+	w.mu.Unlock()
+
+	var timeout time.Duration
+	hasTimeout := p.Wait.TimeoutMS != nil
+	if hasTimeout {
+		timeout = time.Duration(*p.Wait.TimeoutMS) * time.Millisecond
+	}
+	gone := func() bool {
+		if w.paneByTarget(pn.id) != pn || pn.term != term || derefOr(term.label) != label {
+			return true
+		}
+		return byName && derefOr(term.name) != name
+	}
+	notRunning := herr("agent_not_running", "agent is no longer running in the target pane")
+	if status != schema.AgentStatusWorking {
+		gate := c.s.EffectTimeout
+		if hasTimeout && timeout < gate {
+			gate = timeout
+		}
+		ok, e := c.waitFor(start.Add(gate), func() (bool, *herdrError) {
+			if gone() {
+				return false, notRunning
+			}
+			return term.seq > seq0, nil
+		})
+		if e != nil {
+			return nil, e
+		}
+		if !ok {
+			if hasTimeout && *p.Wait.TimeoutMS <= uint64(c.s.EffectTimeout/time.Millisecond) {
+				return nil, herr("timeout", "timed out waiting for agent status")
+			}
+			w.mu.Lock()
+			st, sq := term.status(), term.seq
+			w.mu.Unlock()
+			return nil, herr("agent_prompt_stalled", "agent prompt produced no observed state change within %d ms; status is %s and state_change_seq remained %d",
+				c.s.EffectTimeout.Milliseconds(), st, sq)
+		}
+	}
+	until := p.Wait.Until
+	if len(until) == 0 {
+		until = []schema.AgentStatus{schema.AgentStatusIdle, schema.AgentStatusDone, schema.AgentStatusBlocked}
+	}
+	var deadline time.Time
+	if hasTimeout {
+		deadline = start.Add(timeout)
+	}
+	ok, e := c.waitFor(deadline, func() (bool, *herdrError) {
+		if gone() {
+			return false, notRunning
+		}
+		if inStatuses(term.status(), until) {
+			info = w.agentInfo(pn)
+			return true, nil
+		}
+		return false, nil
+	})
+	if e != nil {
+		return nil, e
+	}
+	if !ok {
+		return nil, herr("timeout", "timed out waiting for agent status")
+	}
+	return schema.ResultAgentPrompted{Type: schema.ResultTypeAgentPrompted, Agent: info}, nil
+}
+
+func derefOr(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func inStatuses(s schema.AgentStatus, l []schema.AgentStatus) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// waitFor polls check (under w.mu) every Tick until it reports done, an
+// error, the deadline (zero: none) or the client leaving. ok is false on
+// deadline or departure.
+func (c *call) waitFor(deadline time.Time, check func() (bool, *herdrError)) (bool, *herdrError) {
+	for {
+		c.w.mu.Lock()
+		done, e := check()
+		c.w.mu.Unlock()
+		if e != nil || done {
+			return done, e
+		}
+		wait := c.s.Tick
+		if !deadline.IsZero() {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return false, nil
+			}
+			if left < wait {
+				wait = left
+			}
+		}
+		select {
+		case <-c.ctx.Done():
+			return false, nil
+		case <-c.s.done:
+			return false, herr("server_unavailable", "server is shutting down")
+		case <-time.After(wait):
+		}
+	}
+}
+
+func agentWait(c *call) (any, *herdrError) {
+	var p schema.AgentWaitParams
+	c.params(&p)
+	w := c.w
+	w.mu.Lock()
+	pn, e := w.resolveAgent(p.Target)
+	if e != nil {
+		w.mu.Unlock()
+		return nil, e
+	}
+	term, label := pn.term, derefOr(pn.term.label)
+	w.mu.Unlock()
+	until := p.Until
+	if len(until) == 0 {
+		until = []schema.AgentStatus{schema.AgentStatusIdle, schema.AgentStatusDone, schema.AgentStatusBlocked}
+	}
+	var deadline time.Time
+	if p.TimeoutMS != nil {
+		deadline = time.Now().Add(time.Duration(*p.TimeoutMS) * time.Millisecond)
+	}
+	var info schema.AgentInfo
+	ok, e := c.waitFor(deadline, func() (bool, *herdrError) {
+		if w.paneByTarget(pn.id) != pn || pn.term != term || derefOr(term.label) != label {
+			return false, herr("agent_not_running", "agent is no longer running in the target pane")
+		}
+		if inStatuses(term.status(), until) {
+			info = w.agentInfo(pn)
+			return true, nil
+		}
+		return false, nil
+	})
+	if e != nil {
+		return nil, e
+	}
+	if !ok {
+		return nil, herr("timeout", "timed out waiting for agent status")
+	}
+	return schema.ResultAgentInfo{Type: schema.ResultTypeAgentInfo, Agent: info}, nil
+}
+
+// ValidAgentName is Herdr's name grammar: ^[a-z][a-z0-9_-]{0,31}$.
+func ValidAgentName(s string) bool {
+	if len(s) == 0 || len(s) > 32 || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		ch := s[i]
+		if !(ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '_' || ch == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func agentRename(c *call) (any, *herdrError) {
+	var p schema.AgentRenameParams
+	c.params(&p)
+	w := c.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	pn, e := w.resolveAgent(p.Target)
+	if e != nil {
+		return nil, e
+	}
+	t := pn.term
+	if p.Name != nil {
+		if !ValidAgentName(*p.Name) {
+			return nil, herr("invalid_agent_name", "agent name must start with a lowercase letter and contain only lowercase letters, digits, '-' or '_' (1-32 characters)")
+		}
+		var clash []*pane
+		for _, q := range w.panes() {
+			if q != pn && q.term.isAgent() && q.term.name != nil && *q.term.name == *p.Name {
+				clash = append(clash, q)
+			}
+		}
+		if len(clash) > 0 {
+			return nil, herr("agent_name_taken", "agent name %s is already used; candidates: %s", *p.Name, candidates(clash))
+		}
+	}
+	if t.launch == launchPending || t.launch == launchBlocked {
+		return nil, herr("agent_launch_pending", "agent name cannot change while startup is pending")
+	}
+	if t.label == nil {
+		return nil, herr("agent_not_found", "agent target does not currently host an agent")
+	}
+	if p.Name == nil {
+		t.name = nil
+	} else {
+		n := *p.Name
+		t.name = &n
+	}
+	w.emitPaneUpdated(pn)
+	return schema.ResultAgentInfo{Type: schema.ResultTypeAgentInfo, Agent: w.agentInfo(pn)}, nil
+}
+
+func readResult(w *World, pn *pane, source schema.ReadSource, format *schema.ReadFormat, lines *uint32, strip *bool) schema.ResultPaneRead {
+	f := schema.ReadFormatText
+	if format != nil {
+		f = *format
+	}
+	doStrip := f == schema.ReadFormatText && (strip == nil || *strip)
+	text := screen(pn.term, doStrip)
+	truncated := false
+	if lines != nil {
+		ls := strings.Split(text, "\n")
+		if n := int(*lines); n < len(ls) {
+			ls = ls[len(ls)-n:]
+			truncated = true
+		}
+		text = strings.Join(ls, "\n")
+	}
+	return schema.ResultPaneRead{Type: schema.ResultTypePaneRead, Read: schema.PaneReadResult{
+		PaneID: pn.id, WorkspaceID: pn.tab.ws.id, TabID: pn.tab.id, Revision: pn.term.revision,
+		Source: source, Format: f, Text: text, Truncated: truncated}}
+}
+
+func agentRead(c *call) (any, *herdrError) {
+	var p schema.AgentReadParams
+	c.params(&p)
+	c.w.mu.Lock()
+	defer c.w.mu.Unlock()
+	pn, e := c.w.resolveAgent(p.Target)
+	if e != nil {
+		return nil, e
+	}
+	return readResult(c.w, pn, p.Source, p.Format, p.Lines, p.StripANSI), nil
+}
+
+func paneRead(c *call) (any, *herdrError) {
+	var p schema.PaneReadParams
+	c.params(&p)
+	c.w.mu.Lock()
+	defer c.w.mu.Unlock()
+	pn := c.w.paneByTarget(p.PaneID)
+	if pn == nil {
+		return nil, herr("pane_not_found", "pane %s not found", p.PaneID)
+	}
+	return readResult(c.w, pn, p.Source, p.Format, p.Lines, p.StripANSI), nil
+}
+
+func paneGet(c *call) (any, *herdrError) {
+	var p schema.PaneTarget
+	c.params(&p)
+	c.w.mu.Lock()
+	defer c.w.mu.Unlock()
+	pn := c.w.paneByTarget(p.PaneID)
+	if pn == nil {
+		return nil, herr("pane_not_found", "pane %s not found", p.PaneID)
+	}
+	return schema.ResultPaneInfo{Type: schema.ResultTypePaneInfo, Pane: c.w.paneInfo(pn)}, nil
+}
+
+func paneList(c *call) (any, *herdrError) {
+	var p schema.PaneListParams
+	c.params(&p)
+	c.w.mu.Lock()
+	defer c.w.mu.Unlock()
+	var only *workspace
+	if p.WorkspaceID != nil {
+		if only = c.w.workspaceByArg(*p.WorkspaceID); only == nil {
+			return nil, herr("workspace_not_found", "workspace %s not found", *p.WorkspaceID)
+		}
+	}
+	panes := []schema.PaneInfo{}
+	for _, pn := range c.w.panes() {
+		if only == nil || pn.tab.ws == only {
+			panes = append(panes, c.w.paneInfo(pn))
+		}
+	}
+	return schema.ResultPaneList{Type: schema.ResultTypePaneList, Panes: panes}, nil
+}
+
+func paneClose(c *call) (any, *herdrError) {
+	var p schema.PaneTarget
+	c.params(&p)
+	c.w.mu.Lock()
+	defer c.w.mu.Unlock()
+	pn := c.w.paneByTarget(p.PaneID)
+	if pn == nil {
+		return nil, herr("pane_not_found", "pane %s not found", p.PaneID)
+	}
+	c.w.closePane(pn)
+	return schema.ResultOk{Type: schema.ResultTypeOk}, nil
+}
+
+func paneMove(c *call) (any, *herdrError) {
+	var p schema.PaneMoveParams
+	c.params(&p)
+	w := c.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	pn := w.paneByTarget(p.PaneID)
+	if pn == nil {
+		return nil, herr("pane_not_found", "source pane not found")
+	}
+	var dst *tab
+	var createdTab *schema.TabInfo
+	var createdWS *schema.WorkspaceInfo
+	d := p.Destination
+	switch {
+	case d.Tab != nil:
+		if dst = w.tabByID(d.Tab.TabID); dst == nil {
+			return nil, herr("tab_not_found", "tab %s not found", d.Tab.TabID)
+		}
+		if d.Tab.TargetPaneID != nil && w.paneByTarget(*d.Tab.TargetPaneID) == nil {
+			return nil, herr("target_pane_not_found", "target pane %s not found", *d.Tab.TargetPaneID)
+		}
+	case d.NewTab != nil:
+		ws := pn.tab.ws
+		if d.NewTab.WorkspaceID != nil {
+			if ws = w.workspaceByArg(*d.NewTab.WorkspaceID); ws == nil {
+				return nil, herr("workspace_not_found", "workspace %s not found", *d.NewTab.WorkspaceID)
+			}
+		}
+		ws.tabSeq++
+		dst = &tab{id: ws.id + ":t" + EncodeNumber(uint64(ws.tabSeq)), ws: ws, label: derefOr(d.NewTab.Label)}
+		ws.tabs = append(ws.tabs, dst)
+	case d.NewWorkspace != nil:
+		w.wsSeq++
+		id := "w" + EncodeNumber(uint64(w.wsSeq))
+		for w.workspaceByArg(id) != nil {
+			w.wsSeq++
+			id = "w" + EncodeNumber(uint64(w.wsSeq))
+		}
+		ws := &workspace{id: id, label: derefOr(d.NewWorkspace.Label), tabSeq: 1}
+		if ws.label == "" {
+			ws.label = id
+		}
+		dst = &tab{id: id + ":t1", ws: ws, label: derefOr(d.NewWorkspace.TabLabel)}
+		ws.tabs = []*tab{dst}
+		w.workspaces = append(w.workspaces, ws)
+	default:
+		return nil, herr("invalid_request", "unsupported pane.move destination")
+	}
+	// A new container holds no pane yet; its info is taken after the move.
+	res := w.movePane(pn, dst, nil, nil)
+	if d.NewTab != nil || d.NewWorkspace != nil {
+		ti := w.tabInfo(dst, len(dst.ws.tabs))
+		res.CreatedTab = &ti
+	}
+	if d.NewWorkspace != nil {
+		wi := w.workspaceInfo(dst.ws, w.wsNumber(dst.ws))
+		res.CreatedWorkspace = &wi
+	}
+	_ = createdTab
+	_ = createdWS
+	return schema.ResultPaneMove{Type: schema.ResultTypePaneMove, MoveResult: res}, nil
+}
+
+func workspaceList(c *call) (any, *herdrError) {
+	c.w.mu.Lock()
+	defer c.w.mu.Unlock()
+	out := []schema.WorkspaceInfo{}
+	for i, ws := range c.w.workspaces {
+		out = append(out, c.w.workspaceInfo(ws, i+1))
+	}
+	return schema.ResultWorkspaceList{Type: schema.ResultTypeWorkspaceList, Workspaces: out}, nil
+}
+
+func tabList(c *call) (any, *herdrError) {
+	var p schema.TabListParams
+	c.params(&p)
+	c.w.mu.Lock()
+	defer c.w.mu.Unlock()
+	var only *workspace
+	if p.WorkspaceID != nil {
+		if only = c.w.workspaceByArg(*p.WorkspaceID); only == nil {
+			return nil, herr("workspace_not_found", "workspace %s not found", *p.WorkspaceID)
+		}
+	}
+	out := []schema.TabInfo{}
+	for _, ws := range c.w.workspaces {
+		if only != nil && ws != only {
+			continue
+		}
+		for i, t := range ws.tabs {
+			out = append(out, c.w.tabInfo(t, i+1))
+		}
+	}
+	return schema.ResultTabList{Type: schema.ResultTypeTabList, Tabs: out}, nil
+}
+
+func sessionSnapshot(c *call) (any, *herdrError) {
+	w := c.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	snap := schema.SessionSnapshot{Version: c.s.Version, Protocol: c.s.protocol.Load(),
+		Workspaces: []schema.WorkspaceInfo{}, Tabs: []schema.TabInfo{}, Panes: []schema.PaneInfo{},
+		Layouts: []schema.PaneLayoutSnapshot{}, Agents: []schema.AgentInfo{}}
+	if f := w.focused; f != nil {
+		wid, tid, pid := f.tab.ws.id, f.tab.id, f.id
+		snap.FocusedWorkspaceID, snap.FocusedTabID, snap.FocusedPaneID = &wid, &tid, &pid
+	}
+	for i, ws := range w.workspaces {
+		snap.Workspaces = append(snap.Workspaces, w.workspaceInfo(ws, i+1))
+		for j, t := range ws.tabs {
+			snap.Tabs = append(snap.Tabs, w.tabInfo(t, j+1))
+			snap.Layouts = append(snap.Layouts, w.layout(t))
+			for _, p := range t.panes {
+				snap.Panes = append(snap.Panes, w.paneInfo(p))
+				if p.term.isAgent() {
+					snap.Agents = append(snap.Agents, w.agentInfo(p))
+				}
+			}
+		}
+	}
+	return schema.ResultSessionSnapshot{Type: schema.ResultTypeSessionSnapshot, Snapshot: snap}, nil
+}
+
+// --- events.subscribe ---
+
+type subState struct {
+	plainKind string // snake_case kind for plain subscriptions
+	cursor    uint64
+	paneID    string // for pane.agent_status_changed
+	filter    *schema.AgentStatus
+	last      schema.AgentStatus
+	pane      *pane
+}
+
+// specialPaneKinds are the subscriptions that probe a pane first.
+var specialPaneKinds = map[string]bool{
+	schema.SubscriptionTagPaneAgentStatusChanged: true,
+	schema.SubscriptionTagPaneOutputMatched:      true,
+	schema.SubscriptionTagPaneScrollChanged:      true,
+}
+
+func subPaneID(sub schema.Subscription) string {
+	switch {
+	case sub.PaneAgentStatusChanged != nil:
+		return sub.PaneAgentStatusChanged.PaneID
+	case sub.PaneOutputMatched != nil:
+		return sub.PaneOutputMatched.PaneID
+	case sub.PaneScrollChanged != nil:
+		return sub.PaneScrollChanged.PaneID
+	}
+	return ""
+}
+
+func (s *Server) subscribe(c net.Conn, req parsedRequest) {
+	var p schema.EventsSubscribeParams
+	_ = jsonx.Unmarshal(req.Params, &p)
+	w := s.World
+	var subs []*subState
+	w.mu.Lock()
+	for i, sub := range p.Subscriptions {
+		tag := sub.Tag()
+		st := &subState{}
+		if specialPaneKinds[tag] {
+			pid := subPaneID(sub)
+			pn := w.paneByTarget(pid)
+			if pn == nil {
+				w.mu.Unlock()
+				s.reply(c, errorLine(fmt.Sprintf("%s:sub:%d:probe", req.ID, i), "pane_not_found", "pane "+pid+" not found"))
+				return
+			}
+			if tag != schema.SubscriptionTagPaneAgentStatusChanged {
+				continue // accepted, but the simulator produces no such events
+			}
+			st.paneID, st.pane, st.filter, st.last = pid, pn, sub.PaneAgentStatusChanged.AgentStatus, pn.term.status()
+		} else {
+			st.plainKind = strings.ReplaceAll(tag, ".", "_")
+		}
+		subs = append(subs, st)
+	}
+	w.mu.Unlock()
+	s.reply(c, resultLine(req.ID, schema.ResultSubscriptionStarted{Type: schema.ResultTypeSubscriptionStarted}))
+	gone := s.watchGone(c)
+	ticker := time.NewTicker(s.Tick)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-gone:
+			return
+		case <-s.done:
+			return
+		case <-ticker.C:
+		}
+		var lines [][]byte
+		w.mu.Lock()
+		for _, st := range subs {
+			if st.plainKind != "" {
+				if r, ok := w.eventAfter(st.plainKind, st.cursor); ok {
+					st.cursor = r.seq
+					lines = append(lines, r.line)
+				}
+				continue
+			}
+			if w.paneByTarget(st.paneID) != st.pane {
+				continue
+			}
+			cur := st.pane.term.status()
+			if cur == st.last {
+				continue
+			}
+			st.last = cur
+			if st.filter != nil && *st.filter != cur {
+				continue
+			}
+			data, _ := jsonx.Marshal(schema.PaneAgentStatusChangedEvent{PaneID: st.pane.id, WorkspaceID: st.pane.tab.ws.id,
+				AgentStatus: cur, Agent: st.pane.term.label})
+			line, _ := jsonx.Marshal(struct {
+				Event string           `json:"event"`
+				Data  jsonx.RawMessage `json:"data"`
+			}{schema.SubscriptionTagPaneAgentStatusChanged, data})
+			lines = append(lines, line)
+		}
+		w.mu.Unlock()
+		for _, l := range lines {
+			s.check(l)
+			_ = c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+			if _, err := c.Write(append(l, '\n')); err != nil {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,205 @@
+package sockettest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/schema"
+)
+
+// parsedRequest is a request line that passed Herdr's serde checks.
+type parsedRequest struct {
+	ID     string
+	Method string
+	Params jsonx.RawMessage
+}
+
+// requestError is an invalid_request; its message follows serde_json's
+// wording ("missing field `params` at line 1 column 26").
+type requestError struct{ msg string }
+
+func (e *requestError) Error() string { return "invalid request: " + e.msg }
+
+func at(line []byte, off int) string {
+	if off < 0 || off > len(line) {
+		off = len(line)
+	}
+	return fmt.Sprintf(" at line 1 column %d", off)
+}
+
+// wireMethods lists every method name the request parser accepts, for the
+// "expected one of" message: the schema's, plus pane.graphics.stream,
+// which Herdr accepts but hides from the schema.
+func wireMethods() string {
+	var b strings.Builder
+	for i, m := range schema.Methods {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("`" + m.Name + "`")
+	}
+	b.WriteString(", `pane.graphics.stream`")
+	return b.String()
+}
+
+var wireMethodList = wireMethods()
+
+func kindOf(raw json.RawMessage) string {
+	s := strings.TrimSpace(string(raw))
+	switch {
+	case s == "null":
+		return "null"
+	case s == "true" || s == "false":
+		return "boolean `" + s + "`"
+	case strings.HasPrefix(s, "{"):
+		return "map"
+	case strings.HasPrefix(s, "["):
+		return "sequence"
+	case strings.HasPrefix(s, `"`):
+		var str string
+		_ = json.Unmarshal(raw, &str)
+		return "string " + fmt.Sprintf("%q", str)
+	case strings.ContainsAny(s, ".eE"):
+		return "floating point `" + s + "`"
+	}
+	return "integer `" + s + "`"
+}
+
+// parseRequest applies Herdr's request rules to one trimmed line.
+func parseRequest(line []byte) (parsedRequest, error) {
+	var req parsedRequest
+	dec := json.NewDecoder(bytes.NewReader(line))
+	tok, err := dec.Token()
+	if err != nil {
+		return req, syntaxError(line, err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		raw := line
+		return req, &requestError{"invalid type: " + kindOf(raw) + ", expected struct Request" + at(line, 1)}
+	}
+	fields := map[string]json.RawMessage{}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return req, syntaxError(line, err)
+		}
+		key, _ := kt.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return req, syntaxError(line, err)
+		}
+		if _, dup := fields[key]; dup && (key == "id" || key == "method" || key == "params") {
+			return req, &requestError{"duplicate field `" + key + "`" + at(line, int(dec.InputOffset()))}
+		}
+		fields[key] = raw
+	}
+	if _, err := dec.Token(); err != nil {
+		return req, syntaxError(line, err)
+	}
+	end := int(dec.InputOffset())
+	if _, err := dec.Token(); err != io.EOF {
+		return req, &requestError{"trailing characters" + at(line, end+1)}
+	}
+	rawID, ok := fields["id"]
+	if !ok {
+		return req, &requestError{"missing field `id`" + at(line, end)}
+	}
+	if err := json.Unmarshal(rawID, &req.ID); err != nil {
+		return req, &requestError{"invalid type: " + kindOf(rawID) + ", expected a string" + at(line, bytes.Index(line, rawID)+len(rawID))}
+	}
+	rawMethod, ok := fields["method"]
+	if !ok {
+		return req, &requestError{"missing field `method`" + at(line, end)}
+	}
+	if err := json.Unmarshal(rawMethod, &req.Method); err != nil {
+		return req, &requestError{"invalid type: " + kindOf(rawMethod) + ", expected variant identifier" + at(line, bytes.Index(line, rawMethod)+len(rawMethod))}
+	}
+	proto, known := schema.NewParams(req.Method)
+	if !known && req.Method != "pane.graphics.stream" {
+		return req, &requestError{fmt.Sprintf("unknown variant `%s`, expected one of %s", req.Method, wireMethodList) + at(line, bytes.Index(line, rawMethod)+len(rawMethod))}
+	}
+	rawParams, ok := fields["params"]
+	if !ok {
+		return req, &requestError{"missing field `params`" + at(line, end)}
+	}
+	req.Params = rawParams
+	typeName := paramsTypeName(req.Method)
+	trimmed := bytes.TrimSpace(rawParams)
+	pend := bytes.Index(line, rawParams) + len(rawParams)
+	// Empty params structs accept any object, and even a sequence.
+	if typeName == "EmptyParams" || typeName == "PingParams" {
+		if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
+			return req, nil
+		}
+		return req, &requestError{"invalid type: " + kindOf(rawParams) + ", expected struct " + typeName + at(line, pend)}
+	}
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return req, &requestError{"invalid type: " + kindOf(rawParams) + ", expected struct " + typeName + at(line, pend)}
+	}
+	var present map[string]json.RawMessage
+	if err := json.Unmarshal(rawParams, &present); err != nil {
+		return req, &requestError{err.Error() + at(line, pend)}
+	}
+	for _, f := range schema.RequiredParams(req.Method) {
+		if v, ok := present[f]; !ok || (bytes.Equal(bytes.TrimSpace(v), []byte("null")) && !nullableRequired(req.Method, f)) {
+			if ok {
+				return req, &requestError{"invalid type: null, expected a string" + at(line, pend)}
+			}
+			return req, &requestError{"missing field `" + f + "`" + at(line, pend)}
+		}
+	}
+	if proto != nil {
+		if err := jsonx.Unmarshal(rawParams, proto); err != nil {
+			return req, &requestError{"invalid type: " + typeMessage(err) + at(line, pend)}
+		}
+	}
+	return req, nil
+}
+
+func nullableRequired(method, field string) bool { return false }
+
+func typeMessage(err error) string {
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) {
+		return fmt.Sprintf("%s, expected %s", ute.Value, ute.Type)
+	}
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		msg = msg[i+2:]
+	}
+	return msg
+}
+
+func paramsTypeName(method string) string {
+	for _, m := range schema.Methods {
+		if m.Name == method {
+			return m.Params
+		}
+	}
+	return "Params"
+}
+
+func syntaxError(line []byte, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		msg := se.Error()
+		switch {
+		case strings.Contains(msg, "looking for beginning of value"):
+			msg = "expected value"
+		case strings.Contains(msg, "after object key"):
+			msg = "expected `:`"
+		case strings.Contains(msg, "after object key:value pair"):
+			msg = "expected `,` or `}`"
+		}
+		return &requestError{msg + at(line, int(se.Offset))}
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return &requestError{"EOF while parsing a value" + at(line, len(line))}
+	}
+	return &requestError{err.Error() + at(line, len(line))}
+}

@@ -1,0 +1,793 @@
+package sockettest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/schema"
+)
+
+// WorldSpec is the JSON world file: workspaces, their tabs, and the tabs'
+// panes in layout order. A pane without Agent is a plain shell; an agent
+// without Name is detected but unnamed. Ids, kinds, names and statuses are
+// taken as given; missing ids are generated in Herdr's formats.
+type WorldSpec struct {
+	Workspaces []WorkspaceSpec `json:"workspaces"`
+	// Focused is the focused pane; the first pane when empty.
+	Focused string `json:"focused,omitempty"`
+}
+
+// WorkspaceSpec is one workspace of a [WorldSpec].
+type WorkspaceSpec struct {
+	ID    string    `json:"id,omitempty"`
+	Label string    `json:"label,omitempty"`
+	Tabs  []TabSpec `json:"tabs"`
+}
+
+// TabSpec is one tab of a [WorkspaceSpec].
+type TabSpec struct {
+	ID    string     `json:"id,omitempty"`
+	Label string     `json:"label,omitempty"`
+	Panes []PaneSpec `json:"panes"`
+}
+
+// PaneSpec is one pane of a [TabSpec].
+type PaneSpec struct {
+	ID    string     `json:"id,omitempty"`
+	CWD   string     `json:"cwd,omitempty"`
+	Agent *AgentSpec `json:"agent,omitempty"`
+}
+
+// AgentSpec is the agent occupying a pane.
+type AgentSpec struct {
+	// Kind is the agent label ("claude", "codex", "pi", …). Kinds Herdr
+	// does not know as built-in agents are custom hook labels: listed, but
+	// agent.prompt answers agent_not_ready.
+	Kind string `json:"kind,omitempty"`
+	Name string `json:"name,omitempty"`
+	// Status is idle, working, blocked, done or unknown (default unknown).
+	Status           string `json:"status,omitempty"`
+	LaunchPending    bool   `json:"launch_pending,omitempty"`
+	InteractiveReady bool   `json:"interactive_ready,omitempty"`
+	BracketedPaste   bool   `json:"bracketed_paste,omitempty"`
+	// NotForeground makes prompts fail as if the agent had left the
+	// foreground of its pane.
+	NotForeground bool `json:"not_foreground,omitempty"`
+	// PromptFails makes prompts fail with agent_prompt_failed.
+	PromptFails bool `json:"prompt_fails,omitempty"`
+}
+
+// ParseWorld reads a world file.
+func ParseWorld(data []byte) (*World, error) {
+	var spec WorldSpec
+	if err := jsonx.UnmarshalStrict(data, &spec); err != nil {
+		return nil, fmt.Errorf("sockettest: world file: %w", err)
+	}
+	return NewWorld(spec)
+}
+
+// LoadWorld reads a world file from path.
+func LoadWorld(path string) (*World, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 64<<20))
+	if err != nil {
+		return nil, err
+	}
+	return ParseWorld(data)
+}
+
+// DefaultWorldJSON is the built-in world: two workspaces, named and unnamed
+// agents, and plain shells.
+const DefaultWorldJSON = `{
+  "workspaces": [
+    {"id": "w1", "label": "app", "tabs": [
+      {"id": "w1:t1", "panes": [
+        {"id": "w1:p1", "cwd": "/home/dev/app", "agent": {"kind": "claude", "name": "brain", "status": "working"}},
+        {"id": "w1:p2", "cwd": "/home/dev/app", "agent": {"kind": "codex", "name": "reviewer", "status": "idle"}},
+        {"id": "w1:p3", "cwd": "/home/dev/app", "agent": {"kind": "pi", "status": "idle"}},
+        {"id": "w1:p4", "cwd": "/home/dev/app"}
+      ]},
+      {"id": "w1:t2", "panes": [
+        {"id": "w1:p5", "cwd": "/home/dev/app/docs", "agent": {"kind": "opencode", "name": "writer", "status": "done"}}
+      ]}
+    ]},
+    {"id": "w2", "label": "infra", "tabs": [
+      {"id": "w2:t1", "panes": [
+        {"id": "w2:p1", "cwd": "/home/dev/infra", "agent": {"kind": "claude", "name": "ops", "status": "blocked"}},
+        {"id": "w2:p2", "cwd": "/home/dev/infra"}
+      ]}
+    ]}
+  ]
+}`
+
+// DefaultWorld returns a new copy of the built-in world.
+func DefaultWorld() *World {
+	w, err := ParseWorld([]byte(DefaultWorldJSON))
+	if err != nil {
+		panic(err)
+	}
+	return w
+}
+
+// World is the simulated session state: workspaces, tabs, panes, terminals
+// and agents. All methods are safe for concurrent use; the server applies
+// requests to it one at a time, as Herdr's app loop does.
+type World struct {
+	mu         sync.Mutex
+	workspaces []*workspace
+	aliases    map[string]*pane // moved-pane aliases, pane.* only
+	focused    *pane
+	termSeq    uint64
+	stateSeq   uint64
+	wsSeq      int
+	events     eventRing
+	changed    *sync.Cond // broadcast on every state change
+}
+
+type workspace struct {
+	id      string
+	label   string
+	tabs    []*tab
+	paneSeq int
+	tabSeq  int
+}
+
+type tab struct {
+	id    string
+	label string
+	ws    *workspace
+	panes []*pane
+}
+
+type pane struct {
+	id   string
+	tab  *tab
+	term *terminal
+	cwd  string
+}
+
+type terminal struct {
+	id               string
+	name             *string
+	label            *string // effective agent label
+	state            schema.AgentStatus
+	seen             bool
+	launch           launchPhase
+	interactiveReady bool
+	bracketed        bool
+	notForeground    bool
+	promptFails      bool
+	seq              uint64
+	revision         uint64
+	writes           []string
+}
+
+type launchPhase int
+
+const (
+	launchNone launchPhase = iota
+	launchPending
+	launchBlocked
+	launchActive
+)
+
+// knownAgents are the agent kinds Herdr detects as built-in agents.
+var knownAgents = map[string]bool{
+	"pi": true, "omp": true, "claude": true, "codex": true, "copilot": true, "devin": true, "droid": true,
+	"kimi": true, "opencode": true, "qwen": true, "gemini": true, "amp": true, "cursor": true, "goose": true,
+	"crush": true, "aider": true, "grok": true, "kiro": true, "hermes": true,
+}
+
+// NewWorld builds a world from spec.
+func NewWorld(spec WorldSpec) (*World, error) {
+	w := &World{aliases: map[string]*pane{}}
+	w.changed = sync.NewCond(&w.mu)
+	seen := map[string]bool{}
+	unique := func(kind, id string) error {
+		if seen[id] {
+			return fmt.Errorf("sockettest: world: %s id %q used twice", kind, id)
+		}
+		seen[id] = true
+		return nil
+	}
+	for wi, ws := range spec.Workspaces {
+		w.wsSeq++
+		wsp := &workspace{id: ws.ID, label: ws.Label}
+		if wsp.id == "" {
+			wsp.id = "w" + EncodeNumber(uint64(wi+1))
+		}
+		if err := unique("workspace", wsp.id); err != nil {
+			return nil, err
+		}
+		if wsp.label == "" {
+			wsp.label = wsp.id
+		}
+		if len(ws.Tabs) == 0 {
+			return nil, fmt.Errorf("sockettest: world: workspace %s has no tabs", wsp.id)
+		}
+		for _, ts := range ws.Tabs {
+			wsp.tabSeq++
+			t := &tab{id: ts.ID, label: ts.Label, ws: wsp}
+			if t.id == "" {
+				t.id = wsp.id + ":t" + EncodeNumber(uint64(wsp.tabSeq))
+			}
+			if err := unique("tab", t.id); err != nil {
+				return nil, err
+			}
+			if len(ts.Panes) == 0 {
+				return nil, fmt.Errorf("sockettest: world: tab %s has no panes", t.id)
+			}
+			for _, ps := range ts.Panes {
+				wsp.paneSeq++
+				p := &pane{id: ps.ID, tab: t, cwd: ps.CWD}
+				if p.id == "" {
+					p.id = wsp.id + ":p" + EncodeNumber(uint64(wsp.paneSeq))
+				}
+				if err := unique("pane", p.id); err != nil {
+					return nil, err
+				}
+				p.term = w.newTerminal()
+				if a := ps.Agent; a != nil {
+					if err := w.occupy(p.term, a); err != nil {
+						return nil, fmt.Errorf("sockettest: world: pane %s: %w", p.id, err)
+					}
+				}
+				t.panes = append(t.panes, p)
+			}
+			wsp.tabs = append(wsp.tabs, t)
+		}
+		w.workspaces = append(w.workspaces, wsp)
+	}
+	// Ids generated later must not collide with the given ones.
+	for _, ws := range w.workspaces {
+		for _, t := range ws.tabs {
+			for _, p := range t.panes {
+				if n, ok := paneNumber(p.id, ws.id); ok && n > uint64(ws.paneSeq) {
+					ws.paneSeq = int(n)
+				}
+			}
+		}
+	}
+	if spec.Focused != "" {
+		w.focused = w.paneByID(spec.Focused)
+		if w.focused == nil {
+			return nil, fmt.Errorf("sockettest: world: focused pane %s does not exist", spec.Focused)
+		}
+	} else if len(w.workspaces) > 0 {
+		w.focused = w.workspaces[0].tabs[0].panes[0]
+	}
+	return w, nil
+}
+
+func paneNumber(id, ws string) (uint64, bool) {
+	rest, ok := strings.CutPrefix(id, ws+":p")
+	if !ok {
+		return 0, false
+	}
+	return DecodeNumber(rest)
+}
+
+func (w *World) newTerminal() *terminal {
+	w.termSeq++
+	return &terminal{
+		id:    fmt.Sprintf("term_%x%02x", 0x63a1f2b4c5d6+w.termSeq*0x1f3, w.termSeq),
+		state: schema.AgentStatusUnknown,
+		seen:  true,
+	}
+}
+
+func (w *World) occupy(t *terminal, a *AgentSpec) error {
+	if a.Kind != "" {
+		k := a.Kind
+		t.label = &k
+	}
+	if a.Name != "" {
+		n := a.Name
+		t.name = &n
+	}
+	if t.label == nil && t.name == nil {
+		return errors.New("an agent needs a kind or a name")
+	}
+	status := a.Status
+	if status == "" {
+		status = "unknown"
+	}
+	switch schema.AgentStatus(status) {
+	case schema.AgentStatusDone:
+		t.state, t.seen = schema.AgentStatusIdle, false
+	case schema.AgentStatusIdle, schema.AgentStatusWorking, schema.AgentStatusBlocked, schema.AgentStatusUnknown:
+		t.state, t.seen = schema.AgentStatus(status), true
+	default:
+		return fmt.Errorf("unknown agent status %q", status)
+	}
+	if a.LaunchPending {
+		t.launch = launchPending
+		if t.state == schema.AgentStatusBlocked {
+			t.launch = launchBlocked
+		}
+	}
+	t.interactiveReady = a.InteractiveReady
+	t.bracketed = a.BracketedPaste
+	t.notForeground = a.NotForeground
+	t.promptFails = a.PromptFails
+	w.stateSeq++
+	t.seq = w.stateSeq
+	t.revision++
+	return nil
+}
+
+func (t *terminal) isAgent() bool { return t.name != nil || t.label != nil }
+
+func (t *terminal) status() schema.AgentStatus {
+	if t.state == schema.AgentStatusIdle && !t.seen {
+		return schema.AgentStatusDone
+	}
+	return t.state
+}
+
+// --- lookups (w.mu held) ---
+
+func (w *World) panes() []*pane {
+	var out []*pane
+	for _, ws := range w.workspaces {
+		for _, t := range ws.tabs {
+			out = append(out, t.panes...)
+		}
+	}
+	return out
+}
+
+// paneByID finds a pane by its current id only.
+func (w *World) paneByID(id string) *pane {
+	for _, p := range w.panes() {
+		if p.id == id {
+			return p
+		}
+	}
+	return nil
+}
+
+// paneByTarget resolves pane.* targets: the current id or a moved-pane
+// alias.
+func (w *World) paneByTarget(id string) *pane {
+	if p := w.paneByID(id); p != nil {
+		return p
+	}
+	if p, ok := w.aliases[id]; ok && w.paneByID(p.id) == p {
+		return p
+	}
+	return nil
+}
+
+func (w *World) workspaceByArg(arg string) *workspace {
+	for _, ws := range w.workspaces {
+		if ws.id == arg {
+			return ws
+		}
+	}
+	if n, err := strconv.Atoi(arg); err == nil && n >= 1 && n <= len(w.workspaces) {
+		return w.workspaces[n-1]
+	}
+	if rest, ok := strings.CutPrefix(arg, "w_"); ok {
+		return w.workspaceByArg("w" + rest)
+	}
+	return nil
+}
+
+func (w *World) tabByID(id string) *tab {
+	for _, ws := range w.workspaces {
+		for _, t := range ws.tabs {
+			if t.id == id {
+				return t
+			}
+		}
+	}
+	return nil
+}
+
+func (w *World) agentInfo(p *pane) schema.AgentInfo {
+	t := p.term
+	info := schema.AgentInfo{
+		TerminalID:     t.id,
+		Name:           t.name,
+		Agent:          t.label,
+		AgentStatus:    t.status(),
+		WorkspaceID:    p.tab.ws.id,
+		TabID:          p.tab.id,
+		PaneID:         p.id,
+		Focused:        p == w.focused,
+		StateChangeSeq: t.seq,
+		Revision:       t.revision,
+		LaunchPending:  t.launch == launchPending || t.launch == launchBlocked,
+		InteractiveReady: t.interactiveReady,
+	}
+	if p.cwd != "" {
+		c := p.cwd
+		info.CWD = &c
+	}
+	return info
+}
+
+func (w *World) paneInfo(p *pane) schema.PaneInfo {
+	info := schema.PaneInfo{
+		PaneID:      p.id,
+		TerminalID:  p.term.id,
+		WorkspaceID: p.tab.ws.id,
+		TabID:       p.tab.id,
+		Focused:     p == w.focused,
+		AgentStatus: schema.AgentStatusUnknown,
+		Agent:       p.term.label,
+		Revision:    p.term.revision,
+		Scroll:      &schema.PaneScrollInfo{ViewportRows: 40},
+	}
+	if p.term.label != nil {
+		info.AgentStatus = p.term.status()
+	}
+	if p.cwd != "" {
+		c := p.cwd
+		info.CWD = &c
+	}
+	return info
+}
+
+func aggregate(statuses []schema.AgentStatus) schema.AgentStatus {
+	rank := map[schema.AgentStatus]int{schema.AgentStatusBlocked: 5, schema.AgentStatusWorking: 4, schema.AgentStatusDone: 3, schema.AgentStatusIdle: 2, schema.AgentStatusUnknown: 1}
+	best := schema.AgentStatusUnknown
+	for _, s := range statuses {
+		if rank[s] > rank[best] {
+			best = s
+		}
+	}
+	return best
+}
+
+func (w *World) tabInfo(t *tab, number int) schema.TabInfo {
+	var st []schema.AgentStatus
+	focused := false
+	for _, p := range t.panes {
+		if p.term.label != nil {
+			st = append(st, p.term.status())
+		}
+		focused = focused || p == w.focused
+	}
+	label := t.label
+	if label == "" {
+		label = strconv.Itoa(number)
+	}
+	return schema.TabInfo{TabID: t.id, WorkspaceID: t.ws.id, Number: uint(number), Label: label, Focused: focused,
+		PaneCount: uint(len(t.panes)), AgentStatus: aggregate(st)}
+}
+
+func (w *World) workspaceInfo(ws *workspace, number int) schema.WorkspaceInfo {
+	var st []schema.AgentStatus
+	panes, focused := 0, false
+	active := ws.tabs[0].id
+	for _, t := range ws.tabs {
+		for _, p := range t.panes {
+			panes++
+			if p.term.label != nil {
+				st = append(st, p.term.status())
+			}
+			if p == w.focused {
+				focused = true
+				active = t.id
+			}
+		}
+	}
+	return schema.WorkspaceInfo{WorkspaceID: ws.id, Number: uint(number), Label: ws.label, Focused: focused,
+		PaneCount: uint(panes), TabCount: uint(len(ws.tabs)), ActiveTabID: active, AgentStatus: aggregate(st)}
+}
+
+func (w *World) layout(t *tab) schema.PaneLayoutSnapshot {
+	const width, height = 200, 50
+	l := schema.PaneLayoutSnapshot{TabID: t.id, WorkspaceID: t.ws.id, Area: schema.PaneLayoutRect{Width: width, Height: height},
+		FocusedPaneID: t.panes[0].id, Panes: []schema.PaneLayoutPane{}, Splits: []schema.PaneLayoutSplit{}}
+	n := len(t.panes)
+	for i, p := range t.panes {
+		x := uint16(i * width / n)
+		wd := uint16((i+1)*width/n) - x
+		l.Panes = append(l.Panes, schema.PaneLayoutPane{PaneID: p.id, Focused: p == w.focused, Rect: schema.PaneLayoutRect{X: x, Width: wd, Height: height}})
+		if p == w.focused {
+			l.FocusedPaneID = p.id
+		}
+		if i > 0 {
+			l.Splits = append(l.Splits, schema.PaneLayoutSplit{ID: "s" + strconv.Itoa(i), Direction: schema.SplitDirectionRight,
+				Ratio: float64(i) / float64(n), Rect: schema.PaneLayoutRect{Width: width, Height: height}})
+		}
+	}
+	return l
+}
+
+// --- mutations for tests (exported) ---
+
+// ErrNoPane is returned by World methods for a pane that does not exist.
+var ErrNoPane = errors.New("sockettest: no such pane")
+
+func (w *World) lockedPane(paneID string) (*pane, error) {
+	p := w.paneByTarget(paneID)
+	if p == nil {
+		return nil, fmt.Errorf("%w: %s", ErrNoPane, paneID)
+	}
+	return p, nil
+}
+
+// SetStatus changes the agent status of the agent in paneID ("done" is
+// idle and not yet seen). It bumps state_change_seq and emits events, as a
+// detected state change does.
+func (w *World) SetStatus(paneID, status string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p, err := w.lockedPane(paneID)
+	if err != nil {
+		return err
+	}
+	t := p.term
+	old := t.status()
+	switch schema.AgentStatus(status) {
+	case schema.AgentStatusDone:
+		t.state, t.seen = schema.AgentStatusIdle, false
+	case schema.AgentStatusIdle:
+		t.state, t.seen = schema.AgentStatusIdle, true
+	case schema.AgentStatusWorking, schema.AgentStatusBlocked, schema.AgentStatusUnknown:
+		t.state = schema.AgentStatus(status)
+	default:
+		return fmt.Errorf("sockettest: unknown status %q", status)
+	}
+	switch {
+	case t.launch == launchPending && t.state == schema.AgentStatusBlocked:
+		t.launch = launchBlocked
+	case (t.launch == launchPending || t.launch == launchBlocked) && t.state == schema.AgentStatusIdle:
+		t.launch, t.interactiveReady = launchActive, true
+	}
+	w.stateSeq++
+	t.seq = w.stateSeq
+	t.revision++
+	if t.status() != old {
+		w.emitStatus(p)
+	}
+	w.changed.Broadcast()
+	return nil
+}
+
+// Detect makes a plain shell pane (or an agent pane) host a detected agent
+// of kind, unnamed and in status unknown, as Herdr's process detection does.
+func (w *World) Detect(paneID, kind string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p, err := w.lockedPane(paneID)
+	if err != nil {
+		return err
+	}
+	if p.term.label != nil && *p.term.label != kind {
+		p.term.name = nil // a different agent replaces the occupant and its name
+	}
+	k := kind
+	p.term.label = &k
+	p.term.state, p.term.seen = schema.AgentStatusUnknown, true
+	w.stateSeq++
+	p.term.seq = w.stateSeq
+	w.emitPaneUpdated(p)
+	w.changed.Broadcast()
+	return nil
+}
+
+// Exit makes the agent in paneID exit: its label and name are cleared and
+// the pane becomes a plain shell.
+func (w *World) Exit(paneID string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p, err := w.lockedPane(paneID)
+	if err != nil {
+		return err
+	}
+	p.term.label, p.term.name = nil, nil
+	p.term.state, p.term.seen, p.term.launch = schema.AgentStatusUnknown, true, launchNone
+	w.stateSeq++
+	p.term.seq = w.stateSeq
+	w.emitPaneUpdated(p)
+	w.changed.Broadcast()
+	return nil
+}
+
+// Rename sets (or, with "", clears) the agent name of paneID without any
+// of agent.rename's checks, as a restore or an external tool might.
+func (w *World) Rename(paneID, name string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p, err := w.lockedPane(paneID)
+	if err != nil {
+		return err
+	}
+	if name == "" {
+		p.term.name = nil
+	} else {
+		p.term.name = &name
+	}
+	w.emitPaneUpdated(p)
+	w.changed.Broadcast()
+	return nil
+}
+
+// Move moves paneID to the end of the first tab of workspace wsID, as
+// pane.move does: a cross-workspace move gives the pane a new id and
+// keeps the old one as a pane.* alias. It returns the new id.
+func (w *World) Move(paneID, wsID string) (string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p, err := w.lockedPane(paneID)
+	if err != nil {
+		return "", err
+	}
+	ws := w.workspaceByArg(wsID)
+	if ws == nil {
+		return "", fmt.Errorf("sockettest: no workspace %s", wsID)
+	}
+	res := w.movePane(p, ws.tabs[0], nil, nil)
+	return res.Pane.PaneID, nil
+}
+
+// Close closes paneID as pane.close does.
+func (w *World) Close(paneID string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p, err := w.lockedPane(paneID)
+	if err != nil {
+		return err
+	}
+	w.closePane(p)
+	return nil
+}
+
+// Agent returns the agent record of target (a pane id, alias included, or
+// an agent name).
+func (w *World) Agent(target string) (schema.AgentInfo, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.paneByTarget(target)
+	if p == nil {
+		for _, q := range w.panes() {
+			if q.term.name != nil && *q.term.name == target {
+				p = q
+				break
+			}
+		}
+	}
+	if p == nil || !p.term.isAgent() {
+		return schema.AgentInfo{}, false
+	}
+	return w.agentInfo(p), true
+}
+
+// Inputs returns every write made to paneID's terminal, in order: prompt
+// texts (with paste brackets when on) and the separate Enter ("\r").
+func (w *World) Inputs(paneID string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.paneByTarget(paneID)
+	if p == nil {
+		return nil
+	}
+	return append([]string(nil), p.term.writes...)
+}
+
+// Screen returns what pane.read shows for paneID: its writes as text, with
+// escape sequences removed and Enter as a line break.
+func (w *World) Screen(paneID string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.paneByTarget(paneID)
+	if p == nil {
+		return ""
+	}
+	return screen(p.term, true)
+}
+
+func screen(t *terminal, strip bool) string {
+	var b strings.Builder
+	for _, s := range t.writes {
+		if s == "\r" {
+			b.WriteString("\n")
+			continue
+		}
+		if strip {
+			s = stripANSI(s)
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+func stripANSI(s string) string {
+	if !strings.Contains(s, "\x1b") {
+		return s
+	}
+	var b bytes.Buffer
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '[' {
+			j := i + 2
+			for j < len(s) && !(s[j] >= 0x40 && s[j] <= 0x7e) {
+				j++
+			}
+			i = j
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// PaneIDs returns the current pane ids in layout order.
+func (w *World) PaneIDs() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var ids []string
+	for _, p := range w.panes() {
+		ids = append(ids, p.id)
+	}
+	return ids
+}
+
+// IDs returns every id of the world, past and present: workspaces, tabs,
+// panes (and their aliases) and terminals. Privacy tests look for these in
+// model-facing text.
+func (w *World) IDs() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	set := map[string]bool{}
+	for _, ws := range w.workspaces {
+		set[ws.id] = true
+		for _, t := range ws.tabs {
+			set[t.id] = true
+			for _, p := range t.panes {
+				set[p.id] = true
+				set[p.term.id] = true
+			}
+		}
+	}
+	for a, p := range w.aliases {
+		set[a] = true
+		set[p.term.id] = true
+	}
+	for _, id := range w.events.ids {
+		set[id] = true
+	}
+	out := make([]string, 0, len(set))
+	for id := range set {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// AddAgents appends n named agents (agent-<i>, kind claude, idle) in new
+// panes of tab tabID, for scale tests. It returns their pane ids.
+func (w *World) AddAgents(tabID string, n int, prefix string) ([]string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t := w.tabByID(tabID)
+	if t == nil {
+		return nil, fmt.Errorf("sockettest: no tab %s", tabID)
+	}
+	ids := make([]string, 0, n)
+	for i := 0; i < n; i++ {
+		t.ws.paneSeq++
+		p := &pane{id: t.ws.id + ":p" + EncodeNumber(uint64(t.ws.paneSeq)), tab: t, cwd: "/work"}
+		p.term = w.newTerminal()
+		_ = w.occupy(p.term, &AgentSpec{Kind: "claude", Name: fmt.Sprintf("%s%d", prefix, i), Status: "idle"})
+		t.panes = append(t.panes, p)
+		ids = append(ids, p.id)
+	}
+	return ids, nil
+}
