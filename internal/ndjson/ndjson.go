@@ -28,7 +28,7 @@ type Reader struct {
 
 // NewReader returns a Reader over r that accepts lines of up to max bytes.
 func NewReader(r io.Reader, max int) *Reader {
-	size := 64 << 10
+	size := 4 << 10
 	if max < size {
 		size = max + 1
 	}

@@ -39,7 +39,7 @@ func (w *World) emit(d schema.EventData) {
 	if len(w.events.recs) > maxEvents {
 		w.events.recs = append(w.events.recs[:0:0], w.events.recs[len(w.events.recs)-maxEvents:]...)
 	}
-	w.changed.Broadcast()
+	w.bump()
 }
 
 // eventsAfter returns the first event of kind with a sequence above after.
@@ -115,7 +115,7 @@ func (w *World) closePane(p *pane) {
 			w.focused = ps[0]
 		}
 	}
-	w.changed.Broadcast()
+	w.bump()
 }
 
 func (w *World) workspaceInfoDetached(ws *workspace) schema.WorkspaceInfo {
@@ -186,6 +186,6 @@ func (w *World) movePane(p *pane, dst *tab, createdTab *schema.TabInfo, createdW
 		PreviousTabID: res.PreviousTabID, PreviousWorkspaceID: res.PreviousWorkspaceID, ClosedTabID: res.ClosedTabID,
 		ClosedWorkspaceID: res.ClosedWorkspaceID, CreatedTab: createdTab, CreatedWorkspace: createdWS}})
 	w.emit(schema.EventData{LayoutUpdated: &schema.EventDataLayoutUpdated{Layout: res.TargetLayout}})
-	w.changed.Broadcast()
+	w.bump()
 	return res
 }

@@ -111,13 +111,23 @@ func agentGet(c *call) (any, *herdrError) {
 func agentList(c *call) (any, *herdrError) {
 	c.w.mu.Lock()
 	defer c.w.mu.Unlock()
+	// Between changes the serialized list is reused: what is measured
+	// against the simulator is the client, not the simulator's encoder.
+	if c.w.listCache != nil && c.w.listGen == c.w.gen {
+		return jsonx.RawMessage(c.w.listCache), nil
+	}
 	agents := []schema.AgentInfo{}
 	for _, p := range c.w.panes() {
 		if p.term.isAgent() {
 			agents = append(agents, c.w.agentInfo(p))
 		}
 	}
-	return schema.ResultAgentList{Type: schema.ResultTypeAgentList, Agents: agents}, nil
+	b, err := jsonx.Marshal(schema.ResultAgentList{Type: schema.ResultTypeAgentList, Agents: agents})
+	if err != nil {
+		return nil, herr("internal_error", "failed to encode response")
+	}
+	c.w.listCache, c.w.listGen = b, c.w.gen
+	return jsonx.RawMessage(b), nil
 }
 
 // prompt applies agent.prompt's checks and writes (w.mu held).
@@ -153,6 +163,7 @@ func (c *call) prompt(p schema.AgentPromptParams) (*pane, schema.AgentInfo, *her
 	}
 	t.writes = append(t.writes, text)
 	t.revision++
+	w.bump()
 	term := t
 	time.AfterFunc(c.s.SubmitDelay, func() {
 		w.mu.Lock()
@@ -160,7 +171,7 @@ func (c *call) prompt(p schema.AgentPromptParams) (*pane, schema.AgentInfo, *her
 		if pn.term == term && w.paneByTarget(pn.id) == pn {
 			term.writes = append(term.writes, "\r")
 			term.revision++
-			w.changed.Broadcast()
+			w.bump()
 		}
 	})
 	return pn, before, nil

@@ -310,7 +310,7 @@ func (s *Server) Close() {
 	}
 	s.mu.Unlock()
 	s.World.mu.Lock()
-	s.World.changed.Broadcast()
+	s.World.bump()
 	s.World.mu.Unlock()
 	s.wg.Wait()
 	if fi, err := os.Stat(s.path); err == nil {
@@ -521,6 +521,12 @@ type success struct {
 }
 
 func resultLine(id string, result any) []byte {
+	if raw, ok := result.(jsonx.RawMessage); ok {
+		idb, _ := jsonx.Marshal(id)
+		b := make([]byte, 0, len(raw)+len(idb)+20)
+		b = append(append(append(b, `{"id":`...), idb...), `,"result":`...)
+		return append(append(b, raw...), '}')
+	}
 	b, err := jsonx.Marshal(success{ID: id, Result: result})
 	if err != nil {
 		return errorLine(id, "internal_error", "failed to encode response")
@@ -596,7 +602,7 @@ func (s *Server) respond(c net.Conn, req parsedRequest) []byte {
 			}
 			cancel()
 			s.World.mu.Lock()
-			s.World.changed.Broadcast()
+			s.World.bump()
 			s.World.mu.Unlock()
 		}()
 	}

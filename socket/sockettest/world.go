@@ -134,6 +134,15 @@ type World struct {
 	wsSeq      int
 	events     eventRing
 	changed    *sync.Cond // broadcast on every state change
+	gen        uint64     // bumped on every state change
+	listGen    uint64     // gen of listCache
+	listCache  []byte     // the agent_list result object at listGen
+}
+
+// bump records a state change (w.mu held).
+func (w *World) bump() {
+	w.gen++
+	w.changed.Broadcast()
 }
 
 type workspace struct {
@@ -557,7 +566,7 @@ func (w *World) SetStatus(paneID, status string) error {
 	if t.status() != old {
 		w.emitStatus(p)
 	}
-	w.changed.Broadcast()
+	w.bump()
 	return nil
 }
 
@@ -579,7 +588,7 @@ func (w *World) Detect(paneID, kind string) error {
 	w.stateSeq++
 	p.term.seq = w.stateSeq
 	w.emitPaneUpdated(p)
-	w.changed.Broadcast()
+	w.bump()
 	return nil
 }
 
@@ -597,7 +606,7 @@ func (w *World) Exit(paneID string) error {
 	w.stateSeq++
 	p.term.seq = w.stateSeq
 	w.emitPaneUpdated(p)
-	w.changed.Broadcast()
+	w.bump()
 	return nil
 }
 
@@ -616,7 +625,7 @@ func (w *World) Rename(paneID, name string) error {
 		p.term.name = &name
 	}
 	w.emitPaneUpdated(p)
-	w.changed.Broadcast()
+	w.bump()
 	return nil
 }
 
