@@ -19,10 +19,10 @@ func env(m map[string]string) func(string) string { return func(k string) string
 
 func TestResolvePath(t *testing.T) {
 	tests := []struct {
-		name     string
-		env      map[string]string
-		path     string
-		rule     string
+		name string
+		env  map[string]string
+		path string
+		rule string
 	}{
 		{"socket path wins", map[string]string{"HERDR_SOCKET_PATH": "/run/x.sock", "HERDR_SESSION": "work", "HOME": "/h"}, "/run/x.sock", socket.RuleSocketPath},
 		{"named session", map[string]string{"HERDR_SESSION": "work", "HOME": "/h"}, "/h/.config/herdr/sessions/work/herdr.sock", socket.RuleSession},

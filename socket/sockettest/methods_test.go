@@ -137,10 +137,10 @@ func TestAgentListAndGet(t *testing.T) {
 		target, wantPane, wantCode string
 	}{
 		{"brain", "w1:p1", ""},
-		{"w1:p2", "w1:p2", ""},                       // unnamed agent by pane id
-		{"far", "w2:p1", ""},                         // names resolve across workspaces
-		{"w1:p3", "", "agent_not_found"},             // a shell is not an agent
-		{"claude", "", "agent_not_found"},            // kind labels are not targets
+		{"w1:p2", "w1:p2", ""},                        // unnamed agent by pane id
+		{"far", "w2:p1", ""},                          // names resolve across workspaces
+		{"w1:p3", "", "agent_not_found"},              // a shell is not an agent
+		{"claude", "", "agent_not_found"},             // kind labels are not targets
 		{agents[0].TerminalID, "", "agent_not_found"}, // terminal ids are not targets
 		{"nobody", "", "agent_not_found"},
 	}

@@ -119,7 +119,7 @@ func NewUnstartedServer(w *World) *Server {
 	}
 	return &Server{World: w, Version: "0.8.2", Protocol: schema.Protocol,
 		Capabilities: &schema.ServerCapabilities{LiveHandoff: true, DetachedServerDaemon: true},
-		ReadTimeout: FirstReadTimeout, Tick: PollInterval, SubmitDelay: PromptSubmitDelay, EffectTimeout: PromptEffectTimeout,
+		ReadTimeout:  FirstReadTimeout, Tick: PollInterval, SubmitDelay: PromptSubmitDelay, EffectTimeout: PromptEffectTimeout,
 		conns: map[net.Conn]struct{}{}, faults: map[string]Fault{}, done: make(chan struct{})}
 }
 

@@ -409,17 +409,17 @@ func (w *World) tabByID(id string) *tab {
 func (w *World) agentInfo(p *pane) schema.AgentInfo {
 	t := p.term
 	info := schema.AgentInfo{
-		TerminalID:     t.id,
-		Name:           t.name,
-		Agent:          t.label,
-		AgentStatus:    t.status(),
-		WorkspaceID:    p.tab.ws.id,
-		TabID:          p.tab.id,
-		PaneID:         p.id,
-		Focused:        p == w.focused,
-		StateChangeSeq: t.seq,
-		Revision:       t.revision,
-		LaunchPending:  t.launch == launchPending || t.launch == launchBlocked,
+		TerminalID:       t.id,
+		Name:             t.name,
+		Agent:            t.label,
+		AgentStatus:      t.status(),
+		WorkspaceID:      p.tab.ws.id,
+		TabID:            p.tab.id,
+		PaneID:           p.id,
+		Focused:          p == w.focused,
+		StateChangeSeq:   t.seq,
+		Revision:         t.revision,
+		LaunchPending:    t.launch == launchPending || t.launch == launchBlocked,
 		InteractiveReady: t.interactiveReady,
 	}
 	if p.cwd != "" {

@@ -55,20 +55,20 @@ type Options struct {
 }
 
 type node struct {
-	Ref                  string           `json:"$ref"`
-	Type                 typeList         `json:"type"`
-	Format               string           `json:"format"`
-	Properties           map[string]*node `json:"properties"`
-	Required             []string         `json:"required"`
-	Items                *node            `json:"items"`
-	AdditionalProperties json.RawMessage  `json:"additionalProperties"`
-	OneOf                []*node          `json:"oneOf"`
-	AnyOf                []*node          `json:"anyOf"`
-	Enum                 []any            `json:"enum"`
-	Const                any              `json:"const"`
-	Default              json.RawMessage  `json:"default"`
-	Description          string           `json:"description"`
-	Title                string           `json:"title"`
+	Ref                  string                     `json:"$ref"`
+	Type                 typeList                   `json:"type"`
+	Format               string                     `json:"format"`
+	Properties           map[string]*node           `json:"properties"`
+	Required             []string                   `json:"required"`
+	Items                *node                      `json:"items"`
+	AdditionalProperties json.RawMessage            `json:"additionalProperties"`
+	OneOf                []*node                    `json:"oneOf"`
+	AnyOf                []*node                    `json:"anyOf"`
+	Enum                 []any                      `json:"enum"`
+	Const                any                        `json:"const"`
+	Default              json.RawMessage            `json:"default"`
+	Description          string                     `json:"description"`
+	Title                string                     `json:"title"`
 	Defs                 map[string]json.RawMessage `json:"$defs"`
 }
 
