@@ -1,0 +1,11 @@
+// Package link implements the herdr-link/1 protocol: Agent Names and
+// message ids, the envelope and its self-describing wrapper, the
+// Communication Contract, and the three operations — [Link.Peers],
+// [Link.Send] and [Link.Close] — with the self identity bootstrap.
+//
+// Operations drive Herdr through the [Herdr] interface ([SocketHerdr] over
+// the socket client in production, the same type over socket/sockettest in
+// tests). Failures are [*Error] values whose text, "CODE: detail", is safe to
+// show a model: it never holds a pane, tab, workspace or terminal id.
+// PROTOCOL.md at the repository root is the normative description.
+package link

@@ -1,0 +1,108 @@
+package link
+
+import (
+	"context"
+	"errors"
+
+	"github.com/herdr-link/herdr-link/socket"
+)
+
+// Code is a herdr-link error code.
+type Code string
+
+// The error codes. All of them are local tool failures, never messages
+// between agents.
+const (
+	// NotInHerdr: no usable Herdr from this process (environment gate,
+	// transport failure, unreadable response).
+	NotInHerdr Code = "NOT_IN_HERDR"
+	// SelfUnnamed: the caller has no Agent Name and none could be given.
+	SelfUnnamed Code = "SELF_UNNAMED"
+	// PeerNotFound: the target is not a live named agent of the caller's
+	// workspace (missing, invalid, elsewhere: indistinguishable).
+	PeerNotFound Code = "PEER_NOT_FOUND"
+	// SendFailed: self and target resolved, but Herdr refused the prompt.
+	SendFailed Code = "SEND_FAILED"
+	// CloseFailed: the target resolved to a pane, but Herdr did not close it.
+	CloseFailed Code = "CLOSE_FAILED"
+	// InvalidArgument: an argument other than a name is malformed (blank or
+	// oversized message, malformed reply_to). An extension of the reference.
+	InvalidArgument Code = "INVALID_ARGUMENT"
+)
+
+// Error is a herdr-link failure. Its text, "CODE: detail", is safe to show
+// a model: the detail is one of a fixed set of sentences and never holds a
+// pane, tab, workspace or terminal id or Herdr's own text. The cause, for
+// operators, is only reachable through Unwrap.
+type Error struct {
+	Code   Code
+	Detail string
+	cause  error
+}
+
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Detail }
+
+// Unwrap returns the underlying cause (operator detail).
+func (e *Error) Unwrap() error { return e.cause }
+
+// Is matches another *Error by code.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code && t.Detail == ""
+}
+
+// Sentinels for errors.Is.
+var (
+	ErrNotInHerdr      = &Error{Code: NotInHerdr}
+	ErrSelfUnnamed     = &Error{Code: SelfUnnamed}
+	ErrPeerNotFound    = &Error{Code: PeerNotFound}
+	ErrSendFailed      = &Error{Code: SendFailed}
+	ErrCloseFailed     = &Error{Code: CloseFailed}
+	ErrInvalidArgument = &Error{Code: InvalidArgument}
+)
+
+// The fixed details.
+const (
+	detailGate        = "this process is not running in a Herdr pane (HERDR_ENV=1 and HERDR_PANE_ID are required)"
+	detailUnreachable = "Herdr did not answer; is the Herdr server running?"
+	detailBadReply    = "Herdr gave an answer herdr-link cannot read"
+	detailProtocol    = "this Herdr speaks a protocol herdr-link does not support"
+	detailNoPane      = "Herdr does not know this process's pane"
+	detailUnnamed     = "this agent has no agent name, and Herdr Link could not give it one"
+	detailUndetected  = "Herdr has not detected an agent in this pane yet, so it cannot be named"
+	detailPeer        = "no live agent with that name in this workspace"
+	detailBlocked     = "the target agent is waiting at an interactive prompt; nothing was delivered"
+	detailNotReady    = "the target agent is not ready to receive messages; nothing was delivered"
+	detailRefused     = "Herdr did not accept the message"
+	detailChanged     = "the target pane changed occupant during delivery"
+	detailClose       = "Herdr did not close the agent's pane"
+	detailBlank       = "message must contain at least one non-whitespace character"
+	detailTooBig      = "message is larger than 256 KiB"
+	detailReplyTo     = "reply_to must be the id of a herdr-link/1 message (hl_<time>_<random>)"
+	detailCancelled   = "the call was cancelled"
+)
+
+func newErr(code Code, detail string, cause error) *Error {
+	return &Error{Code: code, Detail: detail, cause: cause}
+}
+
+// transport classifies err if it is a transport or environment failure,
+// which stays NOT_IN_HERDR whatever operation it interrupted. It returns
+// nil for refusals from Herdr (a *socket.Error).
+func transport(err error) *Error {
+	var se *socket.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &se):
+		return nil
+	case errors.Is(err, context.Canceled):
+		return newErr(NotInHerdr, detailCancelled, err)
+	case errors.Is(err, socket.ErrProtocolMismatch):
+		return newErr(NotInHerdr, detailProtocol, err)
+	case errors.Is(err, socket.ErrMalformedResponse), errors.Is(err, socket.ErrProtocol),
+		errors.Is(err, socket.ErrTruncatedResponse), errors.Is(err, socket.ErrResponseTooLarge):
+		return newErr(NotInHerdr, detailBadReply, err)
+	}
+	return newErr(NotInHerdr, detailUnreachable, err)
+}

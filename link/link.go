@@ -1,0 +1,413 @@
+package link
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/herdr-link/herdr-link/schema"
+	"github.com/herdr-link/herdr-link/socket"
+)
+
+// Gate is the environment check: HERDR_ENV=1, a HERDR_PANE_ID, and a
+// resolvable Herdr socket path. getenv is os.Getenv when nil.
+type Gate struct {
+	OK     bool
+	PaneID string
+	Socket socket.Resolution
+	// Reason says which condition failed (operator text).
+	Reason string
+}
+
+// CheckGate evaluates the environment gate.
+func CheckGate(getenv func(string) string) Gate {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	var g Gate
+	g.PaneID = getenv(socket.EnvPaneID)
+	res, err := socket.ResolvePath(getenv)
+	g.Socket = res
+	switch {
+	case getenv(socket.EnvHerdr) != "1":
+		g.Reason = "HERDR_ENV is not 1"
+	case g.PaneID == "":
+		g.Reason = "HERDR_PANE_ID is not set"
+	case err != nil:
+		g.Reason = err.Error()
+	default:
+		g.OK = true
+	}
+	return g
+}
+
+// Link runs herdr-link/1 operations for the agent in one pane. Self and
+// targets are resolved from Herdr on every call; nothing about them is
+// cached. A Link is safe for concurrent use.
+type Link struct {
+	// Herdr is the control plane.
+	Herdr Herdr
+	// PaneID is the caller's HERDR_PANE_ID. It may be an alias of a pane
+	// that moved since the process started.
+	PaneID string
+	// Logger receives operator detail (Herdr's errors, ids); nil discards.
+	Logger *slog.Logger
+	// Now is the clock for message ids; time.Now when nil.
+	Now func() time.Time
+	// ReadinessRetries and ReadinessDelay bound Bootstrap's wait for Herdr
+	// to detect the occupant (3 × 200 ms when zero).
+	ReadinessRetries int
+	ReadinessDelay   time.Duration
+	// NameGen generates self names for the bootstrap; "hl-" and 8 random
+	// hex digits when nil.
+	NameGen func() string
+
+	mu       sync.Mutex
+	inflight *bootCall
+}
+
+type bootCall struct {
+	done chan struct{}
+	name string
+	err  error
+}
+
+func (l *Link) log() *slog.Logger {
+	if l.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l.Logger
+}
+
+// Peer is an agent as a model sees it: a name and an advisory state.
+type Peer struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+}
+
+// PeersResult is what Peers returns.
+type PeersResult struct {
+	Self  Peer   `json:"self"`
+	Peers []Peer `json:"peers"`
+}
+
+// SendResult is what Send returns.
+type SendResult struct {
+	Status string `json:"status"`
+	ID     string `json:"id"`
+	To     string `json:"to"`
+}
+
+// CloseResult is what Close returns.
+type CloseResult struct {
+	Status string `json:"status"`
+	Agent  string `json:"agent"`
+}
+
+// State maps a Herdr status to the herdr-link state vocabulary.
+func State(s schema.AgentStatus) string {
+	if s.Known() {
+		return string(s)
+	}
+	return string(schema.AgentStatusUnknown)
+}
+
+// snapshot is one resolution of the caller against Herdr's agent list.
+type snapshot struct {
+	agents []Agent
+	self   *Agent // nil: no agent detected in the caller's pane
+	ws     string // the caller's current workspace
+}
+
+// resolve reads agent.list and finds the caller in it. When the caller's
+// pane id is not a current pane id (the pane moved to another workspace
+// and HERDR_PANE_ID is now an alias) or its pane hosts no detected agent,
+// pane.get resolves the id to the pane's current record.
+func (l *Link) resolve(ctx context.Context) (snapshot, error) {
+	var s snapshot
+	agents, err := l.Herdr.ListAgents(ctx)
+	if err != nil {
+		return s, l.fail("agent.list", err, NotInHerdr)
+	}
+	s.agents = agents
+	for i := range agents {
+		if agents[i].PaneID == l.PaneID {
+			s.self, s.ws = &agents[i], agents[i].WorkspaceID
+			return s, nil
+		}
+	}
+	pane, err := l.Herdr.GetPane(ctx, l.PaneID)
+	if err != nil {
+		if errors.Is(err, socket.ErrPaneNotFound) {
+			l.log().Warn("herdr does not know the caller's pane", "pane_id", l.PaneID)
+			return s, newErr(NotInHerdr, detailNoPane, err)
+		}
+		return s, l.fail("pane.get", err, NotInHerdr)
+	}
+	s.ws = pane.WorkspaceID
+	for i := range agents {
+		if agents[i].TerminalID == pane.TerminalID || agents[i].PaneID == pane.PaneID {
+			s.self = &agents[i]
+			break
+		}
+	}
+	if pane.PaneID != l.PaneID {
+		l.log().Debug("caller's pane moved", "pane_id", l.PaneID, "current_pane_id", pane.PaneID, "workspace_id", pane.WorkspaceID)
+	}
+	return s, nil
+}
+
+// fail turns an error of a Herdr call into a link error: transport and
+// environment failures are NOT_IN_HERDR; refusals become fallback.
+func (l *Link) fail(op string, err error, fallback Code) *Error {
+	if te := transport(err); te != nil {
+		l.log().Warn("herdr unreachable", "op", op, "err", err)
+		return te
+	}
+	var le *Error
+	if errors.As(err, &le) {
+		return le
+	}
+	l.log().Warn("herdr refused", "op", op, "err", err)
+	switch fallback {
+	case SendFailed:
+		return newErr(SendFailed, detailRefused, err)
+	case CloseFailed:
+		return newErr(CloseFailed, detailClose, err)
+	case SelfUnnamed:
+		return newErr(SelfUnnamed, detailUnnamed, err)
+	}
+	return newErr(NotInHerdr, detailBadReply, err)
+}
+
+// named resolves the caller and makes sure it has an Agent Name, running
+// the self bootstrap for an unnamed occupant.
+func (l *Link) named(ctx context.Context) (snapshot, string, error) {
+	s, err := l.resolve(ctx)
+	if err != nil {
+		return s, "", err
+	}
+	if s.self == nil {
+		return s, "", newErr(SelfUnnamed, detailUndetected, nil)
+	}
+	if ValidName(s.self.Name) {
+		return s, s.self.Name, nil
+	}
+	name, err := l.ensureName(ctx, s.self.PaneID)
+	return s, name, err
+}
+
+// Peers lists the live, validly named agents of the caller's workspace,
+// the caller excluded, in Herdr's layout order.
+func (l *Link) Peers(ctx context.Context) (PeersResult, error) {
+	s, name, err := l.named(ctx)
+	if err != nil {
+		return PeersResult{}, err
+	}
+	out := PeersResult{Self: Peer{Name: name, State: State(s.self.Status)}, Peers: []Peer{}}
+	for _, a := range s.agents {
+		if a.WorkspaceID != s.ws || a.TerminalID == s.self.TerminalID || !ValidName(a.Name) {
+			continue
+		}
+		out.Peers = append(out.Peers, Peer{Name: a.Name, State: State(a.Status)})
+	}
+	return out, nil
+}
+
+// peer finds a validly named agent of workspace ws by name (not the
+// caller's terminal when exclude is set).
+func (s snapshot) peer(name string, exclude string) (Agent, bool) {
+	for _, a := range s.agents {
+		if a.Name == name && a.WorkspaceID == s.ws && (exclude == "" || a.TerminalID != exclude) {
+			return a, true
+		}
+	}
+	return Agent{}, false
+}
+
+// SendRequest is what a model asks Send to do.
+type SendRequest struct {
+	To      string
+	Message string
+	ReplyTo string
+}
+
+// Send delivers a herdr-link/1 envelope to the agent named req.To in the
+// caller's workspace, wrapped in self-describing text.
+func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
+	// Every input is checked before any round trip, the message and
+	// reply_to before the name, so their errors do not depend on the target.
+	switch err := CheckMessage(req.Message); {
+	case errors.Is(err, ErrMessageTooBig):
+		return SendResult{}, newErr(InvalidArgument, detailTooBig, nil)
+	case err != nil:
+		return SendResult{}, newErr(InvalidArgument, detailBlank, nil)
+	}
+	if req.ReplyTo != "" && !ValidMessageID(req.ReplyTo) {
+		return SendResult{}, newErr(InvalidArgument, detailReplyTo, nil)
+	}
+	if !ValidName(req.To) {
+		return SendResult{}, newErr(PeerNotFound, detailPeer, nil)
+	}
+	s, self, err := l.named(ctx)
+	if err != nil {
+		return SendResult{}, err
+	}
+	target, ok := s.peer(req.To, s.self.TerminalID)
+	if !ok {
+		return SendResult{}, newErr(PeerNotFound, detailPeer, nil)
+	}
+	now := time.Now
+	if l.Now != nil {
+		now = l.Now
+	}
+	env := Envelope{Protocol: Protocol, ID: NewMessageID(now()), From: self, To: req.To, ReplyTo: req.ReplyTo, Message: req.Message}
+	text, err := Wrap(env)
+	if err != nil {
+		return SendResult{}, newErr(InvalidArgument, detailBlank, err)
+	}
+	// The pane id from this snapshot is workspace-scoped: if the target
+	// moved to another workspace since, Herdr no longer accepts it as an
+	// agent target and nothing crosses the boundary.
+	got, err := l.Herdr.Prompt(ctx, target.PaneID, text)
+	if err != nil {
+		return SendResult{}, l.sendError(err)
+	}
+	if got.TerminalID != target.TerminalID || got.Name != target.Name {
+		l.log().Warn("prompt reached a different occupant", "pane_id", target.PaneID, "want_terminal", target.TerminalID, "got_terminal", got.TerminalID)
+		return SendResult{}, newErr(SendFailed, detailChanged, nil)
+	}
+	l.log().Debug("sent", "id", env.ID, "from", self, "to", req.To, "pane_id", target.PaneID, "bytes", len(text))
+	return SendResult{Status: "sent", ID: env.ID, To: req.To}, nil
+}
+
+func (l *Link) sendError(err error) error {
+	if te := transport(err); te != nil {
+		l.log().Warn("herdr unreachable", "op", "agent.prompt", "err", err)
+		return te
+	}
+	l.log().Warn("herdr refused the prompt", "err", err)
+	switch {
+	case errors.Is(err, socket.ErrAgentNotFound):
+		// The target vanished or left the workspace after resolution.
+		return newErr(PeerNotFound, detailPeer, err)
+	case errors.Is(err, socket.ErrAgentBlocked):
+		return newErr(SendFailed, detailBlocked, err)
+	case errors.Is(err, socket.ErrAgentNotReady):
+		return newErr(SendFailed, detailNotReady, err)
+	}
+	return newErr(SendFailed, detailRefused, err)
+}
+
+// Close closes the pane of the agent named agent in the caller's
+// workspace. The caller needs no name of its own. Closing the caller's own
+// pane is allowed; the process may end before the answer arrives.
+func (l *Link) Close(ctx context.Context, agent string) (CloseResult, error) {
+	if !ValidName(agent) {
+		return CloseResult{}, newErr(PeerNotFound, detailPeer, nil)
+	}
+	s, err := l.resolve(ctx)
+	if err != nil {
+		return CloseResult{}, err
+	}
+	target, ok := s.peer(agent, "")
+	if !ok {
+		return CloseResult{}, newErr(PeerNotFound, detailPeer, nil)
+	}
+	if err := l.Herdr.ClosePane(ctx, target.PaneID); err != nil {
+		if te := transport(err); te != nil {
+			l.log().Warn("herdr unreachable", "op", "pane.close", "err", err)
+			return CloseResult{}, te
+		}
+		l.log().Warn("herdr refused to close", "pane_id", target.PaneID, "err", err)
+		if errors.Is(err, socket.ErrPaneNotFound) {
+			return CloseResult{}, newErr(PeerNotFound, detailPeer, err)
+		}
+		return CloseResult{}, newErr(CloseFailed, detailClose, err)
+	}
+	l.log().Info("closed", "agent", agent, "pane_id", target.PaneID)
+	return CloseResult{Status: "closed", Agent: agent}, nil
+}
+
+// ensureName names the caller's unnamed occupant (pane paneID): "hl-" and
+// 8 hex digits, regenerated up to 3 times on agent_name_taken, confirmed by
+// a fresh agent.get. Concurrent callers share one sequence; nothing is
+// remembered once it settles.
+func (l *Link) ensureName(ctx context.Context, paneID string) (string, error) {
+	l.mu.Lock()
+	if c := l.inflight; c != nil {
+		l.mu.Unlock()
+		select {
+		case <-c.done:
+			return c.name, c.err
+		case <-ctx.Done():
+			return "", newErr(NotInHerdr, detailCancelled, ctx.Err())
+		}
+	}
+	c := &bootCall{done: make(chan struct{})}
+	l.inflight = c
+	l.mu.Unlock()
+	c.name, c.err = l.rename(ctx, paneID)
+	l.mu.Lock()
+	l.inflight = nil
+	l.mu.Unlock()
+	close(c.done)
+	return c.name, c.err
+}
+
+func (l *Link) rename(ctx context.Context, paneID string) (string, error) {
+	for attempt := 1; attempt <= 3; attempt++ {
+		name := newSelfName()
+		if l.NameGen != nil {
+			name = l.NameGen()
+		}
+		_, err := l.Herdr.Rename(ctx, paneID, name)
+		if errors.Is(err, socket.ErrAgentNameTaken) {
+			l.log().Info("self name taken, regenerating", "name", name, "attempt", attempt)
+			continue
+		}
+		if err != nil {
+			return "", l.fail("agent.rename", err, SelfUnnamed)
+		}
+		got, err := l.Herdr.GetAgent(ctx, paneID)
+		if err != nil {
+			return "", l.fail("agent.get", err, SelfUnnamed)
+		}
+		if got.Name != name {
+			l.log().Warn("self name not confirmed", "want", name, "got", got.Name)
+			return "", newErr(SelfUnnamed, detailUnnamed, nil)
+		}
+		l.log().Info("named self", "name", name, "pane_id", paneID)
+		return name, nil
+	}
+	return "", newErr(SelfUnnamed, detailUnnamed, errors.New("agent_name_taken three times"))
+}
+
+// Bootstrap is the start-up self naming: it names the caller's occupant if
+// Herdr sees it unnamed, waiting briefly (ReadinessRetries ×
+// ReadinessDelay) for Herdr to detect a freshly started occupant. A named
+// occupant is left alone. It returns the caller's name.
+func (l *Link) Bootstrap(ctx context.Context) (string, error) {
+	retries, delay := l.ReadinessRetries, l.ReadinessDelay
+	if retries <= 0 {
+		retries = 3
+	}
+	if delay <= 0 {
+		delay = 200 * time.Millisecond
+	}
+	for i := 0; ; i++ {
+		_, name, err := l.named(ctx)
+		var le *Error
+		if err == nil || !errors.As(err, &le) || le.Detail != detailUndetected || i >= retries {
+			return name, err
+		}
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return "", newErr(NotInHerdr, detailCancelled, ctx.Err())
+		}
+	}
+}

@@ -1,0 +1,557 @@
+package link_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/link"
+	"github.com/herdr-link/herdr-link/schema"
+	"github.com/herdr-link/herdr-link/socket"
+	"github.com/herdr-link/herdr-link/socket/sockettest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	fmt.Printf("link: %d simulator lines validated against Herdr's schema\n", sockettest.ValidatedLines())
+	os.Exit(code)
+}
+
+// The world of these tests. w1 holds brain (named), an unnamed pi, a
+// shell, reviewer, a blocked agent, a custom hook label; w2 holds ops.
+const world = `{"workspaces":[
+ {"id":"w1","label":"app","tabs":[
+  {"id":"w1:t1","panes":[
+   {"id":"w1:p1","cwd":"/repo","agent":{"kind":"claude","name":"brain","status":"working"}},
+   {"id":"w1:p2","agent":{"kind":"codex","name":"reviewer","status":"idle"}},
+   {"id":"w1:p3","agent":{"kind":"pi","status":"idle"}},
+   {"id":"w1:p4"},
+   {"id":"w1:p5","agent":{"kind":"claude","name":"stuck","status":"blocked"}},
+   {"id":"w1:p6","agent":{"kind":"hookbot","name":"hooked","status":"idle"}},
+   {"id":"w1:p7","agent":{"kind":"claude","name":"flaky","status":"idle","prompt_fails":true}}
+  ]},
+  {"id":"w1:t2","panes":[{"id":"w1:p8","agent":{"kind":"opencode","name":"writer","status":"done"}}]}
+ ]},
+ {"id":"w2","label":"infra","tabs":[{"id":"w2:t1","panes":[
+   {"id":"w2:p1","agent":{"kind":"claude","name":"ops","status":"idle"}},
+   {"id":"w2:p2"}
+ ]}]}]}`
+
+type env struct {
+	srv *sockettest.Server
+	w   *sockettest.World
+}
+
+func setup(t *testing.T, opts ...func(*sockettest.Server)) env {
+	t.Helper()
+	w, err := sockettest.ParseWorld([]byte(world))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env{srv: sockettest.New(t, w, opts...), w: w}
+}
+
+func (e env) link(pane string) *link.Link {
+	c := e.srv.Client()
+	c.Timeout = 500 * time.Millisecond
+	return &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: pane, ReadinessDelay: 10 * time.Millisecond}
+}
+
+// roundTrips returns the methods received since the last reset, pings
+// (once per client) left out.
+func (e env) roundTrips() []string {
+	var out []string
+	for _, m := range e.srv.Methods() {
+		if m != "ping" {
+			out = append(out, m)
+		}
+	}
+	e.srv.ResetRequests()
+	return out
+}
+
+func names(ps []link.Peer) string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Name+"/"+p.State)
+	}
+	return strings.Join(out, ",")
+}
+
+func code(err error) link.Code {
+	var le *link.Error
+	if errors.As(err, &le) {
+		return le.Code
+	}
+	return ""
+}
+
+func TestPeers(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	l := e.link("w1:p1")
+	res, err := l.Peers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Self != (link.Peer{Name: "brain", State: "working"}) {
+		t.Errorf("self = %+v", res.Self)
+	}
+	// Named agents of w1 only: not the unnamed pi, not the shell, not ops in w2.
+	if got := names(res.Peers); got != "reviewer/idle,stuck/blocked,hooked/idle,flaky/idle,writer/done" {
+		t.Errorf("peers = %s", got)
+	}
+	if rt := e.roundTrips(); strings.Join(rt, ",") != "agent.list" {
+		t.Errorf("round trips %v, want one agent.list", rt)
+	}
+	// No peers: an empty list, not null.
+	out, _ := jsonx.Marshal(mustPeers(t, e.link("w2:p1")))
+	if !strings.Contains(string(out), `"peers":[]`) {
+		t.Errorf("peers of ops: %s", out)
+	}
+}
+
+func mustPeers(t *testing.T, l *link.Link) link.PeersResult {
+	t.Helper()
+	r, err := l.Peers(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestSelfMovedAcrossWorkspaces(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	l := e.link("w1:p1") // HERDR_PANE_ID stays w1:p1 for the process's life
+	newID, err := e.w.Move("w1:p1", "w2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.roundTrips()
+	res, err := l.Peers(ctx)
+	if err != nil {
+		t.Fatalf("peers after the move: %v", err)
+	}
+	if res.Self.Name != "brain" || names(res.Peers) != "ops/idle" {
+		t.Fatalf("after moving to w2: %+v", res)
+	}
+	if rt := strings.Join(e.roundTrips(), ","); rt != "agent.list,pane.get" {
+		t.Errorf("round trips %s", rt)
+	}
+	// Send and close follow the live workspace too.
+	if _, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "hi"}); code(err) != link.PeerNotFound {
+		t.Errorf("send to the old workspace: %v", err)
+	}
+	if _, err := l.Send(ctx, link.SendRequest{To: "ops", Message: "hi"}); err != nil {
+		t.Errorf("send in the new workspace: %v", err)
+	}
+	// And back again: the live record wins both ways.
+	if _, err := e.w.Move(newID, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	res, err = l.Peers(ctx)
+	if err != nil || !strings.Contains(names(res.Peers), "reviewer") || strings.Contains(names(res.Peers), "ops") {
+		t.Fatalf("after moving back: %+v %v", res, err)
+	}
+}
+
+func TestSend(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	brain, reviewer := e.link("w1:p1"), e.link("w1:p2")
+	e.roundTrips()
+	res, err := brain.Send(ctx, link.SendRequest{To: "reviewer", Message: "Please review\nthe diff."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != "sent" || res.To != "reviewer" || !link.ValidMessageID(res.ID) {
+		t.Fatalf("result %+v", res)
+	}
+	if rt := strings.Join(e.roundTrips(), ","); rt != "agent.list,agent.prompt" {
+		t.Errorf("round trips %s", rt)
+	}
+	in := e.w.Inputs("w1:p2")
+	if len(in) == 0 {
+		t.Fatal("nothing delivered")
+	}
+	env, ok := link.Extract(in[0])
+	if !ok || env.From != "brain" || env.To != "reviewer" || env.ID != res.ID || env.Message != "Please review\nthe diff." || env.ReplyTo != "" {
+		t.Fatalf("delivered envelope %+v (%v) from %q", env, ok, in[0])
+	}
+	// The reply carries reply_to.
+	rep, err := reviewer.Send(ctx, link.SendRequest{To: env.From, Message: "LGTM", ReplyTo: env.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, ok := link.Extract(e.w.Inputs("w1:p1")[0])
+	if !ok || back.ReplyTo != res.ID || back.From != "reviewer" || back.ID != rep.ID {
+		t.Fatalf("reply envelope %+v", back)
+	}
+}
+
+func TestPrivacyOfTargets(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	l := e.link("w1:p1")
+	var texts []string
+	for _, to := range []string{"ops", "nobody", "Bad Name", "brain", "w1:p2", "", strings.Repeat("a", 40)} {
+		e.roundTrips()
+		_, err := l.Send(ctx, link.SendRequest{To: to, Message: "hi"})
+		if code(err) != link.PeerNotFound {
+			t.Errorf("send to %q: %v, want PEER_NOT_FOUND", to, err)
+			continue
+		}
+		texts = append(texts, err.Error())
+		if to == "brain" {
+			continue // closing oneself is allowed; only sending to oneself is refused
+		}
+		_, err = l.Close(ctx, to)
+		if code(err) != link.PeerNotFound {
+			t.Errorf("close %q: %v", to, err)
+			continue
+		}
+		texts = append(texts, err.Error())
+	}
+	for _, tx := range texts[1:] {
+		if tx != texts[0] {
+			t.Errorf("PEER_NOT_FOUND texts differ: %q vs %q", tx, texts[0])
+		}
+	}
+	// Inputs are checked before any round trip, whoever the target is.
+	for _, to := range []string{"reviewer", "ops", "nobody", "Bad Name"} {
+		for _, req := range []link.SendRequest{
+			{To: to, Message: "  \n\t"},
+			{To: to, Message: strings.Repeat("x", link.MaxMessageBytes+1)},
+			{To: to, Message: "hi", ReplyTo: "not-an-id"},
+		} {
+			e.roundTrips()
+			_, err := l.Send(ctx, req)
+			if code(err) != link.InvalidArgument {
+				t.Errorf("send %q to %q: %v, want INVALID_ARGUMENT", req.Message[:min(len(req.Message), 8)], to, err)
+			}
+			if rt := e.roundTrips(); len(rt) != 0 {
+				t.Errorf("invalid input reached Herdr: %v", rt)
+			}
+		}
+	}
+}
+
+func TestSendFailures(t *testing.T) {
+	e := setup(t, func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
+	ctx := context.Background()
+	l := e.link("w1:p1")
+	tests := []struct {
+		to   string
+		want link.Code
+		text string
+	}{
+		{"stuck", link.SendFailed, "SEND_FAILED: the target agent is waiting at an interactive prompt; nothing was delivered"},
+		{"hooked", link.SendFailed, "SEND_FAILED: the target agent is not ready to receive messages; nothing was delivered"},
+		{"flaky", link.SendFailed, "SEND_FAILED: Herdr did not accept the message"},
+	}
+	for _, tt := range tests {
+		_, err := l.Send(ctx, link.SendRequest{To: tt.to, Message: "hi"})
+		if code(err) != tt.want || err.Error() != tt.text {
+			t.Errorf("send to %s: %v", tt.to, err)
+		}
+	}
+	if len(e.w.Inputs("w1:p5")) != 0 {
+		t.Error("a blocked agent received text")
+	}
+	// Herdr refusing with a code we do not know is still SEND_FAILED.
+	e.srv.SetFault(schema.MethodAgentPrompt, sockettest.Fault{Error: &schema.ErrorBody{Code: "empty_agent_prompt", Message: "agent prompt must not be empty"}})
+	if _, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "hi"}); code(err) != link.SendFailed {
+		t.Errorf("empty_agent_prompt: %v", err)
+	}
+	e.srv.ClearFaults()
+}
+
+// hooked runs a function before each prompt or close, to change the world
+// between resolution and delivery.
+type hooked struct {
+	link.Herdr
+	before func()
+}
+
+func (h hooked) Prompt(ctx context.Context, target, text string) (link.Agent, error) {
+	h.before()
+	return h.Herdr.Prompt(ctx, target, text)
+}
+
+func (h hooked) ClosePane(ctx context.Context, pane string) error {
+	h.before()
+	return h.Herdr.ClosePane(ctx, pane)
+}
+
+func TestTargetChangesBeforeDelivery(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name   string
+		change func(w *sockettest.World)
+		want   link.Code
+	}{
+		{"target closed", func(w *sockettest.World) { _ = w.Close("w1:p2") }, link.PeerNotFound},
+		{"target moved to another workspace", func(w *sockettest.World) { _, _ = w.Move("w1:p2", "w2") }, link.PeerNotFound},
+		{"occupant replaced", func(w *sockettest.World) { _ = w.Detect("w1:p2", "claude") }, link.SendFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := setup(t)
+			l := e.link("w1:p1")
+			l.Herdr = hooked{Herdr: l.Herdr, before: func() { tt.change(e.w) }}
+			_, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "hi"})
+			if code(err) != tt.want {
+				t.Fatalf("send: %v, want %s", err, tt.want)
+			}
+			if code(err) == link.PeerNotFound {
+				for _, id := range e.w.PaneIDs() {
+					if len(e.w.Inputs(id)) != 0 {
+						t.Fatalf("pane %s received %q", id, e.w.Inputs(id))
+					}
+				}
+			}
+		})
+	}
+	t.Run("close target vanished", func(t *testing.T) {
+		e := setup(t)
+		l := e.link("w1:p1")
+		l.Herdr = hooked{Herdr: l.Herdr, before: func() { _ = e.w.Close("w1:p2") }}
+		if _, err := l.Close(ctx, "reviewer"); code(err) != link.PeerNotFound {
+			t.Fatalf("close: %v", err)
+		}
+	})
+}
+
+func TestClose(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	// The caller needs no name: a plain shell pane can close peers.
+	shell := e.link("w1:p4")
+	e.roundTrips()
+	res, err := shell.Close(ctx, "reviewer")
+	if err != nil || res != (link.CloseResult{Status: "closed", Agent: "reviewer"}) {
+		t.Fatalf("close: %+v %v", res, err)
+	}
+	if rt := strings.Join(e.roundTrips(), ","); rt != "agent.list,pane.get,pane.close" {
+		t.Errorf("round trips from a shell %s", rt)
+	}
+	if _, ok := e.w.Agent("reviewer"); ok {
+		t.Fatal("reviewer still there")
+	}
+	// A named caller: two round trips; the live pane id is closed even
+	// after the target moved within the workspace.
+	if _, err := e.w.Move("w1:p8", "w1"); err != nil {
+		t.Fatal(err)
+	}
+	brain := e.link("w1:p1")
+	if _, err := brain.Close(ctx, "writer"); err != nil {
+		t.Fatal(err)
+	}
+	if rt := strings.Join(e.roundTrips(), ","); rt != "agent.list,pane.close" {
+		t.Errorf("round trips %s", rt)
+	}
+	// Herdr refusing: CLOSE_FAILED.
+	e.srv.SetFault(schema.MethodPaneClose, sockettest.Fault{Error: &schema.ErrorBody{Code: "confirmation_required", Message: "closing this pane would close a worktree group"}})
+	if _, err := brain.Close(ctx, "stuck"); code(err) != link.CloseFailed || err.Error() != "CLOSE_FAILED: Herdr did not close the agent's pane" {
+		t.Errorf("refused close: %v", err)
+	}
+}
+
+func TestTransportFailures(t *testing.T) {
+	ctx := context.Background()
+	ops := []struct {
+		name   string
+		method string
+		run    func(l *link.Link) error
+	}{
+		{"peers/list", schema.MethodAgentList, func(l *link.Link) error { _, err := l.Peers(ctx); return err }},
+		{"send/list", schema.MethodAgentList, func(l *link.Link) error { _, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "x"}); return err }},
+		{"send/prompt", schema.MethodAgentPrompt, func(l *link.Link) error { _, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "x"}); return err }},
+		{"close/list", schema.MethodAgentList, func(l *link.Link) error { _, err := l.Close(ctx, "reviewer"); return err }},
+		{"close/close", schema.MethodPaneClose, func(l *link.Link) error { _, err := l.Close(ctx, "reviewer"); return err }},
+	}
+	faults := map[string]sockettest.Fault{
+		"hang":    {Hang: true},
+		"drop":    {DropBeforeResponse: true},
+		"mid":     {DropMidResponse: true},
+		"garbage": {Garbage: true},
+		"wrongid": {WrongID: true},
+	}
+	for _, op := range ops {
+		for fname, f := range faults {
+			t.Run(op.name+"/"+fname, func(t *testing.T) {
+				e := setup(t) // a lost reply still has its side effects
+				e.srv.SetFault(op.method, f)
+				start := time.Now()
+				err := op.run(e.link("w1:p1"))
+				if code(err) != link.NotInHerdr {
+					t.Fatalf("err = %v, want NOT_IN_HERDR", err)
+				}
+				if el := time.Since(start); el > 2*time.Second {
+					t.Fatalf("took %v", el)
+				}
+			})
+		}
+	}
+	// No server at all.
+	l := &link.Link{Herdr: link.SocketHerdr{Client: &socket.Client{Path: "/nonexistent/herdr.sock"}}, PaneID: "w1:p1"}
+	if _, err := l.Peers(ctx); code(err) != link.NotInHerdr || !errors.Is(err, socket.ErrUnavailable) {
+		t.Fatalf("no server: %v", err)
+	}
+	// The caller's pane unknown to Herdr.
+	e := setup(t)
+	if _, err := e.link("w9:p9").Peers(ctx); code(err) != link.NotInHerdr {
+		t.Fatalf("unknown pane: %v", err)
+	}
+}
+
+func TestSelfBootstrap(t *testing.T) {
+	ctx := context.Background()
+	t.Run("names an unnamed occupant once", func(t *testing.T) {
+		e := setup(t)
+		l := e.link("w1:p3") // the unnamed pi
+		res, err := l.Peers(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !regexp.MustCompile(`^hl-[0-9a-f]{8}$`).MatchString(res.Self.Name) {
+			t.Fatalf("self name %q", res.Self.Name)
+		}
+		if a, _ := e.w.Agent("w1:p3"); a.Name == nil || *a.Name != res.Self.Name {
+			t.Fatalf("herdr has %+v", a)
+		}
+		// Later calls find it named: no second rename.
+		e.roundTrips()
+		again, _ := l.Peers(ctx)
+		if again.Self.Name != res.Self.Name || strings.Contains(strings.Join(e.roundTrips(), ","), "agent.rename") {
+			t.Fatalf("renamed again")
+		}
+	})
+	t.Run("never renames a named occupant", func(t *testing.T) {
+		e := setup(t)
+		if _, err := e.link("w1:p1").Bootstrap(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range e.srv.Methods() {
+			if m == "agent.rename" {
+				t.Fatal("a named occupant was renamed")
+			}
+		}
+	})
+	t.Run("collision regenerates within 3 attempts", func(t *testing.T) {
+		e := setup(t)
+		l := e.link("w1:p3")
+		gen := []string{"reviewer", "ops", "hl-00000003"}
+		var mu sync.Mutex
+		l.NameGen = func() string { mu.Lock(); defer mu.Unlock(); n := gen[0]; gen = gen[1:]; return n }
+		res, err := l.Peers(ctx)
+		if err != nil || res.Self.Name != "hl-00000003" {
+			t.Fatalf("%+v %v", res, err)
+		}
+		e2 := setup(t)
+		l2 := e2.link("w1:p3")
+		l2.NameGen = func() string { return "reviewer" }
+		if _, err := l2.Peers(ctx); code(err) != link.SelfUnnamed {
+			t.Fatalf("three collisions: %v", err)
+		}
+		renames := 0
+		for _, m := range e2.srv.Methods() {
+			if m == "agent.rename" {
+				renames++
+			}
+		}
+		if renames != 3 {
+			t.Fatalf("%d renames, want 3", renames)
+		}
+	})
+	t.Run("concurrent callers share one rename", func(t *testing.T) {
+		e := setup(t)
+		e.srv.SetFault(schema.MethodAgentRename, sockettest.Fault{Latency: 50 * time.Millisecond})
+		l := e.link("w1:p3")
+		var wg sync.WaitGroup
+		got := make([]string, 8)
+		for i := range got {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				res, err := l.Peers(ctx)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got[i] = res.Self.Name
+			}(i)
+		}
+		wg.Wait()
+		renames := 0
+		for _, m := range e.srv.Methods() {
+			if m == "agent.rename" {
+				renames++
+			}
+		}
+		if renames != 1 {
+			t.Fatalf("%d renames, want exactly 1", renames)
+		}
+		for _, n := range got {
+			if n != got[0] {
+				t.Fatalf("callers saw different names %v", got)
+			}
+		}
+	})
+	t.Run("waits for detection", func(t *testing.T) {
+		e := setup(t)
+		l := e.link("w1:p4") // a shell, not yet detected
+		l.ReadinessRetries, l.ReadinessDelay = 5, 20*time.Millisecond
+		go func() { time.Sleep(30 * time.Millisecond); _ = e.w.Detect("w1:p4", "claude") }()
+		name, err := l.Bootstrap(ctx)
+		if err != nil || !strings.HasPrefix(name, "hl-") {
+			t.Fatalf("%q %v", name, err)
+		}
+	})
+	t.Run("undetected occupant", func(t *testing.T) {
+		e := setup(t)
+		l := e.link("w1:p4")
+		l.ReadinessRetries = 2
+		if _, err := l.Bootstrap(ctx); code(err) != link.SelfUnnamed {
+			t.Fatalf("bootstrap: %v", err)
+		}
+		// Communication paths do not wait.
+		if _, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "x"}); code(err) != link.SelfUnnamed {
+			t.Fatalf("send: %v", err)
+		}
+	})
+	t.Run("transport failure stays NOT_IN_HERDR", func(t *testing.T) {
+		e := setup(t)
+		e.srv.SetFault(schema.MethodAgentRename, sockettest.Fault{Hang: true})
+		if _, err := e.link("w1:p3").Peers(ctx); code(err) != link.NotInHerdr {
+			t.Fatalf("rename hang: %v", err)
+		}
+	})
+}
+
+func TestGate(t *testing.T) {
+	tests := []struct {
+		env map[string]string
+		ok  bool
+	}{
+		{map[string]string{"HERDR_ENV": "1", "HERDR_PANE_ID": "w1:p1", "HERDR_SOCKET_PATH": "/s"}, true},
+		{map[string]string{"HERDR_ENV": "1", "HERDR_PANE_ID": "w1:p1", "HOME": "/h"}, true},
+		{map[string]string{"HERDR_PANE_ID": "w1:p1", "HERDR_SOCKET_PATH": "/s"}, false},
+		{map[string]string{"HERDR_ENV": "0", "HERDR_PANE_ID": "w1:p1", "HERDR_SOCKET_PATH": "/s"}, false},
+		{map[string]string{"HERDR_ENV": "1", "HERDR_SOCKET_PATH": "/s"}, false},
+	}
+	for _, tt := range tests {
+		g := link.CheckGate(func(k string) string { return tt.env[k] })
+		if g.OK != tt.ok {
+			t.Errorf("%v: gate %+v", tt.env, g)
+		}
+	}
+}

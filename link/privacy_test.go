@@ -1,0 +1,85 @@
+package link_test
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/link"
+	"github.com/herdr-link/herdr-link/schema"
+	"github.com/herdr-link/herdr-link/socket/sockettest"
+)
+
+var tokenRE = regexp.MustCompile(`[A-Za-z0-9_:]+`)
+
+// leaks returns the world ids that appear as whole tokens in text.
+func leaks(text string, ids map[string]bool) []string {
+	var out []string
+	for _, tok := range tokenRE.FindAllString(text, -1) {
+		if ids[tok] || strings.HasPrefix(tok, "term_") {
+			out = append(out, tok)
+		}
+	}
+	return out
+}
+
+// TestNoIDsInModelFacingText runs every operation from every pane of the
+// world, against every kind of Herdr answer, and checks that no result or
+// error text contains an id of the world.
+func TestNoIDsInModelFacingText(t *testing.T) {
+	ctx := context.Background()
+	faults := []struct {
+		method string
+		fault  sockettest.Fault
+	}{
+		{"", sockettest.Fault{}},
+		{schema.MethodAgentList, sockettest.Fault{Garbage: true}},
+		{schema.MethodAgentList, sockettest.Fault{Error: &schema.ErrorBody{Code: "server_unavailable", Message: "request handling failed: pane w1:p1 term_abc"}}},
+		{schema.MethodAgentPrompt, sockettest.Fault{Error: &schema.ErrorBody{Code: "agent_prompt_failed", Message: "agent w1:p2 failed"}}},
+		{schema.MethodPaneClose, sockettest.Fault{Error: &schema.ErrorBody{Code: "confirmation_required", Message: "pane w1:p2 in w1"}}},
+		{schema.MethodPaneGet, sockettest.Fault{Error: &schema.ErrorBody{Code: "pane_not_found", Message: "pane w1:p4 not found"}}},
+		{schema.MethodAgentRename, sockettest.Fault{Error: &schema.ErrorBody{Code: "agent_name_taken", Message: "agent name x is already used; candidates: terminal_id=term_1 pane_id=w1:p2 workspace_id=w1"}}},
+		{schema.MethodAgentPrompt, sockettest.Fault{WrongID: true}},
+	}
+	targets := []string{"brain", "reviewer", "stuck", "hooked", "flaky", "writer", "ops", "nobody", "Bad", "w1:p2", "w2", "term_1", ""}
+	checked := 0
+	for _, f := range faults {
+		e := setup(t)
+		e.srv.SetFault(f.method, f.fault)
+		ids := map[string]bool{}
+		for _, id := range e.w.IDs() {
+			ids[id] = true
+		}
+		for _, pane := range []string{"w1:p1", "w1:p3", "w1:p4", "w2:p1", "w9:p9"} {
+			l := e.link(pane)
+			var texts []string
+			add := func(v any, err error) {
+				if err != nil {
+					texts = append(texts, err.Error())
+					return
+				}
+				b, _ := jsonx.Marshal(v)
+				// Message ids are herdr-link's own; drop them before scanning.
+				texts = append(texts, regexp.MustCompile(`"id":"hl_[a-z0-9_]+"`).ReplaceAllString(string(b), ""))
+			}
+			add(l.Peers(ctx))
+			for _, to := range targets {
+				add(l.Send(ctx, link.SendRequest{To: to, Message: "hello " + to}))
+				add(l.Send(ctx, link.SendRequest{To: to, Message: " "}))
+				add(l.Send(ctx, link.SendRequest{To: to, Message: "x", ReplyTo: "w1:p1"}))
+			}
+			add(l.Close(ctx, "hooked"))
+			add(l.Close(ctx, "ops"))
+			add(l.Close(ctx, "nobody"))
+			for _, tx := range texts {
+				checked++
+				if l := leaks(tx, ids); len(l) > 0 {
+					t.Errorf("fault %s %+v from %s: %q leaks %v", f.method, f.fault, pane, tx, l)
+				}
+			}
+		}
+	}
+	t.Logf("%d model-facing texts checked", checked)
+}
