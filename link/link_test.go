@@ -373,8 +373,14 @@ func TestTransportFailures(t *testing.T) {
 		run    func(l *link.Link) error
 	}{
 		{"peers/list", schema.MethodAgentList, func(l *link.Link) error { _, err := l.Peers(ctx); return err }},
-		{"send/list", schema.MethodAgentList, func(l *link.Link) error { _, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "x"}); return err }},
-		{"send/prompt", schema.MethodAgentPrompt, func(l *link.Link) error { _, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "x"}); return err }},
+		{"send/list", schema.MethodAgentList, func(l *link.Link) error {
+			_, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "x"})
+			return err
+		}},
+		{"send/prompt", schema.MethodAgentPrompt, func(l *link.Link) error {
+			_, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "x"})
+			return err
+		}},
 		{"close/list", schema.MethodAgentList, func(l *link.Link) error { _, err := l.Close(ctx, "reviewer"); return err }},
 		{"close/close", schema.MethodPaneClose, func(l *link.Link) error { _, err := l.Close(ctx, "reviewer"); return err }},
 	}

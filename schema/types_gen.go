@@ -384,8 +384,8 @@ type ErrorBody struct {
 }
 
 type ErrorResponse struct {
-	Error ErrorBody `json:"error"`
 	ID    string    `json:"id"`
+	Error ErrorBody `json:"error"`
 }
 
 type EventDataWorkspaceCreated struct {

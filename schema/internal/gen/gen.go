@@ -7,7 +7,8 @@
 //     rewritten from "#/schemas/<root>/$defs/X" to "X"; two definitions with
 //     the same name must then be identical, or generation fails.
 //   - An object with properties becomes a struct. Property names are sorted
-//     as in the document; a tag property of a union variant comes first.
+//     as in the document; a union variant's tag, and a root response's id,
+//     come first.
 //     A required property is a plain field. An optional one gets
 //     ",omitempty", and becomes a pointer when its zero value would be
 //     ambiguous: nullable types, nested structs, and non-zero defaults
@@ -486,6 +487,15 @@ func (g *generator) emitUnion(name string, n *node, ut unionTag) error {
 	return nil
 }
 
+func (g *generator) isRoot(name string) bool {
+	for _, r := range g.roots {
+		if r.Title == name && len(r.Properties) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func (g *generator) emitStruct(name string, n *node, tagProp, tagValue string) error {
 	w := &g.types
 	var body bytes.Buffer
@@ -494,6 +504,9 @@ func (g *generator) emitStruct(name string, n *node, tagProp, tagValue string) e
 		props = append(props, pn)
 	}
 	sort.Strings(props)
+	if tagProp == "" && g.isRoot(name) {
+		tagProp = "id" // responses start with their id, as serde writes them
+	}
 	if tagProp != "" {
 		for i, p := range props {
 			if p == tagProp {
@@ -537,7 +550,7 @@ func (g *generator) emitStruct(name string, n *node, tagProp, tagValue string) e
 			tag += ",omitempty"
 		}
 		comment(&body, "\t", p.Description)
-		if pn == tagProp {
+		if pn == tagProp && tagValue != "" {
 			comment(&body, "\t", fmt.Sprintf("%s is the union tag, always %q; the union's MarshalJSON sets it.", fn, tagValue))
 		}
 		fmt.Fprintf(&body, "\t%s %s `json:%q`\n", fn, gt, tag)

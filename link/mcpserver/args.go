@@ -1,0 +1,122 @@
+package mcpserver
+
+import (
+	"bytes"
+	"errors"
+
+	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/link"
+)
+
+// parsedCall is a tools/call reduced to one operation.
+type parsedCall struct {
+	tool   string
+	action string // activate, peers, send, close
+	send   link.SendRequest
+	agent  string
+}
+
+// Argument errors. Their text is fixed: arguments are never echoed back.
+var (
+	errArgsObject = errors.New("arguments must be a JSON object")
+	errSendArgs   = errors.New(`send needs {"to": string, "message": string, "reply_to"?: string}`)
+	errCloseArgs  = errors.New(`close needs {"agent": string}`)
+	errAction     = errors.New(`action must be one of "activate", "peers", "send", "close"`)
+)
+
+type rawArgs map[string]jsonx.RawMessage
+
+func objectArgs(raw jsonx.RawMessage) (rawArgs, error) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || string(t) == "null" {
+		return rawArgs{}, nil
+	}
+	if t[0] != '{' {
+		return nil, errArgsObject
+	}
+	var m rawArgs
+	if err := jsonx.Unmarshal(t, &m); err != nil {
+		return nil, errArgsObject
+	}
+	return m, nil
+}
+
+// str reads an optional string field; null counts as absent.
+func (a rawArgs) str(key string) (string, bool, error) {
+	v, ok := a[key]
+	if !ok || string(bytes.TrimSpace(v)) == "null" {
+		return "", false, nil
+	}
+	var s string
+	if err := jsonx.Unmarshal(v, &s); err != nil {
+		return "", true, err
+	}
+	return s, true, nil
+}
+
+func parseSend(a rawArgs) (link.SendRequest, error) {
+	to, okTo, err1 := a.str("to")
+	msg, okMsg, err2 := a.str("message")
+	rt, _, err3 := a.str("reply_to")
+	if !okTo || !okMsg || err1 != nil || err2 != nil || err3 != nil {
+		return link.SendRequest{}, errSendArgs
+	}
+	return link.SendRequest{To: to, Message: msg, ReplyTo: rt}, nil
+}
+
+func parseClose(a rawArgs) (string, error) {
+	agent, ok, err := a.str("agent")
+	if !ok || err != nil {
+		return "", errCloseArgs
+	}
+	return agent, nil
+}
+
+func parseAction(c *parsedCall, action string, a rawArgs) error {
+	c.action = action
+	switch action {
+	case "peers":
+		return nil
+	case "send":
+		var err error
+		c.send, err = parseSend(a)
+		return err
+	case "close":
+		var err error
+		c.agent, err = parseClose(a)
+		return err
+	}
+	return errAction
+}
+
+func parseCall(tool string, raw jsonx.RawMessage) (parsedCall, error) {
+	c := parsedCall{tool: tool}
+	a, err := objectArgs(raw)
+	if err != nil {
+		return c, err
+	}
+	switch tool {
+	case ToolPeers:
+		return c, parseAction(&c, "peers", a)
+	case ToolSend:
+		return c, parseAction(&c, "send", a)
+	case ToolClose:
+		return c, parseAction(&c, "close", a)
+	}
+	// The gateway.
+	action, _, err := a.str("action")
+	if err != nil {
+		return c, errAction
+	}
+	if action == "" || action == "activate" {
+		c.action = "activate"
+		return c, nil
+	}
+	inner := a
+	if v, ok := a["arguments"]; ok && string(bytes.TrimSpace(v)) != "null" {
+		if inner, err = objectArgs(v); err != nil {
+			return c, err
+		}
+	}
+	return c, parseAction(&c, action, inner)
+}

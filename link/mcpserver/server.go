@@ -1,0 +1,378 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/link"
+)
+
+// Protocol revisions the server speaks; anything else is answered with
+// the newest.
+var revisions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
+
+const latestRevision = "2025-11-25"
+
+// Options configure a server.
+type Options struct {
+	// Link runs the operations. Nil means the environment gate failed:
+	// the tool list is empty and every call answers NOT_IN_HERDR.
+	Link *link.Link
+	// Version is reported as serverInfo.version.
+	Version string
+	// Logger receives operator logs (stderr); nil discards them.
+	Logger *slog.Logger
+	// MaxLineBytes bounds an incoming line (DefaultMaxLineBytes when 0).
+	MaxLineBytes int
+	// Bootstrap runs the self bootstrap in the background after
+	// initialize, when Link is set.
+	Bootstrap bool
+	// ShutdownGrace bounds the wait for in-flight calls after the input
+	// ends or ctx is cancelled (500 ms when 0).
+	ShutdownGrace time.Duration
+}
+
+// Serve runs an MCP server on one connection (in, out) until in reaches
+// EOF or ctx is cancelled; in-flight tool calls are then cancelled. It
+// returns nil on an orderly end.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error {
+	log := opt.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st := newStream(in, out, opt.MaxLineBytes, log)
+	h := &handler{opt: opt, log: log, ctx: ctx, inflight: map[jsonrpc2.ID]*inflight{}}
+	conn := jsonrpc2.NewConn(ctx, st, h, jsonrpc2.SetLogger(discardLogger{}))
+	select {
+	case <-conn.DisconnectNotify():
+		log.Debug("mcp: input closed")
+	case <-ctx.Done():
+		log.Debug("mcp: stopping", "cause", context.Cause(ctx))
+	}
+	cancel()
+	h.cancelAll()
+	grace := opt.ShutdownGrace
+	if grace <= 0 {
+		grace = 500 * time.Millisecond
+	}
+	done := make(chan struct{})
+	go func() { h.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		log.Warn("mcp: in-flight calls did not stop in time")
+	}
+	_ = conn.Close()
+	_ = st.Close()
+	return nil
+}
+
+type discardLogger struct{}
+
+func (discardLogger) Printf(string, ...any) {}
+
+type inflight struct {
+	cancel    context.CancelFunc
+	cancelled bool
+}
+
+type handler struct {
+	opt Options
+	log *slog.Logger
+	ctx context.Context
+
+	mu       sync.Mutex
+	revision string
+	active   bool
+	bootOnce sync.Once
+	inflight map[jsonrpc2.ID]*inflight
+	wg       sync.WaitGroup
+	shutdown bool
+}
+
+func (h *handler) structured() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.revision >= "2025-06-18"
+}
+
+func (h *handler) cancelAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.shutdown = true
+	for _, f := range h.inflight {
+		f.cancel()
+	}
+}
+
+// Handle runs in the connection's read loop, so protocol messages and
+// activation are processed in arrival order; tool work runs in goroutines.
+func (h *handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.log.Error("mcp: handler panic", "method", req.Method, "panic", p, "stack", string(debug.Stack()))
+			if !req.Notif {
+				_ = conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: codeInternalError, Message: "Internal error"})
+			}
+		}
+	}()
+	if req.Notif {
+		h.notification(req)
+		return
+	}
+	switch req.Method {
+	case "initialize":
+		h.initialize(ctx, conn, req)
+	case "ping":
+		_ = conn.Reply(ctx, req.ID, struct{}{})
+	case "tools/list":
+		h.mu.Lock()
+		active := h.active
+		h.mu.Unlock()
+		_ = conn.Reply(ctx, req.ID, map[string]any{"tools": toolList(h.opt.Link != nil, active, h.structured())})
+	case "tools/call":
+		h.toolsCall(ctx, conn, req)
+	default:
+		_ = conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: codeMethodNotFound, Message: "Method not found: " + req.Method})
+	}
+}
+
+func (h *handler) notification(req *jsonrpc2.Request) {
+	switch req.Method {
+	case "notifications/cancelled":
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+			Reason    string          `json:"reason"`
+		}
+		if req.Params == nil || jsonx.Unmarshal(*req.Params, &p) != nil {
+			return
+		}
+		var id jsonrpc2.ID
+		if err := json.Unmarshal(p.RequestID, &id); err != nil {
+			return
+		}
+		h.mu.Lock()
+		if f, ok := h.inflight[id]; ok {
+			f.cancelled = true
+			f.cancel()
+		}
+		h.mu.Unlock()
+		h.log.Debug("mcp: cancelled", "id", id.String(), "reason", p.Reason)
+	case "notifications/initialized":
+		h.startBootstrap()
+	}
+}
+
+func (h *handler) startBootstrap() {
+	if !h.opt.Bootstrap || h.opt.Link == nil {
+		return
+	}
+	h.bootOnce.Do(func() {
+		h.wg.Add(1)
+		go func() {
+			defer h.wg.Done()
+			ctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
+			defer cancel()
+			name, err := h.opt.Link.Bootstrap(ctx)
+			if err != nil {
+				h.log.Info("start-up self bootstrap did not name this agent", "err", err)
+				return
+			}
+			h.log.Info("start-up self bootstrap", "name", name)
+		}()
+	})
+}
+
+func (h *handler) initialize(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	var p struct {
+		ProtocolVersion string `json:"protocolVersion"`
+		ClientInfo      struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		} `json:"clientInfo"`
+	}
+	if req.Params != nil {
+		_ = jsonx.Unmarshal(*req.Params, &p)
+	}
+	rev := latestRevision
+	for _, r := range revisions {
+		if r == p.ProtocolVersion {
+			rev = r
+		}
+	}
+	h.mu.Lock()
+	h.revision = rev
+	h.mu.Unlock()
+	h.log.Info("mcp: initialize", "client", p.ClientInfo.Name, "client_version", p.ClientInfo.Version, "asked", p.ProtocolVersion, "revision", rev, "in_herdr", h.opt.Link != nil)
+	version := h.opt.Version
+	if version == "" {
+		version = "dev"
+	}
+	res := map[string]any{
+		"protocolVersion": rev,
+		"capabilities":    map[string]any{"tools": map[string]any{"listChanged": true}},
+		"serverInfo":      map[string]any{"name": "herdr-link", "title": "Herdr Link", "version": version},
+	}
+	if h.opt.Link != nil {
+		res["instructions"] = "Herdr Link connects you with the other AI agents of this Herdr workspace. Call the herdr_link tool with {} when the user asks you to work with them, or when you receive a herdr-link/1 message."
+	}
+	_ = conn.Reply(ctx, req.ID, res)
+	// Hosts that skip notifications/initialized still get the bootstrap.
+	h.startBootstrap()
+}
+
+// callParams is tools/call's params.
+type callParams struct {
+	Name      string           `json:"name"`
+	Arguments jsonx.RawMessage `json:"arguments"`
+}
+
+func (h *handler) toolsCall(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	var p callParams
+	if req.Params == nil || jsonx.Unmarshal(*req.Params, &p) != nil || p.Name == "" {
+		_ = conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: codeInvalidParams, Message: "Invalid params: tools/call needs {\"name\": string, \"arguments\"?: object}"})
+		return
+	}
+	if !knownTool(p.Name) {
+		_ = conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: codeInvalidParams, Message: "Unknown tool: " + p.Name})
+		return
+	}
+	if h.opt.Link == nil {
+		h.reply(ctx, conn, req.ID, errorResult(link.ErrNotInHerdr.Code, "this process is not running in a Herdr pane (HERDR_ENV=1 and HERDR_PANE_ID are required)"))
+		return
+	}
+	call, perr := parseCall(p.Name, p.Arguments)
+	// Any call of a herdr-link tool activates the connection, once.
+	h.activate(ctx, conn)
+	if perr != nil {
+		h.reply(ctx, conn, req.ID, errorResult(link.InvalidArgument, perr.Error()))
+		return
+	}
+	if call.action == "activate" {
+		h.reply(ctx, conn, req.ID, h.success(activationText(), activationResult()))
+		return
+	}
+	tctx, cancel := context.WithCancel(h.ctx)
+	f := &inflight{cancel: cancel}
+	h.mu.Lock()
+	if h.shutdown {
+		h.mu.Unlock()
+		cancel()
+		return
+	}
+	h.inflight[req.ID] = f
+	h.wg.Add(1)
+	h.mu.Unlock()
+	go func() {
+		defer h.wg.Done()
+		defer cancel()
+		res := h.run(tctx, call)
+		h.mu.Lock()
+		delete(h.inflight, req.ID)
+		cancelled := f.cancelled
+		h.mu.Unlock()
+		if cancelled {
+			return // the client cancelled: no response
+		}
+		h.reply(h.ctx, conn, req.ID, res)
+	}()
+}
+
+// activate switches the connection to the active surface and notifies the
+// client, before the activating call's response.
+func (h *handler) activate(ctx context.Context, conn *jsonrpc2.Conn) {
+	h.mu.Lock()
+	was := h.active
+	h.active = true
+	h.mu.Unlock()
+	if !was {
+		h.log.Info("mcp: activated")
+		if err := conn.Notify(ctx, "notifications/tools/list_changed", nil); err != nil {
+			h.log.Debug("mcp: list_changed not sent", "err", err)
+		}
+	}
+}
+
+func (h *handler) reply(ctx context.Context, conn *jsonrpc2.Conn, id jsonrpc2.ID, res toolResult) {
+	b, err := jsonx.Marshal(res)
+	if err != nil {
+		_ = conn.ReplyWithError(ctx, id, &jsonrpc2.Error{Code: codeInternalError, Message: "Internal error"})
+		return
+	}
+	if err := conn.Reply(ctx, id, json.RawMessage(b)); err != nil && !errors.Is(err, jsonrpc2.ErrClosed) {
+		h.log.Debug("mcp: reply not sent", "err", err)
+	}
+}
+
+// run executes a tool call and turns its outcome into a tool result.
+func (h *handler) run(ctx context.Context, c parsedCall) (res toolResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.log.Error("mcp: tool panic", "tool", c.tool, "panic", p, "stack", string(debug.Stack()))
+			res = errorResult(link.NotInHerdr, "herdr-link failed internally")
+		}
+	}()
+	l := h.opt.Link
+	start := time.Now()
+	var out any
+	var err error
+	switch c.action {
+	case "peers":
+		out, err = l.Peers(ctx)
+	case "send":
+		out, err = l.Send(ctx, c.send)
+	case "close":
+		out, err = l.Close(ctx, c.agent)
+	default:
+		err = fmt.Errorf("unknown action %q", c.action)
+	}
+	h.log.Debug("mcp: tool call", "tool", c.tool, "action", c.action, "took", time.Since(start), "err", err)
+	if err != nil {
+		var le *link.Error
+		if errors.As(err, &le) {
+			if cause := errors.Unwrap(le); cause != nil {
+				h.log.Info("mcp: tool failed", "tool", c.tool, "code", le.Code, "cause", cause)
+			}
+			return toolResult{Content: []content{{Type: "text", Text: le.Error()}}, IsError: true}
+		}
+		h.log.Error("mcp: unclassified failure", "err", err)
+		return errorResult(link.NotInHerdr, "herdr-link failed internally")
+	}
+	b, _ := jsonx.Marshal(out)
+	return h.success(string(b), out)
+}
+
+type content struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type toolResult struct {
+	Content           []content `json:"content"`
+	StructuredContent any       `json:"structuredContent,omitempty"`
+	IsError           bool      `json:"isError,omitempty"`
+}
+
+func (h *handler) success(text string, structured any) toolResult {
+	r := toolResult{Content: []content{{Type: "text", Text: text}}}
+	if h.structured() {
+		r.StructuredContent = structured
+	}
+	return r
+}
+
+func errorResult(code link.Code, detail string) toolResult {
+	return toolResult{Content: []content{{Type: "text", Text: string(code) + ": " + detail}}, IsError: true}
+}
