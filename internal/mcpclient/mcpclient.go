@@ -161,11 +161,12 @@ func (c *Client) send(v any) error {
 func (c *Client) Call(ctx context.Context, method string, params any) (jsonx.RawMessage, error) {
 	c.mu.Lock()
 	c.seq++
-	id := strconv.FormatInt(c.seq, 10)
+	seq := c.seq
+	id := strconv.FormatInt(seq, 10)
 	ch := make(chan Message, 1)
 	c.pending[id] = ch
 	c.mu.Unlock()
-	req := map[string]any{"jsonrpc": "2.0", "id": c.seq, "method": method}
+	req := map[string]any{"jsonrpc": "2.0", "id": seq, "method": method}
 	if params != nil {
 		req["params"] = params
 	}

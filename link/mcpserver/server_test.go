@@ -1,0 +1,446 @@
+package mcpserver_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/internal/mcpclient"
+	"github.com/herdr-link/herdr-link/link"
+	"github.com/herdr-link/herdr-link/link/mcpserver"
+	"github.com/herdr-link/herdr-link/schema"
+	"github.com/herdr-link/herdr-link/socket/sockettest"
+)
+
+func TestInitializeRevisions(t *testing.T) {
+	tests := map[string]string{
+		"2024-11-05": "2024-11-05", "2025-03-26": "2025-03-26", "2025-06-18": "2025-06-18", "2025-11-25": "2025-11-25",
+		"2026-07-28": "2025-11-25", "1999-01-01": "2025-11-25", "": "2025-11-25",
+	}
+	for asked, want := range tests {
+		h := start(t, hopt{})
+		out := h.call(1, "initialize", fmt.Sprintf(`{"protocolVersion":%q,"capabilities":{}}`, asked))
+		var r struct {
+			Result struct {
+				ProtocolVersion string
+				Capabilities    map[string]any
+				ServerInfo      struct{ Name, Version string }
+			}
+		}
+		if err := jsonx.Unmarshal([]byte(out[0]), &r); err != nil || r.Result.ProtocolVersion != want || r.Result.ServerInfo.Name != "herdr-link" || r.Result.ServerInfo.Version != "test" {
+			t.Errorf("asked %q: %s", asked, out[0])
+		}
+		if !strings.Contains(out[0], `"capabilities":{"tools":{"listChanged":true}}`) {
+			t.Errorf("capabilities: %s", out[0])
+		}
+	}
+}
+
+// Initialize and tools/list never wait on Herdr, even a hung one.
+func TestStartupNeverWaitsOnHerdr(t *testing.T) {
+	h := start(t, hopt{pane: "w1:p3", opts: func(o *mcpserver.Options) { o.Bootstrap = true }})
+	h.srv.SetFault("", sockettest.Fault{Hang: true})
+	start := time.Now()
+	h.call(1, "initialize", `{"protocolVersion":"2025-06-18"}`)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	h.call(2, "tools/list", "")
+	if el := time.Since(start); el > 500*time.Millisecond {
+		t.Fatalf("start-up took %v against a hung Herdr", el)
+	}
+}
+
+func TestBootstrapOnStart(t *testing.T) {
+	h := start(t, hopt{pane: "w1:p3", opts: func(o *mcpserver.Options) { o.Bootstrap = true }})
+	h.call(1, "initialize", `{"protocolVersion":"2025-06-18"}`)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if a, _ := h.world.Agent("w1:p3"); a.Name != nil && strings.HasPrefix(*a.Name, "hl-") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the unnamed occupant was not named at start-up")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	renames := 0
+	for _, m := range h.srv.Methods() {
+		if m == schema.MethodAgentRename {
+			renames++
+		}
+	}
+	if renames != 1 {
+		t.Fatalf("%d renames", renames)
+	}
+}
+
+func TestActivation(t *testing.T) {
+	forms := []struct {
+		name, tool, args string
+	}{
+		{"gateway {}", "herdr_link", `{}`},
+		{"gateway activate", "herdr_link", `{"action":"activate"}`},
+		{"gateway no arguments", "herdr_link", ``},
+		{"direct peers", "herdr_link_peers", `{}`},
+		{"direct send", "herdr_link_send", `{"to":"reviewer","message":"hi"}`},
+		{"direct close", "herdr_link_close", `{"agent":"nobody"}`},
+		{"gateway action", "herdr_link", `{"action":"peers"}`},
+		{"invalid arguments", "herdr_link_send", `{"to":1}`},
+	}
+	for _, f := range forms {
+		t.Run(f.name, func(t *testing.T) {
+			h := start(t, hopt{})
+			h.call(1, "initialize", `{"protocolVersion":"2025-06-18"}`)
+			// Listing has no side effects.
+			for i := 0; i < 3; i++ {
+				if out := h.call(10+i, "tools/list", ""); len(out) != 1 || strings.Count(out[0], `"name":"herdr_link`) != 1 {
+					t.Fatalf("dormant list: %v", out)
+				}
+			}
+			params := fmt.Sprintf(`{"name":%q}`, f.tool)
+			if f.args != "" {
+				params = fmt.Sprintf(`{"name":%q,"arguments":%s}`, f.tool, f.args)
+			}
+			out := h.call(2, "tools/call", params)
+			if len(out) != 2 || out[0] != `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` {
+				t.Fatalf("want list_changed then the response, got %v", out)
+			}
+			list := h.call(3, "tools/list", "")
+			names := regexp.MustCompile(`"name":"(herdr_link[a-z_]*)"`).FindAllStringSubmatch(list[0], -1)
+			var got []string
+			for _, n := range names {
+				got = append(got, n[1])
+			}
+			if strings.Join(got, ",") != "herdr_link,herdr_link_peers,herdr_link_send,herdr_link_close" {
+				t.Fatalf("active list %v", got)
+			}
+			// Exactly one list_changed per connection.
+			out = h.call(4, "tools/call", `{"name":"herdr_link","arguments":{}}`)
+			out = append(out, h.call(5, "tools/call", `{"name":"herdr_link_peers"}`)...)
+			for _, l := range out {
+				if strings.Contains(l, "list_changed") {
+					t.Fatalf("a second list_changed: %v", out)
+				}
+			}
+		})
+	}
+}
+
+func TestToolDefinitions(t *testing.T) {
+	h := start(t, hopt{})
+	h.call(1, "initialize", `{"protocolVersion":"2025-11-25"}`)
+	h.call(2, "tools/call", `{"name":"herdr_link"}`)
+	var r struct {
+		Result struct {
+			Tools []struct {
+				Name         string
+				Title        string
+				Description  string
+				InputSchema  map[string]any
+				OutputSchema map[string]any
+				Annotations  map[string]any
+			}
+		}
+	}
+	if err := jsonx.Unmarshal([]byte(h.call(3, "tools/list", "")[0]), &r); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]bool{ // readOnly, destructive
+		"herdr_link": {true, false}, "herdr_link_peers": {true, false}, "herdr_link_send": {false, false}, "herdr_link_close": {false, true},
+	}
+	for _, tool := range r.Result.Tools {
+		w := want[tool.Name]
+		if tool.Title == "" || tool.Annotations["title"] == "" || tool.Annotations["readOnlyHint"] != w[0] || tool.Annotations["destructiveHint"] != w[1] {
+			t.Errorf("%s: title %q annotations %v", tool.Name, tool.Title, tool.Annotations)
+		}
+		for _, k := range []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"} {
+			if _, ok := tool.Annotations[k]; !ok {
+				t.Errorf("%s: annotation %s not explicit", tool.Name, k)
+			}
+		}
+		if tool.InputSchema["type"] != "object" || tool.OutputSchema["type"] != "object" {
+			t.Errorf("%s: schemas %v %v", tool.Name, tool.InputSchema, tool.OutputSchema)
+		}
+		if len(tool.Name) > 64 || !regexp.MustCompile(`^[a-z0-9_]+$`).MatchString(tool.Name) {
+			t.Errorf("tool name %q", tool.Name)
+		}
+	}
+	// The gateway's active description and the activation result carry the contract.
+	if !strings.Contains(r.Result.Tools[0].Description, link.Contract) {
+		t.Error("active gateway description lacks the contract")
+	}
+	act := h.call(4, "tools/call", `{"name":"herdr_link","arguments":{}}`)[0]
+	var ar struct {
+		Result mcpclient.ToolResult `json:"result"`
+	}
+	_ = jsonx.Unmarshal([]byte(act), &ar)
+	if !strings.Contains(ar.Result.Text(), link.Contract) || !strings.Contains(ar.Result.Text(), `{"action":"send","arguments":{"to":"<name>","message":"<text>"}}`) {
+		t.Errorf("activation result lacks the contract or gateway usage: %s", ar.Result.Text())
+	}
+}
+
+// A ping is never stuck behind slow tool calls, and tool calls run
+// concurrently.
+func TestPingNotBlockedAndConcurrency(t *testing.T) {
+	h := start(t, hopt{timeout: 3 * time.Second})
+	h.call(1, "initialize", `{"protocolVersion":"2025-06-18"}`)
+	h.call(2, "tools/call", `{"name":"herdr_link"}`)
+	h.srv.SetFault(schema.MethodAgentList, sockettest.Fault{Latency: 300 * time.Millisecond})
+	start := time.Now()
+	for i := 0; i < 4; i++ {
+		h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"herdr_link_peers"}}`, 10+i))
+	}
+	h.send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
+	if l := h.next(); l != `{"id":"ping","result":{},"jsonrpc":"2.0"}` {
+		t.Fatalf("first answer %s, want the ping", l)
+	}
+	if el := time.Since(start); el > 200*time.Millisecond {
+		t.Fatalf("ping answered after %v", el)
+	}
+	for i := 0; i < 4; i++ {
+		h.next()
+	}
+	if el := time.Since(start); el > 1100*time.Millisecond {
+		t.Fatalf("4 calls of 300 ms took %v: not concurrent", el)
+	}
+}
+
+func TestCancellation(t *testing.T) {
+	h := start(t, hopt{timeout: 5 * time.Second})
+	h.call(1, "initialize", `{"protocolVersion":"2025-06-18"}`)
+	h.call(2, "tools/call", `{"name":"herdr_link"}`)
+	h.srv.SetFault(schema.MethodAgentList, sockettest.Fault{Hang: true})
+	h.send(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"herdr_link_peers"}}`)
+	time.Sleep(50 * time.Millisecond)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"user"}}`)
+	h.srv.ClearFaults()
+	// The cancelled call is never answered; the next one is.
+	out := h.call(3, "tools/call", `{"name":"herdr_link_peers"}`)
+	for _, l := range out {
+		if strings.Contains(l, `"slow"`) {
+			t.Fatalf("cancelled call answered: %s", l)
+		}
+	}
+	h.quiet()
+	// A cancel for an unknown or finished request is tolerated.
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":12345}}`)
+	h.quiet()
+}
+
+func TestEOFEndsServingAndCancelsCalls(t *testing.T) {
+	h := start(t, hopt{timeout: 30 * time.Second})
+	h.call(1, "initialize", `{"protocolVersion":"2025-06-18"}`)
+	h.call(2, "tools/call", `{"name":"herdr_link"}`)
+	h.srv.SetFault("", sockettest.Fault{Hang: true})
+	h.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"herdr_link_peers"}}`)
+	time.Sleep(30 * time.Millisecond)
+	start := time.Now()
+	h.w.Close()
+	select {
+	case err := <-h.done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("Serve did not return within 1s of EOF")
+	}
+	if el := time.Since(start); el > time.Second {
+		t.Fatalf("took %v", el)
+	}
+}
+
+func TestLastLineWithoutNewline(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		_ = mcpserver.Serve(context.Background(), inR, outW, mcpserver.Options{})
+		outW.Close()
+		close(done)
+	}()
+	go func() {
+		_, _ = inW.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		inW.Close()
+	}()
+	out, _ := io.ReadAll(outR)
+	<-done
+	if strings.TrimSpace(string(out)) != `{"id":1,"result":{},"jsonrpc":"2.0"}` {
+		t.Fatalf("output %q", out)
+	}
+}
+
+// panicky makes every Herdr call panic.
+type panicky struct{ link.Herdr }
+
+func (panicky) ListAgents(context.Context) ([]link.Agent, error) { panic("boom") }
+
+func TestToolPanicIsContained(t *testing.T) {
+	h := start(t, hopt{opts: func(o *mcpserver.Options) {
+		o.Link = &link.Link{Herdr: panicky{}, PaneID: "w1:p1"}
+	}})
+	h.call(1, "initialize", `{"protocolVersion":"2025-06-18"}`)
+	out := h.call(2, "tools/call", `{"name":"herdr_link_peers"}`)
+	if !strings.Contains(out[len(out)-1], `"isError":true`) {
+		t.Fatalf("panic result %v", out)
+	}
+	h.call(3, "ping", "")
+}
+
+// TestModelFacingTextHasNoIDs is the privacy property over every tool
+// path: whatever is called, through which tool, from which pane, against
+// which Herdr answer, no tools/call result and no tools/list text contains
+// an id of the world.
+func TestModelFacingTextHasNoIDs(t *testing.T) {
+	faults := []sockettest.Fault{
+		{},
+		{Error: &schema.ErrorBody{Code: "agent_prompt_failed", Message: "w1:p2 term_63a1 w1"}},
+		{Garbage: true},
+		{DropMidResponse: true},
+	}
+	calls := []string{`{"name":"herdr_link"}`, `{"name":"herdr_link","arguments":{"action":"peers"}}`, `{"name":"herdr_link_peers"}`}
+	for _, to := range []string{"reviewer", "stuck", "ops", "nobody", "w1:p2", "w2", "BAD"} {
+		calls = append(calls,
+			fmt.Sprintf(`{"name":"herdr_link_send","arguments":{"to":%q,"message":"hi"}}`, to),
+			fmt.Sprintf(`{"name":"herdr_link","arguments":{"action":"send","to":%q,"message":" "}}`, to),
+			fmt.Sprintf(`{"name":"herdr_link_send","arguments":{"to":%q,"message":"x","reply_to":"w1:p1"}}`, to),
+			fmt.Sprintf(`{"name":"herdr_link_close","arguments":{"agent":%q}}`, to),
+		)
+	}
+	idRE := regexp.MustCompile(`[A-Za-z0-9_:]+`)
+	checked := 0
+	for _, pane := range []string{"w1:p1", "w1:p3", "w1:p4", "w2:p1", "w9:p9"} {
+		for fi, f := range faults {
+			h := start(t, hopt{pane: pane, timeout: time.Second})
+			ids := map[string]bool{}
+			for _, id := range h.world.IDs() {
+				ids[id] = true
+			}
+			h.call(1, "initialize", `{"protocolVersion":"2025-06-18"}`)
+			for _, m := range []string{schema.MethodAgentPrompt, schema.MethodPaneClose, schema.MethodAgentRename} {
+				h.srv.SetFault(m, f)
+			}
+			for i, c := range calls {
+				for _, l := range h.call(100+i, "tools/call", c) {
+					// herdr-link's own message ids are not Herdr ids.
+					l = hlIDRE.ReplaceAllString(l, "hl_ID")
+					for _, tok := range idRE.FindAllString(l, -1) {
+						if ids[tok] || strings.HasPrefix(tok, "term_") {
+							t.Errorf("pane %s fault %d call %s: %s leaks %q", pane, fi, c, l, tok)
+						}
+					}
+					checked++
+				}
+			}
+			for _, tok := range idRE.FindAllString(h.call(2, "tools/list", "")[0], -1) {
+				if ids[tok] {
+					t.Errorf("tools/list leaks %q", tok)
+				}
+			}
+		}
+	}
+	t.Logf("%d model-facing lines checked", checked)
+}
+
+// TestSoak runs 1,000 mixed tool calls with 16 in flight; every call gets
+// exactly one answer.
+func TestSoak(t *testing.T) {
+	w := newWorld(t)
+	srv := sockettest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := srv.Client()
+	opt := mcpserver.Options{Link: &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: "w1:p1"}}
+	go func() { _ = mcpserver.Serve(context.Background(), inR, outW, opt); outW.Close() }()
+	cl := mcpclient.New(outR, inW)
+	defer cl.Close()
+	ctx := context.Background()
+	if _, err := cl.Initialize(ctx, "2025-06-18"); err != nil {
+		t.Fatal(err)
+	}
+	const total, inFlight = 1000, 16
+	sem := make(chan struct{}, inFlight)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	counts := map[string]int{}
+	for i := 0; i < total; i++ {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(i int) {
+			defer func() { <-sem; wg.Done() }()
+			var name string
+			var args map[string]any
+			switch i % 5 {
+			case 0:
+				name = "herdr_link_peers"
+			case 1:
+				name, args = "herdr_link_send", map[string]any{"to": "reviewer", "message": fmt.Sprint("m", i)}
+			case 2:
+				name, args = "herdr_link", map[string]any{"action": "send", "to": "ops", "message": "x"}
+			case 3:
+				name, args = "herdr_link_close", map[string]any{"agent": "nobody"}
+			case 4:
+				if _, err := cl.Call(ctx, "ping", nil); err != nil {
+					t.Error(err)
+				}
+				mu.Lock()
+				counts["ping"]++
+				mu.Unlock()
+				return
+			}
+			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			r, err := cl.CallTool(cctx, name, args)
+			if err != nil {
+				t.Errorf("call %d: %v", i, err)
+				return
+			}
+			mu.Lock()
+			counts[strings.SplitN(r.Text(), ":", 2)[0]]++
+			mu.Unlock()
+		}(i)
+	}
+	wg.Wait()
+	sum := 0
+	for _, n := range counts {
+		sum += n
+	}
+	if sum != total || counts["PEER_NOT_FOUND"] != 400 || counts["ping"] != 200 {
+		t.Fatalf("answers %v (sum %d)", counts, sum)
+	}
+	sends := 0
+	for _, s := range w.Inputs("w1:p2") {
+		if _, ok := link.Extract(s); ok {
+			sends++
+		}
+	}
+	if sends != 200 {
+		t.Fatalf("reviewer received %d envelopes, want 200", sends)
+	}
+}
+
+func FuzzStream(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" + `[1]` + "\n"))
+	f.Add([]byte("\x00\xff\n{\n}\n"))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1e400,"method":"ping"}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		// Whatever arrives, the server answers and keeps serving: a ping
+		// sent after the input is still answered.
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		go func() { _ = mcpserver.Serve(context.Background(), inR, outW, mcpserver.Options{MaxLineBytes: 1024}); outW.Close() }()
+		cl := mcpclient.New(outR, inW)
+		go func() { _, _ = inW.Write(append(append([]byte{}, in...), '\n')) }()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := cl.Call(ctx, "ping", nil); err != nil {
+			t.Fatalf("server stopped serving after %q: %v", in, err)
+		}
+		inW.Close()
+	})
+}
