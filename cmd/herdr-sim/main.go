@@ -5,7 +5,7 @@
 //
 //	herdr-sim serve [--socket PATH] [--world FILE] [--poll-read] [--protocol N] [--fault METHOD:KIND[=ARG]]...
 //	herdr-sim agent list | get T | prompt T TEXT [--wait [--until S]... [--timeout MS]] | rename T NAME|--clear
-//	herdr-sim pane list [--workspace W] | get ID | close ID
+//	herdr-sim pane list [--workspace W] | get ID | close ID | read ID [--lines N]
 //	herdr-sim workspace list | tab list [--workspace W] | api snapshot
 //	herdr-sim world
 //
@@ -44,7 +44,7 @@ const usage = `usage:
   herdr-sim serve [flags]           serve a simulated Herdr socket until SIGINT/SIGTERM
   herdr-sim world                   print the built-in world file
   herdr-sim agent list|get|prompt|rename ...   the herdr CLI's agent verbs
-  herdr-sim pane list|get|close ...            the herdr CLI's pane verbs
+  herdr-sim pane list|get|close|read ...       the herdr CLI's pane verbs
   herdr-sim workspace list | tab list | api snapshot
 `
 
@@ -255,6 +255,20 @@ func parseCLI(args []string) (cliRequest, error) {
 			return cliRequest{id, schema.MethodTabList, schema.TabListParams{WorkspaceID: wp}}, nil
 		}
 		return cliRequest{id, schema.MethodPaneList, schema.PaneListParams{WorkspaceID: wp}}, nil
+	case "pane read":
+		fs := flag.NewFlagSet(verb, flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		lines := fs.Uint("lines", 0, "")
+		source := fs.String("source", string(schema.ReadSourceRecent), "")
+		if err := fs.Parse(reorder(rest)); err != nil || fs.NArg() != 1 {
+			return cliRequest{}, errUsage
+		}
+		p := schema.PaneReadParams{PaneID: fs.Arg(0), Source: schema.ReadSource(*source)}
+		if *lines > 0 {
+			n := uint32(*lines)
+			p.Lines = &n
+		}
+		return cliRequest{id, schema.MethodPaneRead, p}, nil
 	case "pane get", "pane close":
 		if len(rest) != 1 {
 			return cliRequest{}, errUsage
@@ -270,6 +284,24 @@ func parseCLI(args []string) (cliRequest, error) {
 		return cliRequest{id, schema.MethodSessionSnapshot, schema.EmptyParams{}}, nil
 	}
 	return cliRequest{}, errUsage
+}
+
+// reorder moves flags before positional arguments, as herdr's parser
+// accepts them anywhere.
+func reorder(args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		if strings.HasPrefix(args[i], "--") {
+			flags = append(flags, args[i])
+			if !strings.Contains(args[i], "=") && i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+			continue
+		}
+		pos = append(pos, args[i])
+	}
+	return append(flags, pos...)
 }
 
 func parsePrompt(id string, rest []string) (cliRequest, error) {

@@ -1,0 +1,65 @@
+# herdr-link tasks. Install just with: npm install -g rust-just
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+# list the recipes
+default:
+    @just --list
+
+# fetch modules and build both binaries into ./bin
+setup:
+    go mod download
+    go build -o bin/ ./cmd/herdr-link ./cmd/herdr-sim
+
+# build both binaries into ./bin
+build:
+    go build -o bin/ ./cmd/herdr-link ./cmd/herdr-sim
+
+# the main job without Herdr: two agents over MCP on an embedded simulator
+demo: build
+    bin/herdr-link demo
+
+# serve MCP on stdio (what an MCP host runs)
+serve: build
+    bin/herdr-link
+
+# run a simulated Herdr on a socket; prints the HERDR_* lines to use
+sim *ARGS: build
+    bin/herdr-sim serve {{ARGS}}
+
+# diagnose the Herdr socket of this pane
+probe *ARGS: build
+    bin/herdr-link probe {{ARGS}}
+
+# the README's test command
+test:
+    go test -race ./...
+
+# vet and formatting
+lint:
+    go vet ./...
+    test -z "$(gofmt -l $(git ls-files '*.go'))" || (gofmt -l $(git ls-files '*.go'); exit 1)
+
+# regenerate schema/ from ../shared/herdr-api (or pipe `herdr api schema --json | go run ./schema/gen -out schema`)
+gen:
+    go generate ./schema/...
+
+# the official TypeScript SDK client's round trip (needs Node 20)
+conformance:
+    bash scripts/ts-conformance.sh
+
+# socket route vs CLI route vs MCP, side by side, on the embedded simulator
+bench *ARGS: build
+    bin/herdr-link bench --sim {{ARGS}}
+
+# Go benchmarks in benchstat format (compare runs with scripts/benchstat.sh)
+bench-go COUNT="10":
+    go test -run '^$' -bench . -benchmem -count {{COUNT}} ./socket/ ./link/ | tee bench.txt
+
+# fuzz every parser for a while each
+fuzz SECONDS="20":
+    bash scripts/fuzz.sh {{SECONDS}}
+
+# what CI runs
+ci:
+    bash .ci/run
