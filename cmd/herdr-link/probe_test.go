@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/herdr-link/herdr-link/socket/sockettest"
+)
+
+func runProbe(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := probe(args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func setPane(t *testing.T, srv *sockettest.Server, pane string) {
+	t.Setenv("HERDR_ENV", "1")
+	t.Setenv("HERDR_SOCKET_PATH", srv.Path())
+	t.Setenv("HERDR_PANE_ID", pane)
+	t.Setenv("HERDR_SESSION", "")
+}
+
+func TestProbeVerdicts(t *testing.T) {
+	tests := []struct {
+		name  string
+		pane  string
+		setup func(*sockettest.Server)
+		code  int
+		want  []string
+	}{
+		{"healthy", "w1:p1", nil, 0, []string{"PASS  environment", "PASS  ping", `PASS  self`, `"brain" (claude, working) in workspace w1`, "2 peer(s): reviewer (idle), writer (done); not listed: 1 unnamed in this workspace, 1 in other workspaces", "dormant"}},
+		{"unnamed occupant", "w1:p3", nil, 0, []string{"WARN  self", "unnamed", "herdr agent rename w1:p3 <name>"}},
+		{"occupant not detected", "w1:p4", nil, 1, []string{"FAIL  self", "occupant not detected yet"}},
+		{"unknown pane", "w9:p9", nil, 1, []string{"FAIL  self", "Herdr does not know this pane"}},
+		{"protocol 22", "w1:p1", func(s *sockettest.Server) { s.SetProtocol(22) }, 0, []string{"protocol 22 (compatible"}},
+		{"protocol 19", "w1:p1", func(s *sockettest.Server) { s.SetProtocol(19) }, 1, []string{"FAIL  ping", "protocol 19", "upgrade Herdr"}},
+		{"protocol 23", "w1:p1", func(s *sockettest.Server) { s.SetProtocol(23) }, 1, []string{"FAIL  ping", "upgrade herdr-link"}},
+		{"hung server", "w1:p1", func(s *sockettest.Server) { s.SetFault("", sockettest.Fault{Hang: true}) }, 1, []string{"FAIL  ping", "timed out", "hung"}},
+		{"garbage", "w1:p1", func(s *sockettest.Server) { s.SetFault("", sockettest.Fault{Garbage: true}) }, 1, []string{"FAIL  ping", "malformed", "not herdr-client.sock"}},
+		{"socket mode", "w1:p1", func(s *sockettest.Server) { _ = os.Chmod(s.Path(), 0o666) }, 0, []string{"WARN  socket file", "mode 0666"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := sockettest.New(t, nil)
+			if tt.setup != nil {
+				tt.setup(srv)
+			}
+			setPane(t, srv, tt.pane)
+			start := time.Now()
+			out, _, code := runProbe(t, "-timeout", "300ms")
+			if code != tt.code {
+				t.Errorf("exit %d, want %d\n%s", code, tt.code, out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			if el := time.Since(start); el > 3*time.Second {
+				t.Errorf("probe took %v", el)
+			}
+		})
+	}
+}
+
+func TestProbeMovedPane(t *testing.T) {
+	srv := sockettest.New(t, nil)
+	if _, err := srv.World.Move("w1:p1", "w2"); err != nil {
+		t.Fatal(err)
+	}
+	setPane(t, srv, "w1:p1")
+	out, _, code := runProbe(t)
+	if code != 0 || !strings.Contains(out, "pane moved: HERDR_PANE_ID w1:p1 is now w2:") || !strings.Contains(out, "1 peer(s): ops (blocked)") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+}
+
+func TestProbeNoServer(t *testing.T) {
+	t.Setenv("HERDR_ENV", "1")
+	t.Setenv("HERDR_PANE_ID", "w1:p1")
+	t.Setenv("HERDR_SOCKET_PATH", filepath.Join(t.TempDir(), "herdr.sock"))
+	out, _, code := runProbe(t)
+	if code != 1 || !strings.Contains(out, "Herdr is not running: start it with `herdr`") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	// Outside Herdr altogether.
+	t.Setenv("HERDR_ENV", "")
+	t.Setenv("HERDR_PANE_ID", "")
+	out, _, code = runProbe(t)
+	if code != 1 || !strings.Contains(out, "FAIL  environment") || !strings.Contains(out, "not in a Herdr pane") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+}
+
+func TestProbeForeignOwner(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to give the socket to another user")
+	}
+	srv := sockettest.New(t, nil)
+	if err := os.Chown(srv.Path(), 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	setPane(t, srv, "w1:p1")
+	out, _, code := runProbe(t)
+	if code != 1 || !strings.Contains(out, "owned by uid 65534") || !strings.Contains(out, "another user's Herdr") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+}
+
+func TestProbeJSON(t *testing.T) {
+	srv := sockettest.New(t, nil)
+	setPane(t, srv, "w1:p1")
+	out, _, code := runProbe(t, "--json")
+	var r struct {
+		OK     bool
+		Checks []struct{ Name, Status string }
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil || !r.OK || len(r.Checks) != 7 {
+		t.Fatalf("exit %d, %+v\n%s", code, r, out)
+	}
+}
+
+func TestProbeCall(t *testing.T) {
+	srv := sockettest.New(t, nil)
+	setPane(t, srv, "w1:p1")
+	out, errOut, code := runProbe(t, "--call", "agent.get", `{"target":"brain"}`, "--validate", "../../../shared/herdr-api/herdr-api.schema.protocol-20.json")
+	if code != 0 || !strings.Contains(out, `"name": "brain"`) || !strings.Contains(errOut, "ms round trip") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	out, _, code = runProbe(t, "--raw", "--call", "ping")
+	if code != 0 || !strings.Contains(out, `→ {"id":"probe:ping","method":"ping","params":{}}`) || !strings.Contains(out, `← {"id":"probe:ping","result":{"type":"pong"`) {
+		t.Fatalf("raw: exit %d\n%s", code, out)
+	}
+	for _, bad := range [][]string{
+		{"--call", "agent.bogus"},
+		{"--call", "agent.get", `{}`},
+		{"--call", "agent.get", `{"target":1}`},
+		{"--call", "agent.get", `{"target":"x","extra":1}`},
+		{"--call", "agent.get", `[]`},
+	} {
+		if _, errOut, code := runProbe(t, bad...); code != 2 {
+			t.Errorf("%v: exit %d (%s)", bad, code, errOut)
+		}
+	}
+	if len(srv.Methods()) != 2 {
+		t.Errorf("invalid calls reached Herdr: %v", srv.Methods())
+	}
+	// A Herdr refusal is printed and exits 1.
+	out, _, code = runProbe(t, "--call", "agent.get", `{"target":"nobody"}`)
+	if code != 1 || !strings.Contains(out, "agent_not_found") {
+		t.Fatalf("refusal: exit %d\n%s", code, out)
+	}
+}
+
+func TestProbeValidateReportsMismatches(t *testing.T) {
+	doc, err := os.ReadFile("../../../shared/herdr-api/herdr-api.schema.protocol-20.json")
+	if err != nil {
+		t.Skip(err)
+	}
+	// A schema document from an imaginary Herdr whose AgentInfo requires a
+	// field the server does not send.
+	var m map[string]any
+	_ = json.Unmarshal(doc, &m)
+	ai := m["schemas"].(map[string]any)["success_response"].(map[string]any)["$defs"].(map[string]any)["AgentInfo"].(map[string]any)
+	ai["required"] = append(ai["required"].([]any), "nickname")
+	path := filepath.Join(t.TempDir(), "future.json")
+	b, _ := json.Marshal(m)
+	_ = os.WriteFile(path, b, 0o644)
+	srv := sockettest.New(t, nil)
+	setPane(t, srv, "w1:p1")
+	_, errOut, code := runProbe(t, "--call", "agent.get", `{"target":"brain"}`, "--validate", path)
+	if code != 1 || !strings.Contains(errOut, "nickname") || !strings.Contains(errOut, "/result/agent") {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+}
+
+func TestProbeWatch(t *testing.T) {
+	srv := sockettest.New(t, nil, func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
+	setPane(t, srv, "w1:p1")
+	p := &prober{getenv: os.Getenv, timeout: time.Second}
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	done := make(chan int)
+	go func() { done <- p.watch(ctx, &out, &errb) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(errb.String(), "watching") && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = srv.World.SetStatus("w1:p2", "working")
+	_ = srv.World.Close("w1:p4")
+	for !(strings.Contains(out.String(), "pane.agent_status_changed") && strings.Contains(out.String(), "pane_closed")) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != 0 || !strings.Contains(out.String(), `"agent_status":"working"`) {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+}
+
+func TestProbeMCP(t *testing.T) {
+	srv := sockettest.New(t, nil)
+	setPane(t, srv, "w1:p1")
+	var out, errb bytes.Buffer
+	code := probeMCP(context.Background(), []string{binary, "serve", "-no-bootstrap"}, false, &out, &errb)
+	for _, w := range []string{"initialize", "notifications/tools/list_changed", "tools/list (active)", "ping"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("lacks %q", w)
+		}
+	}
+	if code != 0 || strings.Contains(out.String(), "FAIL") {
+		t.Fatalf("exit %d\n%s", code, out.String())
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
