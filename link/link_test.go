@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	_ "github.com/herdr-link/herdr-link/internal/schemacheck/autoload"
 	"os"
 	"regexp"
 	"strings"

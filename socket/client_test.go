@@ -3,6 +3,7 @@ package socket_test
 import (
 	"context"
 	"errors"
+	_ "github.com/herdr-link/herdr-link/internal/schemacheck/autoload"
 	"net"
 	"os"
 	"path/filepath"

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	_ "github.com/herdr-link/herdr-link/internal/schemacheck/autoload"
 	"os"
 	"os/exec"
 	"path/filepath"

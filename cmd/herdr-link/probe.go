@@ -16,7 +16,7 @@ import (
 	"github.com/herdr-link/herdr-link/internal/buildinfo"
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/internal/mcpclient"
-	"github.com/herdr-link/herdr-link/internal/schemacheck"
+	"github.com/herdr-link/herdr-link/internal/schemalite"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket"
@@ -44,7 +44,7 @@ type prober struct {
 	getenv   func(string) string
 	timeout  time.Duration
 	client   *socket.Client
-	validate *schemacheck.Validator
+	validate *schemalite.Validator
 	checks   []check
 	gate     link.Gate
 	raw      bool
@@ -327,7 +327,7 @@ func probe(args []string, stdout, stderr io.Writer) int {
 	}
 	p := &prober{getenv: os.Getenv, timeout: *timeout, raw: *raw, out: stdout}
 	if *validate != "" {
-		v, err := schemacheck.Load(*validate)
+		v, err := schemalite.Load(*validate)
 		if err != nil {
 			fmt.Fprintln(stderr, "herdr-link probe:", err)
 			return 2

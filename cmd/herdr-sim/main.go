@@ -30,7 +30,7 @@ import (
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
-	"github.com/herdr-link/herdr-link/internal/schemacheck"
+	"github.com/herdr-link/herdr-link/internal/schemalite"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
@@ -148,7 +148,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	srv.Version = *version
 	srv.Logf = func(format string, a ...any) { fmt.Fprintf(stderr, "herdr-sim: "+format+"\n", a...) }
 	if *validate != "" {
-		v, err := schemacheck.Load(*validate)
+		v, err := schemalite.Load(*validate)
 		if err != nil {
 			fmt.Fprintln(stderr, "herdr-sim:", err)
 			return 1

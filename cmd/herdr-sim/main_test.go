@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	_ "github.com/herdr-link/herdr-link/internal/schemacheck/autoload"
 	"net"
 	"os"
 	"os/exec"

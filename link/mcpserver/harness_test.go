@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	_ "github.com/herdr-link/herdr-link/internal/schemacheck/autoload"
 	"io"
 	"os"
 	"path/filepath"
@@ -59,12 +60,12 @@ type harness struct {
 }
 
 type hopt struct {
-	pane      string // "" with gated=false means outside Herdr
-	outside   bool
-	opts      func(*mcpserver.Options)
-	simOpts   []func(*sockettest.Server)
-	timeout   time.Duration
-	maxLine   int
+	pane    string // "" with gated=false means outside Herdr
+	outside bool
+	opts    func(*mcpserver.Options)
+	simOpts []func(*sockettest.Server)
+	timeout time.Duration
+	maxLine int
 }
 
 func start(t testing.TB, o hopt) *harness {
@@ -168,8 +169,8 @@ func (h *harness) quiet() {
 
 var (
 	validIDRE = regexp.MustCompile(`^("[^"]*"|[0-9]+)$`)
-	hlIDRE   = regexp.MustCompile(`hl_[a-z0-9]+_[a-z0-9]+`)
-	goldenIO = regexp.MustCompile(`^(->|=>|<-) (.*)$`)
+	hlIDRE    = regexp.MustCompile(`hl_[a-z0-9]+_[a-z0-9]+`)
+	goldenIO  = regexp.MustCompile(`^(->|=>|<-) (.*)$`)
 )
 
 func normalize(s string) string { return hlIDRE.ReplaceAllString(s, "hl_ID") }

@@ -433,7 +433,10 @@ func FuzzStream(f *testing.F) {
 		// sent after the input is still answered.
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
-		go func() { _ = mcpserver.Serve(context.Background(), inR, outW, mcpserver.Options{MaxLineBytes: 1024}); outW.Close() }()
+		go func() {
+			_ = mcpserver.Serve(context.Background(), inR, outW, mcpserver.Options{MaxLineBytes: 1024})
+			outW.Close()
+		}()
 		cl := mcpclient.New(outR, inW)
 		go func() { _, _ = inW.Write(append(append([]byte{}, in...), '\n')) }()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	_ "github.com/herdr-link/herdr-link/internal/schemacheck/autoload"
 	"io"
 	"net"
 	"os"

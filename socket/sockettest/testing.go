@@ -1,53 +1,68 @@
 package sockettest
 
 import (
+	"errors"
 	"os"
 	"sync"
 	"testing"
-
-	"github.com/herdr-link/herdr-link/internal/schemacheck"
 )
+
+// A Checker validates lines the server writes; Count is how many passed.
+type Checker interface {
+	Line(line []byte) error
+	Count() int64
+}
 
 var (
-	validatorOnce sync.Once
-	validator     *schemacheck.Validator
-	validatorErr  error
+	checkerMu   sync.Mutex
+	checkerLoad func() (Checker, error)
+	checkerOnce sync.Once
+	checker     Checker
+	checkerErr  = errors.New("sockettest: no schema checker registered (import internal/schemacheck/autoload in the test)")
 )
 
-// Validator returns the process-wide schema validator that [New] installs,
-// or an error when Herdr's schema document cannot be found.
-func Validator() (*schemacheck.Validator, error) {
-	validatorOnce.Do(func() {
-		p, err := schemacheck.Find()
-		if err != nil {
-			validatorErr = err
-			return
+// RegisterChecker installs the loader of the checker [New] gives every
+// server. Tests register a full JSON Schema validator through
+// internal/schemacheck/autoload; keeping it out of this package keeps the
+// validator library out of binaries that embed the simulator.
+func RegisterChecker(load func() (Checker, error)) {
+	checkerMu.Lock()
+	defer checkerMu.Unlock()
+	checkerLoad = load
+}
+
+func loadChecker() (Checker, error) {
+	checkerOnce.Do(func() {
+		checkerMu.Lock()
+		load := checkerLoad
+		checkerMu.Unlock()
+		if load != nil {
+			checker, checkerErr = load()
 		}
-		validator, validatorErr = schemacheck.Load(p)
 	})
-	return validator, validatorErr
+	return checker, checkerErr
 }
 
 // ValidatedLines is how many lines servers made by [New] wrote and the
 // schema accepted, in this process.
 func ValidatedLines() int64 {
-	v, err := Validator()
+	c, err := loadChecker()
 	if err != nil {
 		return 0
 	}
-	return v.Count()
+	return c.Count()
 }
 
 // New starts a server for w (the default world when nil), applies opts
 // before it starts, and closes it when tb ends. Every line it writes is
-// validated against Herdr's schema; a line the schema rejects fails tb.
-// Without the schema document the check is skipped, except in CI (CI set),
-// where that is a failure.
+// validated by the registered checker (Herdr's schema); a line the schema
+// rejects fails tb. Without a checker the check is skipped, except in CI
+// (CI set), where that is a failure.
 func New(tb testing.TB, w *World, opts ...func(*Server)) *Server {
 	tb.Helper()
 	s := NewUnstartedServer(w)
-	if v, err := Validator(); err == nil {
-		s.Check = v.Line
+	if c, err := loadChecker(); err == nil {
+		s.Check = c.Line
 	} else if os.Getenv("CI") != "" {
 		tb.Fatalf("sockettest: %v", err)
 	} else {

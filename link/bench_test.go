@@ -1,0 +1,81 @@
+package link_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/herdr-link/herdr-link/link"
+	"github.com/herdr-link/herdr-link/socket/sockettest"
+)
+
+// BenchmarkResolvePeers is herdr-link's peer resolution over a real Unix
+// socket against the simulator, by session size.
+func BenchmarkResolvePeers(b *testing.B) {
+	for _, n := range []int{10, 100, 1000, 10000} {
+		b.Run(fmt.Sprintf("transport=socket/agents=%d", n), func(b *testing.B) {
+			w := sockettest.DefaultWorld()
+			if _, err := w.AddAgents("w1:t1", n-6, "bench-"); err != nil {
+				b.Fatal(err)
+			}
+			srv := sockettest.NewServer(w)
+			defer srv.Close()
+			l := &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1"}
+			ctx := context.Background()
+			if _, err := l.Peers(ctx); err != nil {
+				b.Fatal(err)
+			}
+			srv.ResetRequests()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := l.Peers(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(srv.Requests()))/float64(b.N), "conns/op")
+		})
+	}
+}
+
+func BenchmarkSend(b *testing.B) {
+	srv := sockettest.NewServer(nil)
+	defer srv.Close()
+	l := &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1"}
+	ctx := context.Background()
+	if _, err := l.Peers(ctx); err != nil {
+		b.Fatal(err)
+	}
+	srv.ResetRequests()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "benchmark"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(srv.Requests()))/float64(b.N), "conns/op")
+}
+
+func BenchmarkClose(b *testing.B) {
+	srv := sockettest.NewServer(nil)
+	defer srv.Close()
+	l := &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1"}
+	ctx := context.Background()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		ids, err := srv.World.AddAgents("w1:t1", 1, fmt.Sprintf("victim%d-", i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		name := fmt.Sprintf("victim%d-0", i)
+		i++
+		_ = ids
+		srv.ResetRequests()
+		b.StartTimer()
+		if _, err := l.Close(ctx, name); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(srv.Requests())), "conns/op")
+}
