@@ -209,7 +209,8 @@ func runTranscript(t *testing.T, file string, o hopt) {
 	for _, line := range strings.Split(string(data), "\n") {
 		m := goldenIO.FindStringSubmatch(line)
 		if m == nil {
-			if line != "" || out.Len() > 0 {
+			if strings.TrimSpace(line) != "" {
+				flush()
 				out.WriteString(line + "\n")
 			}
 			continue

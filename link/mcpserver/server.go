@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"time"
 
@@ -53,7 +54,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	st := newStream(in, out, opt.MaxLineBytes, log)
-	h := &handler{opt: opt, log: log, ctx: ctx, inflight: map[jsonrpc2.ID]*inflight{}}
+	h := &handler{opt: opt, log: log, ctx: ctx, inflight: map[jsonrpc2.ID]*inflight{}, stream: st}
 	conn := jsonrpc2.NewConn(ctx, st, h, jsonrpc2.SetLogger(discardLogger{}))
 	select {
 	case <-conn.DisconnectNotify():
@@ -89,7 +90,8 @@ type inflight struct {
 }
 
 type handler struct {
-	opt Options
+	stream *stream
+	opt    Options
 	log *slog.Logger
 	ctx context.Context
 
@@ -305,13 +307,31 @@ func (h *handler) activate(ctx context.Context, conn *jsonrpc2.Conn) {
 	}
 }
 
+// reply writes a tool result. Tool results are the hot path: they are
+// encoded once with goccy/go-json and framed here, instead of going through
+// jsonrpc2's Reply, which would encode the result three more times with
+// encoding/json. Writes still share the stream's lock with every message
+// jsonrpc2 writes, so ordering (list_changed before the activating
+// response) holds.
 func (h *handler) reply(ctx context.Context, conn *jsonrpc2.Conn, id jsonrpc2.ID, res toolResult) {
 	b, err := jsonx.Marshal(res)
 	if err != nil {
 		_ = conn.ReplyWithError(ctx, id, &jsonrpc2.Error{Code: codeInternalError, Message: "Internal error"})
 		return
 	}
-	if err := conn.Reply(ctx, id, json.RawMessage(b)); err != nil && !errors.Is(err, jsonrpc2.ErrClosed) {
+	var idb []byte
+	if id.IsString {
+		idb, _ = jsonx.Marshal(id.Str)
+	} else {
+		idb = strconv.AppendUint(nil, id.Num, 10)
+	}
+	line := make([]byte, 0, len(b)+len(idb)+40)
+	line = append(line, `{"jsonrpc":"2.0","id":`...)
+	line = append(line, idb...)
+	line = append(line, `,"result":`...)
+	line = append(line, b...)
+	line = append(line, '}')
+	if err := h.stream.writeLine(line); err != nil {
 		h.log.Debug("mcp: reply not sent", "err", err)
 	}
 }

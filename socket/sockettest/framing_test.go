@@ -305,3 +305,15 @@ func TestServerStop(t *testing.T) {
 		t.Fatalf("ping after server.stop: %v", err)
 	}
 }
+
+// FuzzParseRequest: the fast path never accepts a line the exact (serde)
+// path rejects, and agrees with it on what it accepts.
+func FuzzParseRequest(f *testing.F) {
+	f.Add([]byte(`{"id":"1","method":"agent.get","params":{"target":"brain"}}`))
+	f.Add([]byte(`{"id":"1","method":"ping","params":{}}`))
+	f.Add([]byte(`{"ID":"1","method":"ping","params":{}}`))
+	f.Add([]byte(`{"id":"1","method":"agent.rename","params":{"target":"a","name":null}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		sockettest.CheckParsers(t, line)
+	})
+}

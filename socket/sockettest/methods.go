@@ -206,7 +206,7 @@ func (c *call) promptAndWait(p schema.AgentPromptParams) (any, *herdrError) {
 		w.mu.Unlock()
 		return nil, e
 	}
-	term, label, name := pn.term, derefOr(pn.term.label), derefOr(pn.term.name)
+	term, label, name, paneID := pn.term, derefOr(pn.term.label), derefOr(pn.term.name), pn.id
 	byName := p.Target != pn.id
 	seq0 := term.seq
 	status := term.status()
@@ -218,7 +218,8 @@ func (c *call) promptAndWait(p schema.AgentPromptParams) (any, *herdrError) {
 		timeout = time.Duration(*p.Wait.TimeoutMS) * time.Millisecond
 	}
 	gone := func() bool {
-		if w.paneByTarget(pn.id) != pn || pn.term != term || derefOr(term.label) != label {
+		// Closed, moved (its id changed), exited or replaced.
+		if pn.id != paneID || w.paneByID(paneID) != pn || pn.term != term || derefOr(term.label) != label {
 			return true
 		}
 		return byName && derefOr(term.name) != name
@@ -333,7 +334,7 @@ func agentWait(c *call) (any, *herdrError) {
 		w.mu.Unlock()
 		return nil, e
 	}
-	term, label := pn.term, derefOr(pn.term.label)
+	term, label, paneID := pn.term, derefOr(pn.term.label), pn.id
 	w.mu.Unlock()
 	until := p.Until
 	if len(until) == 0 {
@@ -345,7 +346,7 @@ func agentWait(c *call) (any, *herdrError) {
 	}
 	var info schema.AgentInfo
 	ok, e := c.waitFor(deadline, func() (bool, *herdrError) {
-		if w.paneByTarget(pn.id) != pn || pn.term != term || derefOr(term.label) != label {
+		if pn.id != paneID || w.paneByID(paneID) != pn || pn.term != term || derefOr(term.label) != label {
 			return false, herr("agent_not_running", "agent is no longer running in the target pane")
 		}
 		if inStatuses(term.status(), until) {

@@ -587,3 +587,82 @@ func TestFaultsAndLog(t *testing.T) {
 		t.Fatalf("log %+v", reqs)
 	}
 }
+
+// TestAgentLifecycle covers the state model of the facts sheet's
+// checklist: seq bumps, detection, seen/unseen, managed launches, and what
+// clears a name.
+func TestAgentLifecycle(t *testing.T) {
+	srv := sockettest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
+	c := srv.Client()
+	ctx := context.Background()
+	w := srv.World
+	get := func(target string) schema.AgentInfo {
+		t.Helper()
+		a, err := c.AgentGet(ctx, target)
+		if err != nil {
+			t.Fatalf("agent.get %s: %v", target, err)
+		}
+		return a
+	}
+	// A global counter: every state change bumps it, for the agent that changed.
+	a0, b0 := get("w1:p2"), get("finished")
+	_ = w.SetStatus("w1:p2", "working")
+	a1 := get("w1:p2")
+	if a1.StateChangeSeq <= a0.StateChangeSeq || a1.StateChangeSeq <= b0.StateChangeSeq || get("finished").StateChangeSeq != b0.StateChangeSeq {
+		t.Errorf("state_change_seq: %d → %d (other agent %d)", a0.StateChangeSeq, a1.StateChangeSeq, b0.StateChangeSeq)
+	}
+	// Finishing in a background pane reads done; in the focused pane, idle.
+	_ = w.SetStatus("w1:p2", "idle")
+	if s := get("w1:p2").AgentStatus; s != schema.AgentStatusDone {
+		t.Errorf("background working → idle reads %s, want done", s)
+	}
+	_ = w.SetStatus("w1:p1", "idle")
+	if s := get("brain").AgentStatus; s != schema.AgentStatusIdle {
+		t.Errorf("focused working → idle reads %s, want idle", s)
+	}
+	// Detection: a shell gets an unnamed agent in status unknown; its first
+	// idle reads idle, not done.
+	if err := w.Detect("w1:p3", "claude"); err != nil {
+		t.Fatal(err)
+	}
+	if d := get("w1:p3"); d.AgentStatus != schema.AgentStatusUnknown || d.Name != nil || *d.Agent != "claude" {
+		t.Errorf("detected %+v", d)
+	}
+	_ = w.SetStatus("w1:p3", "idle")
+	if s := get("w1:p3").AgentStatus; s != schema.AgentStatusIdle {
+		t.Errorf("first idle after detection reads %s", s)
+	}
+	// A managed launch: pending, then blocked during start-up (still
+	// pending: prompt says blocked, rename says pending), then active.
+	_ = w.SetStatus("w1:p6", "blocked")
+	p := get("pending")
+	if !p.LaunchPending || p.AgentStatus != schema.AgentStatusBlocked {
+		t.Errorf("blocked launch %+v", p)
+	}
+	if _, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "pending", Text: "x"}); codeOf(err) != "agent_blocked" {
+		t.Errorf("prompt during blocked launch: %v", err)
+	}
+	if _, err := c.AgentRename(ctx, "pending", ptr("other")); codeOf(err) != "agent_launch_pending" {
+		t.Errorf("rename during blocked launch: %v", err)
+	}
+	_ = w.SetStatus("w1:p6", "idle")
+	if p := get("pending"); p.LaunchPending || !p.InteractiveReady || p.AgentStatus != schema.AgentStatusIdle {
+		t.Errorf("active launch %+v", p)
+	}
+	// Exit and replacement clear the name.
+	_ = w.Exit("w1:p7")
+	if _, err := c.AgentGet(ctx, "gone"); codeOf(err) != "agent_not_found" {
+		t.Errorf("after exit: %v", err)
+	}
+	_ = w.Detect("w1:p9", "codex") // a different agent replaces claude
+	if _, err := c.AgentGet(ctx, "broken"); codeOf(err) != "agent_not_found" {
+		t.Errorf("after replacement: %v", err)
+	}
+	// A move to another workspace ends an agent.wait on the pane.
+	go func() { time.Sleep(30 * time.Millisecond); _, _ = w.Move("w1:p8", "w2") }()
+	var r schema.ResultAgentInfo
+	err := c.Call(ctx, schema.MethodAgentWait, schema.AgentWaitParams{Target: "pilot", Until: []schema.AgentStatus{schema.AgentStatusBlocked}}, &r)
+	if codeOf(err) != "agent_not_running" {
+		t.Errorf("wait across a move: %v", err)
+	}
+}

@@ -72,6 +72,61 @@ func kindOf(raw json.RawMessage) string {
 
 // parseRequest applies Herdr's request rules to one trimmed line.
 func parseRequest(line []byte) (parsedRequest, error) {
+	if req, ok := fastParse(line); ok {
+		return req, nil
+	}
+	return slowParse(line)
+}
+
+var (
+	keyID     = []byte(`"id"`)
+	keyMethod = []byte(`"method"`)
+	keyParams = []byte(`"params"`)
+)
+
+// fastParse accepts the common, well-formed request quickly; anything it
+// is not sure about goes to slowParse, which produces serde's exact errors.
+func fastParse(line []byte) (parsedRequest, bool) {
+	var req parsedRequest
+	if bytes.Count(line, keyID) != 1 || bytes.Count(line, keyMethod) != 1 || bytes.Count(line, keyParams) != 1 {
+		return req, false
+	}
+	var top map[string]jsonx.RawMessage
+	if jsonx.Unmarshal(line, &top) != nil {
+		return req, false
+	}
+	rawID, rawMethod, rawParams := top["id"], top["method"], top["params"]
+	if len(rawID) == 0 || rawID[0] != '"' || len(rawMethod) == 0 || rawMethod[0] != '"' || len(rawParams) == 0 {
+		return req, false
+	}
+	if jsonx.Unmarshal(rawID, &req.ID) != nil || jsonx.Unmarshal(rawMethod, &req.Method) != nil {
+		return req, false
+	}
+	proto, known := schema.NewParams(req.Method)
+	if !known || rawParams[0] != '{' {
+		return req, false
+	}
+	if required := schema.RequiredParams(req.Method); len(required) > 0 {
+		var present map[string]jsonx.RawMessage
+		if jsonx.Unmarshal(rawParams, &present) != nil {
+			return req, false
+		}
+		for _, f := range required {
+			if v, ok := present[f]; !ok || string(v) == "null" {
+				return req, false
+			}
+		}
+	}
+	if jsonx.Unmarshal(rawParams, proto) != nil {
+		return req, false
+	}
+	req.Params = rawParams
+	return req, true
+}
+
+// slowParse walks the line token by token, as serde does, to report the
+// first problem with serde's wording.
+func slowParse(line []byte) (parsedRequest, error) {
 	var req parsedRequest
 	dec := json.NewDecoder(bytes.NewReader(line))
 	tok, err := dec.Token()

@@ -532,9 +532,11 @@ func (w *World) lockedPane(paneID string) (*pane, error) {
 	return p, nil
 }
 
-// SetStatus changes the agent status of the agent in paneID ("done" is
-// idle and not yet seen). It bumps state_change_seq and emits events, as a
-// detected state change does.
+// SetStatus changes the agent status of the agent in paneID as detection
+// would: "idle" after working or blocked reads done unless the pane is
+// focused; "done" forces idle-and-unseen. It bumps the server-wide
+// state_change_seq and emits events. A managed launch goes pending →
+// blocked on "blocked" and becomes active (interactive_ready) on "idle".
 func (w *World) SetStatus(paneID, status string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -548,9 +550,15 @@ func (w *World) SetStatus(paneID, status string) error {
 	case schema.AgentStatusDone:
 		t.state, t.seen = schema.AgentStatusIdle, false
 	case schema.AgentStatusIdle:
-		t.state, t.seen = schema.AgentStatusIdle, true
+		// Finishing work (working or blocked → idle) outside the focused
+		// pane is a completion the user has not seen: it reads done. The
+		// first idle after detection (unknown → idle), and idle during a
+		// managed launch, stay seen.
+		finished := (t.state == schema.AgentStatusWorking || t.state == schema.AgentStatusBlocked) &&
+			t.launch != launchPending && t.launch != launchBlocked
+		t.state, t.seen = schema.AgentStatusIdle, !(finished && p != w.focused)
 	case schema.AgentStatusWorking, schema.AgentStatusBlocked, schema.AgentStatusUnknown:
-		t.state = schema.AgentStatus(status)
+		t.state, t.seen = schema.AgentStatus(status), true
 	default:
 		return fmt.Errorf("sockettest: unknown status %q", status)
 	}

@@ -1,0 +1,51 @@
+package mcpserver_test
+
+import (
+	"context"
+	"io"
+	"testing"
+
+	"github.com/herdr-link/herdr-link/internal/mcpclient"
+	"github.com/herdr-link/herdr-link/link"
+	"github.com/herdr-link/herdr-link/link/mcpserver"
+	"github.com/herdr-link/herdr-link/socket/sockettest"
+)
+
+// BenchmarkToolsCall is one tools/call through the MCP server, in process
+// over pipes, against the simulator on a real socket.
+func BenchmarkToolsCall(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		tool string
+		args map[string]any
+	}{
+		{"tool=peers", "herdr_link_peers", nil},
+		{"tool=send", "herdr_link_send", map[string]any{"to": "reviewer", "message": "benchmark"}},
+		{"tool=gateway-activate", "herdr_link", nil},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			srv := sockettest.NewServer(nil)
+			defer srv.Close()
+			inR, inW := io.Pipe()
+			outR, outW := io.Pipe()
+			opt := mcpserver.Options{Link: &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1"}}
+			go func() { _ = mcpserver.Serve(context.Background(), inR, outW, opt); outW.Close() }()
+			cl := mcpclient.New(outR, inW)
+			defer cl.Close()
+			ctx := context.Background()
+			if _, err := cl.Initialize(ctx, "2025-06-18"); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := cl.CallTool(ctx, tc.tool, tc.args); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := cl.CallTool(ctx, tc.tool, tc.args)
+				if err != nil || r.IsError {
+					b.Fatal(err, r.Text())
+				}
+			}
+		})
+	}
+}
