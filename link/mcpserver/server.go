@@ -92,8 +92,8 @@ type inflight struct {
 type handler struct {
 	stream *stream
 	opt    Options
-	log *slog.Logger
-	ctx context.Context
+	log    *slog.Logger
+	ctx    context.Context
 
 	mu       sync.Mutex
 	revision string
