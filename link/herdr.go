@@ -8,13 +8,15 @@ import (
 	"github.com/herdr-link/herdr-link/socket"
 )
 
-// Agent is the part of Herdr's AgentInfo herdr-link uses.
+// Agent is the part of Herdr's AgentInfo herdr-link uses. Within one
+// agent.list snapshot a pane id identifies an agent; terminal ids are not
+// decoded, which keeps a 10,000-agent list cheap.
 type Agent struct {
-	Name        string             `json:"name"`
-	Status      schema.AgentStatus `json:"agent_status"`
-	WorkspaceID string             `json:"workspace_id"`
-	PaneID      string             `json:"pane_id"`
-	TerminalID  string             `json:"terminal_id"`
+	Name string `json:"name"`
+	// Status is Herdr's agent_status as sent; [State] normalises it.
+	Status      string `json:"agent_status"`
+	WorkspaceID string `json:"workspace_id"`
+	PaneID      string `json:"pane_id"`
 }
 
 // Pane is the part of Herdr's PaneInfo herdr-link uses.

@@ -107,9 +107,10 @@ type CloseResult struct {
 	Agent  string `json:"agent"`
 }
 
-// State maps a Herdr status to the herdr-link state vocabulary.
-func State(s schema.AgentStatus) string {
-	if s.Known() {
+// State maps a Herdr status to the herdr-link state vocabulary:
+// idle, working, blocked, done or unknown (for anything else).
+func State[S ~string](s S) string {
+	if schema.AgentStatus(s).Known() {
 		return string(s)
 	}
 	return string(schema.AgentStatusUnknown)
@@ -149,7 +150,7 @@ func (l *Link) resolve(ctx context.Context) (snapshot, error) {
 	}
 	s.ws = pane.WorkspaceID
 	for i := range agents {
-		if agents[i].TerminalID == pane.TerminalID || agents[i].PaneID == pane.PaneID {
+		if agents[i].PaneID == pane.PaneID {
 			s.self = &agents[i]
 			break
 		}
@@ -209,7 +210,7 @@ func (l *Link) Peers(ctx context.Context) (PeersResult, error) {
 	}
 	out := PeersResult{Self: Peer{Name: name, State: State(s.self.Status)}, Peers: []Peer{}}
 	for _, a := range s.agents {
-		if a.WorkspaceID != s.ws || a.TerminalID == s.self.TerminalID || !ValidName(a.Name) {
+		if a.WorkspaceID != s.ws || a.PaneID == s.self.PaneID || !ValidName(a.Name) {
 			continue
 		}
 		out.Peers = append(out.Peers, Peer{Name: a.Name, State: State(a.Status)})
@@ -217,11 +218,11 @@ func (l *Link) Peers(ctx context.Context) (PeersResult, error) {
 	return out, nil
 }
 
-// peer finds a validly named agent of workspace ws by name (not the
-// caller's terminal when exclude is set).
+// peer finds a validly named agent of workspace ws by name (not the agent
+// of pane exclude when set).
 func (s snapshot) peer(name string, exclude string) (Agent, bool) {
 	for _, a := range s.agents {
-		if a.Name == name && a.WorkspaceID == s.ws && (exclude == "" || a.TerminalID != exclude) {
+		if a.Name == name && a.WorkspaceID == s.ws && (exclude == "" || a.PaneID != exclude) {
 			return a, true
 		}
 	}
@@ -256,7 +257,7 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	if err != nil {
 		return SendResult{}, err
 	}
-	target, ok := s.peer(req.To, s.self.TerminalID)
+	target, ok := s.peer(req.To, s.self.PaneID)
 	if !ok {
 		return SendResult{}, newErr(PeerNotFound, detailPeer, nil)
 	}
@@ -276,8 +277,8 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	if err != nil {
 		return SendResult{}, l.sendError(err)
 	}
-	if got.TerminalID != target.TerminalID || got.Name != target.Name {
-		l.log().Warn("prompt reached a different occupant", "pane_id", target.PaneID, "want_terminal", target.TerminalID, "got_terminal", got.TerminalID)
+	if got.PaneID != target.PaneID || got.Name != target.Name {
+		l.log().Warn("prompt reached a different occupant", "pane_id", target.PaneID, "want_name", target.Name, "got_name", got.Name)
 		return SendResult{}, newErr(SendFailed, detailChanged, nil)
 	}
 	l.log().Debug("sent", "id", env.ID, "from", self, "to", req.To, "pane_id", target.PaneID, "bytes", len(text))

@@ -1,6 +1,7 @@
 package socket
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -116,21 +117,10 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 	if err := c.ensureProtocol(ctx); err != nil {
 		return err
 	}
-	raw, err := c.call(ctx, method, params)
-	if err != nil {
-		return err
+	if result == nil {
+		result = new(jsonx.RawMessage)
 	}
-	switch r := result.(type) {
-	case nil:
-		return nil
-	case *jsonx.RawMessage:
-		*r = raw
-		return nil
-	}
-	if err := jsonx.Unmarshal(raw, result); err != nil {
-		return fmt.Errorf("socket: %s: %w: result: %v", method, ErrMalformedResponse, err)
-	}
-	return nil
+	return c.call(ctx, method, params, result)
 }
 
 // RoundTrip sends one raw request line (without the newline) and returns
@@ -161,54 +151,74 @@ func (c *Client) withDeadline(ctx context.Context) (context.Context, context.Can
 	return context.WithTimeout(ctx, c.timeout())
 }
 
-// call performs one exchange and returns the raw result object.
-func (c *Client) call(ctx context.Context, method string, params any) (jsonx.RawMessage, error) {
+// call performs one exchange and decodes the result object into into.
+func (c *Client) call(ctx context.Context, method string, params, into any) error {
 	if params == nil {
 		params = emptyParams
 	}
 	id := c.nextID()
 	body, err := jsonx.Marshal(request{ID: id, Method: method, Params: params})
 	if err != nil {
-		return nil, fmt.Errorf("socket: %s: encode params: %w", method, err)
+		return fmt.Errorf("socket: %s: encode params: %w", method, err)
 	}
 	ctx, cancel := c.withDeadline(ctx)
 	defer cancel()
 	conn, err := c.dial(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer conn.Close()
-	line, err := c.exchange(ctx, conn, method, body)
+	rd := readerPool.Get().(*ndjson.Reader)
+	defer readerPool.Put(rd)
+	line, err := c.exchangeWith(ctx, conn, method, body, rd)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return decodeResponse(method, id, line, false)
+	return decodeResponse(method, id, line, false, into)
 }
 
+// readerPool recycles response readers and their buffers: a large
+// agent.list is megabytes, read in 64 KiB system calls.
+var readerPool = sync.Pool{New: func() any { return ndjson.NewReaderSize(nil, 0, 64<<10) }}
+
+var resultKey = []byte(`"result"`)
+
 // decodeResponse checks one response line against the request id and
-// returns its result. prefixOK accepts "<id>:…" ids (events probes).
-func decodeResponse(method, id string, line []byte, prefixOK bool) (jsonx.RawMessage, error) {
-	var env envelope
+// decodes its result object into into (a pointer; a *jsonx.RawMessage
+// keeps it raw) in the same pass. prefixOK accepts "<id>:…" ids (events
+// probes).
+func decodeResponse(method, id string, line []byte, prefixOK bool, into any) error {
+	env := struct {
+		ID     *string           `json:"id"`
+		Result any               `json:"result"`
+		Error  *schema.ErrorBody `json:"error"`
+	}{Result: into}
 	if err := jsonx.Unmarshal(line, &env); err != nil {
-		return nil, fmt.Errorf("socket: %s: %w: %v", method, ErrMalformedResponse, err)
+		return fmt.Errorf("socket: %s: %w: %v", method, ErrMalformedResponse, err)
 	}
 	if env.ID == nil {
-		return nil, fmt.Errorf("socket: %s: %w: response has no id", method, ErrMalformedResponse)
+		return fmt.Errorf("socket: %s: %w: response has no id", method, ErrMalformedResponse)
 	}
 	if env.Error != nil {
 		// Herdr answers requests it could not parse with id "".
 		if *env.ID == id || *env.ID == "" || (prefixOK && strings.HasPrefix(*env.ID, id+":")) {
-			return nil, &Error{Method: method, Code: env.Error.Code, Message: env.Error.Message}
+			return &Error{Method: method, Code: env.Error.Code, Message: env.Error.Message}
 		}
-		return nil, fmt.Errorf("socket: %s: %w: error response for id %q, sent %q", method, ErrProtocol, *env.ID, id)
+		return fmt.Errorf("socket: %s: %w: error response for id %q, sent %q", method, ErrProtocol, *env.ID, id)
 	}
 	if *env.ID != id {
-		return nil, fmt.Errorf("socket: %s: %w: response id %q does not match request id %q", method, ErrProtocol, *env.ID, id)
+		return fmt.Errorf("socket: %s: %w: response id %q does not match request id %q", method, ErrProtocol, *env.ID, id)
 	}
-	if len(env.Result) == 0 || env.Result[0] != '{' {
-		return nil, fmt.Errorf("socket: %s: %w: response has neither a result object nor an error", method, ErrMalformedResponse)
+	if env.Result == nil || !bytes.Contains(line, resultKey) {
+		return fmt.Errorf("socket: %s: %w: response has neither a result object nor an error", method, ErrMalformedResponse)
 	}
-	return env.Result, nil
+	if raw, ok := into.(*jsonx.RawMessage); ok {
+		if len(*raw) == 0 || (*raw)[0] != '{' {
+			return fmt.Errorf("socket: %s: %w: result is not an object", method, ErrMalformedResponse)
+		}
+		*raw = append(jsonx.RawMessage(nil), *raw...)
+	}
+	return nil
 }
 
 func (c *Client) dial(ctx context.Context) (net.Conn, error) {
@@ -243,6 +253,12 @@ func (c *Client) dial(ctx context.Context) (net.Conn, error) {
 // exchange writes one line and reads one line on conn, within ctx.
 // The returned slice is valid until conn's reader is dropped.
 func (c *Client) exchange(ctx context.Context, conn net.Conn, method string, body []byte) ([]byte, error) {
+	return c.exchangeWith(ctx, conn, method, body, ndjson.NewReaderSize(nil, 0, 64<<10))
+}
+
+// exchangeWith is exchange reading with rd (reset onto conn); the line is
+// valid until rd is reused.
+func (c *Client) exchangeWith(ctx context.Context, conn net.Conn, method string, body []byte, rd *ndjson.Reader) ([]byte, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
 	}
@@ -253,8 +269,8 @@ func (c *Client) exchange(ctx context.Context, conn net.Conn, method string, bod
 	if _, err := conn.Write(msg); err != nil {
 		return nil, c.transportError(ctx, method, "write", err)
 	}
-	r := ndjson.NewReader(conn, c.maxResponse())
-	line, err := r.ReadLine()
+	rd.Reset(conn, c.maxResponse())
+	line, err := rd.ReadLine()
 	if err != nil {
 		return nil, c.readError(ctx, method, err)
 	}
@@ -347,21 +363,16 @@ func (c *Client) ServerInfo(ctx context.Context) (schema.ResultPong, error) {
 // no protocol number.
 func (c *Client) Ping(ctx context.Context) (schema.ResultPong, error) {
 	var p schema.ResultPong
-	raw, err := c.call(ctx, schema.MethodPing, emptyParams)
-	if err != nil {
+	if err := c.call(ctx, schema.MethodPing, emptyParams, &p); err != nil {
 		return p, err
 	}
-	return p, decodeResult(schema.MethodPing, raw, schema.ResultTypePong, &p, &p.Type)
+	return p, checkType(schema.MethodPing, p.Type, schema.ResultTypePong)
 }
 
-// decodeResult decodes raw into v and checks the type tag that lands in
-// *tag.
-func decodeResult(method string, raw jsonx.RawMessage, wantTag string, v any, tag *string) error {
-	if err := jsonx.Unmarshal(raw, v); err != nil {
-		return fmt.Errorf("socket: %s: %w: %v", method, ErrMalformedResponse, err)
-	}
-	if *tag != wantTag {
-		return fmt.Errorf("socket: %s: %w: result type %q, want %q", method, ErrProtocol, *tag, wantTag)
+// checkType checks a result's type tag.
+func checkType(method, got, want string) error {
+	if got != want {
+		return fmt.Errorf("socket: %s: %w: result type %q, want %q", method, ErrProtocol, got, want)
 	}
 	return nil
 }

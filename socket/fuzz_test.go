@@ -2,6 +2,8 @@ package socket
 
 import (
 	"errors"
+
+	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"testing"
 )
 
@@ -12,7 +14,8 @@ func FuzzDecodeResponse(f *testing.F) {
 	f.Add([]byte(`[1,2]`))
 	f.Add([]byte(`{"id":null}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		raw, err := decodeResponse("m", "a", line, true)
+		var raw jsonx.RawMessage
+		err := decodeResponse("m", "a", line, true, &raw)
 		if err == nil {
 			if len(raw) == 0 || raw[0] != '{' {
 				t.Fatalf("accepted %q with result %q", line, raw)

@@ -12,11 +12,10 @@ func typed[T any](ctx context.Context, c *Client, method string, params any, wan
 	if err := c.ensureProtocol(ctx); err != nil {
 		return v, err
 	}
-	raw, err := c.call(ctx, method, params)
-	if err != nil {
+	if err := c.call(ctx, method, params, &v); err != nil {
 		return v, err
 	}
-	return v, decodeResult(method, raw, wantTag, &v, tag(&v))
+	return v, checkType(method, *tag(&v), wantTag)
 }
 
 // AgentGet resolves target (a current pane id hosting an agent, or an exact

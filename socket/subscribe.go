@@ -92,13 +92,12 @@ func (c *Client) Subscribe(ctx context.Context, p schema.EventsSubscribeParams) 
 		conn.Close()
 		return nil, c.readError(hctx, method, err)
 	}
-	raw, err := decodeResponse(method, id, line, true)
-	if err != nil {
+	var ack schema.ResultSubscriptionStarted
+	if err := decodeResponse(method, id, line, true, &ack); err != nil {
 		conn.Close()
 		return nil, err
 	}
-	var ack schema.ResultSubscriptionStarted
-	if err := decodeResult(method, raw, schema.ResultTypeSubscriptionStarted, &ack, &ack.Type); err != nil {
+	if err := checkType(method, ack.Type, schema.ResultTypeSubscriptionStarted); err != nil {
 		conn.Close()
 		return nil, err
 	}

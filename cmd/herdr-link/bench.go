@@ -266,7 +266,7 @@ func cliRoute(t *target) (*route, error) {
 			}
 			n := 0
 			for _, a := range r.Result.Agents {
-				if a.WorkspaceID == self.WorkspaceID && a.TerminalID != self.TerminalID && link.ValidName(a.Name) {
+				if a.WorkspaceID == self.WorkspaceID && a.PaneID != self.PaneID && link.ValidName(a.Name) {
 					n++
 				}
 			}

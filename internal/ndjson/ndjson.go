@@ -38,6 +38,21 @@ func NewReader(r io.Reader, max int) *Reader {
 	return &Reader{br: bufio.NewReaderSize(r, size), max: max}
 }
 
+// NewReaderSize is NewReader with a read buffer of size bytes (fewer
+// system calls for long lines).
+func NewReaderSize(r io.Reader, max, size int) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, size), max: max}
+}
+
+// Reset makes the reader read from r with a new maximum, keeping its
+// buffers for reuse.
+func (r *Reader) Reset(rd io.Reader, max int) {
+	r.br.Reset(rd)
+	r.max = max
+	r.buf = r.buf[:0]
+	r.skipped = false
+}
+
 // ReadLine returns the next line without its trailing "\n" (a preceding
 // "\r" is kept; JSON parsers treat it as whitespace). The slice is valid
 // until the next call.

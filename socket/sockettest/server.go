@@ -534,11 +534,14 @@ func resultLine(id string, result any) []byte {
 	return b
 }
 
-// reply writes one checked line and "\n".
+var newline = []byte{'\n'}
+
+// reply writes one checked line and "\n" (one writev, no copy of line).
 func (s *Server) reply(c net.Conn, line []byte) {
 	s.check(line)
 	_ = c.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	_, _ = c.Write(append(line, '\n'))
+	bufs := net.Buffers{line, newline}
+	_, _ = bufs.WriteTo(c)
 }
 
 func (s *Server) check(line []byte) {
