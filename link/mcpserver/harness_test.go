@@ -25,7 +25,9 @@ var update = flag.Bool("update", false, "rewrite golden transcripts")
 func TestMain(m *testing.M) {
 	flag.Parse()
 	code := m.Run()
-	fmt.Printf("mcpserver: %d simulator lines validated against Herdr's schema\n", sockettest.ValidatedLines())
+	if n := sockettest.ValidatedLines(); n > 0 {
+		fmt.Printf("mcpserver: %d simulator lines validated against Herdr's schema\n", n)
+	}
 	os.Exit(code)
 }
 

@@ -360,13 +360,8 @@ type pollReader struct {
 
 func (p *pollReader) Read(b []byte) (int, error) {
 	for {
-		_ = p.c.SetReadDeadline(time.Now().Add(time.Millisecond))
-		n, err := p.c.Read(b)
-		if n > 0 || err == nil {
-			return n, nil
-		}
-		var ne net.Error
-		if !errors.As(err, &ne) || !ne.Timeout() {
+		n, err, again := p.try(b)
+		if !again {
 			return n, err
 		}
 		if time.Now().After(p.deadline) {
@@ -379,6 +374,36 @@ func (p *pollReader) Read(b []byte) (int, error) {
 			return 0, net.ErrClosed
 		}
 	}
+}
+
+// try makes one non-blocking read, as Herdr's loop does: again is true
+// when nothing was pending.
+func (p *pollReader) try(b []byte) (n int, err error, again bool) {
+	sc, ok := p.c.(syscall.Conn)
+	if !ok {
+		n, err = p.c.Read(b)
+		return n, err, false
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return 0, err, false
+	}
+	var rerr error
+	cerr := rc.Read(func(fd uintptr) bool {
+		n, rerr = syscall.Read(int(fd), b)
+		return true // never wait for readiness: report what is there now
+	})
+	switch {
+	case cerr != nil:
+		return 0, cerr, false
+	case rerr == syscall.EAGAIN:
+		return 0, nil, true
+	case rerr != nil:
+		return 0, rerr, false
+	case n == 0:
+		return 0, io.EOF, false
+	}
+	return n, nil, false
 }
 
 func (s *Server) serve(c net.Conn) {
