@@ -5,28 +5,28 @@ package schema
 import "github.com/herdr-link/herdr-link/internal/jsonx"
 
 type AgentInfo struct {
-	Agent                  *string           `json:"agent,omitempty"`
-	AgentSession           *AgentSessionInfo `json:"agent_session,omitempty"`
-	AgentStatus            AgentStatus       `json:"agent_status"`
-	CWD                    *string           `json:"cwd,omitempty"`
-	DisplayAgent           *string           `json:"display_agent,omitempty"`
-	Focused                bool              `json:"focused"`
-	ForegroundCWD          *string           `json:"foreground_cwd,omitempty"`
-	InteractiveReady       bool              `json:"interactive_ready,omitempty"`
-	LaunchPending          bool              `json:"launch_pending,omitempty"`
-	Name                   *string           `json:"name,omitempty"`
-	PaneID                 string            `json:"pane_id"`
-	Revision               uint64            `json:"revision"`
-	ScreenDetectionSkipped bool              `json:"screen_detection_skipped,omitempty"`
-	StateChangeSeq         uint64            `json:"state_change_seq"`
-	StateLabels            map[string]string `json:"state_labels,omitempty"`
-	TabID                  string            `json:"tab_id"`
 	TerminalID             string            `json:"terminal_id"`
+	Name                   *string           `json:"name,omitempty"`
+	Agent                  *string           `json:"agent,omitempty"`
+	Title                  *string           `json:"title,omitempty"`
+	DisplayAgent           *string           `json:"display_agent,omitempty"`
+	StateLabels            map[string]string `json:"state_labels,omitempty"`
+	Tokens                 map[string]string `json:"tokens,omitempty"`
 	TerminalTitle          *string           `json:"terminal_title,omitempty"`
 	TerminalTitleStripped  *string           `json:"terminal_title_stripped,omitempty"`
-	Title                  *string           `json:"title,omitempty"`
-	Tokens                 map[string]string `json:"tokens,omitempty"`
+	AgentStatus            AgentStatus       `json:"agent_status"`
+	ScreenDetectionSkipped bool              `json:"screen_detection_skipped,omitempty"`
+	AgentSession           *AgentSessionInfo `json:"agent_session,omitempty"`
 	WorkspaceID            string            `json:"workspace_id"`
+	TabID                  string            `json:"tab_id"`
+	PaneID                 string            `json:"pane_id"`
+	Focused                bool              `json:"focused"`
+	LaunchPending          bool              `json:"launch_pending,omitempty"`
+	InteractiveReady       bool              `json:"interactive_ready,omitempty"`
+	StateChangeSeq         uint64            `json:"state_change_seq"`
+	CWD                    *string           `json:"cwd,omitempty"`
+	ForegroundCWD          *string           `json:"foreground_cwd,omitempty"`
+	Revision               uint64            `json:"revision"`
 }
 
 type AgentManifestInfo struct {
@@ -1733,25 +1733,25 @@ type PaneGraphicsSetParams struct {
 }
 
 type PaneInfo struct {
-	Agent                 *string           `json:"agent,omitempty"`
-	AgentSession          *AgentSessionInfo `json:"agent_session,omitempty"`
-	AgentStatus           AgentStatus       `json:"agent_status"`
-	CWD                   *string           `json:"cwd,omitempty"`
-	DisplayAgent          *string           `json:"display_agent,omitempty"`
+	PaneID                string            `json:"pane_id"`
+	TerminalID            string            `json:"terminal_id"`
+	WorkspaceID           string            `json:"workspace_id"`
+	TabID                 string            `json:"tab_id"`
 	Focused               bool              `json:"focused"`
+	CWD                   *string           `json:"cwd,omitempty"`
 	ForegroundCWD         *string           `json:"foreground_cwd,omitempty"`
 	Label                 *string           `json:"label,omitempty"`
-	PaneID                string            `json:"pane_id"`
-	Revision              uint64            `json:"revision"`
-	Scroll                *PaneScrollInfo   `json:"scroll,omitempty"`
-	StateLabels           map[string]string `json:"state_labels,omitempty"`
-	TabID                 string            `json:"tab_id"`
-	TerminalID            string            `json:"terminal_id"`
+	Agent                 *string           `json:"agent,omitempty"`
+	Title                 *string           `json:"title,omitempty"`
 	TerminalTitle         *string           `json:"terminal_title,omitempty"`
 	TerminalTitleStripped *string           `json:"terminal_title_stripped,omitempty"`
-	Title                 *string           `json:"title,omitempty"`
+	DisplayAgent          *string           `json:"display_agent,omitempty"`
+	AgentStatus           AgentStatus       `json:"agent_status"`
+	StateLabels           map[string]string `json:"state_labels,omitempty"`
 	Tokens                map[string]string `json:"tokens,omitempty"`
-	WorkspaceID           string            `json:"workspace_id"`
+	AgentSession          *AgentSessionInfo `json:"agent_session,omitempty"`
+	Scroll                *PaneScrollInfo   `json:"scroll,omitempty"`
+	Revision              uint64            `json:"revision"`
 }
 
 type PaneInputSetParams struct {
@@ -2411,9 +2411,9 @@ const (
 type ResultPong struct {
 	// Type is the union tag, always "pong"; the union's MarshalJSON sets it.
 	Type         string              `json:"type"`
-	Capabilities *ServerCapabilities `json:"capabilities"`
-	Protocol     uint32              `json:"protocol"`
 	Version      string              `json:"version"`
+	Protocol     uint32              `json:"protocol"`
+	Capabilities *ServerCapabilities `json:"capabilities"`
 }
 
 type ResultSessionSnapshot struct {
@@ -3484,8 +3484,8 @@ func (u *ResponseResult) UnmarshalJSON(b []byte) error {
 }
 
 type ServerCapabilities struct {
-	DetachedServerDaemon bool `json:"detached_server_daemon"`
 	LiveHandoff          bool `json:"live_handoff"`
+	DetachedServerDaemon bool `json:"detached_server_daemon"`
 }
 
 type ServerLiveHandoffParams struct {
@@ -3495,16 +3495,16 @@ type ServerLiveHandoffParams struct {
 }
 
 type SessionSnapshot struct {
-	Agents             []AgentInfo          `json:"agents"`
-	FocusedPaneID      *string              `json:"focused_pane_id,omitempty"`
-	FocusedTabID       *string              `json:"focused_tab_id,omitempty"`
-	FocusedWorkspaceID *string              `json:"focused_workspace_id,omitempty"`
-	Layouts            []PaneLayoutSnapshot `json:"layouts"`
-	Panes              []PaneInfo           `json:"panes"`
-	Protocol           uint32               `json:"protocol"`
-	Tabs               []TabInfo            `json:"tabs"`
 	Version            string               `json:"version"`
+	Protocol           uint32               `json:"protocol"`
+	FocusedWorkspaceID *string              `json:"focused_workspace_id,omitempty"`
+	FocusedTabID       *string              `json:"focused_tab_id,omitempty"`
+	FocusedPaneID      *string              `json:"focused_pane_id,omitempty"`
 	Workspaces         []WorkspaceInfo      `json:"workspaces"`
+	Tabs               []TabInfo            `json:"tabs"`
+	Panes              []PaneInfo           `json:"panes"`
+	Layouts            []PaneLayoutSnapshot `json:"layouts"`
+	Agents             []AgentInfo          `json:"agents"`
 }
 
 type SplitDirection string
@@ -4033,13 +4033,13 @@ type TabCreateParams struct {
 }
 
 type TabInfo struct {
-	AgentStatus AgentStatus `json:"agent_status"`
-	Focused     bool        `json:"focused"`
-	Label       string      `json:"label"`
-	Number      uint        `json:"number"`
-	PaneCount   uint        `json:"pane_count"`
 	TabID       string      `json:"tab_id"`
 	WorkspaceID string      `json:"workspace_id"`
+	Number      uint        `json:"number"`
+	Label       string      `json:"label"`
+	Focused     bool        `json:"focused"`
+	PaneCount   uint        `json:"pane_count"`
+	AgentStatus AgentStatus `json:"agent_status"`
 }
 
 type TabListParams struct {
@@ -4078,15 +4078,15 @@ type WorkspaceCreateParams struct {
 }
 
 type WorkspaceInfo struct {
-	ActiveTabID string                 `json:"active_tab_id"`
-	AgentStatus AgentStatus            `json:"agent_status"`
-	Focused     bool                   `json:"focused"`
-	Label       string                 `json:"label"`
+	WorkspaceID string                 `json:"workspace_id"`
 	Number      uint                   `json:"number"`
+	Label       string                 `json:"label"`
+	Focused     bool                   `json:"focused"`
 	PaneCount   uint                   `json:"pane_count"`
 	TabCount    uint                   `json:"tab_count"`
+	ActiveTabID string                 `json:"active_tab_id"`
+	AgentStatus AgentStatus            `json:"agent_status"`
 	Tokens      map[string]string      `json:"tokens,omitempty"`
-	WorkspaceID string                 `json:"workspace_id"`
 	Worktree    *WorkspaceWorktreeInfo `json:"worktree,omitempty"`
 }
 

@@ -644,7 +644,7 @@ func runBench(c benchConfig, stdout, stderr io.Writer) error {
 		}
 	}
 	procs := map[string]float64{"peers/cli": 2, "send/cli": 3}
-	prog := &progress{w: stderr, on: useColour(stderr), total: c.count * len(c.ops) * len(routes) * c.n, start: time.Now()}
+	prog := &progress{w: stderr, on: isTerminal(stderr), total: c.count * len(c.ops) * len(routes) * c.n, start: time.Now()}
 	type run struct {
 		stats []stat
 	}

@@ -30,7 +30,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "herdr-link")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+	// herdr-sim beside it plays the herdr CLI in the bench's cli route.
+	if out, err := exec.Command("go", "build", "-o", dir+"/", ".", "../herdr-sim").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build herdr-link: %v\n%s", err, out)
 		os.Exit(1)
 	}

@@ -119,6 +119,9 @@ func (h *handler) cancelAll() {
 	}
 }
 
+// beforeHandle, when set (tests only), runs at the start of every Handle.
+var beforeHandle func(method string)
+
 // Handle runs in the connection's read loop, so protocol messages and
 // activation are processed in arrival order; tool work runs in goroutines.
 func (h *handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
@@ -130,6 +133,9 @@ func (h *handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2
 			}
 		}
 	}()
+	if beforeHandle != nil {
+		beforeHandle(req.Method)
+	}
 	if req.Notif {
 		h.notification(req)
 		return

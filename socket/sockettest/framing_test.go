@@ -170,9 +170,10 @@ func TestPing(t *testing.T) {
 		want     string
 	}{
 		{"default", 0, "", &schema.ServerCapabilities{LiveHandoff: true, DetachedServerDaemon: true},
-			`{"id":"p","result":{"type":"pong","capabilities":{"detached_server_daemon":true,"live_handoff":true},"protocol":20,"version":"0.8.2"}}`},
+			// Byte for byte the facts sheet's example (serde's field order).
+			`{"id":"p","result":{"type":"pong","version":"0.8.2","protocol":20,"capabilities":{"live_handoff":true,"detached_server_daemon":true}}}`},
 		{"protocol 22, no capabilities", 22, "0.9.1", nil,
-			`{"id":"p","result":{"type":"pong","capabilities":null,"protocol":22,"version":"0.9.1"}}`},
+			`{"id":"p","result":{"type":"pong","version":"0.9.1","protocol":22,"capabilities":null}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

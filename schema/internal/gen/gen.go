@@ -7,8 +7,9 @@
 //     rewritten from "#/schemas/<root>/$defs/X" to "X"; two definitions with
 //     the same name must then be identical, or generation fails.
 //   - An object with properties becomes a struct. Property names are sorted
-//     as in the document; a union variant's tag, and a root response's id,
-//     come first.
+//     as in the document, except for the few types whose Rust field order
+//     is known (serdeOrder); a union variant's tag, and a root response's
+//     id, come first.
 //     A required property is a plain field. An optional one gets
 //     ",omitempty", and becomes a pointer when its zero value would be
 //     ambiguous: nullable types, nested structs, and non-zero defaults
@@ -487,6 +488,27 @@ func (g *generator) emitUnion(name string, n *node, ut unionTag) error {
 	return nil
 }
 
+// serdeOrder is the field order of Herdr's Rust structs, which the schema
+// document (sorted keys) does not keep, for the types whose encoding users
+// compare byte for byte (`herdr agent list` output). Taken from the facts
+// sheet's examples and field tables (upstream src/api/schema/agents.rs,
+// panes.rs, workspaces.rs, tabs.rs, response.rs, session.rs). Fields not
+// listed follow in sorted order; the decoding side does not care.
+var serdeOrder = map[string][]string{
+	"AgentInfo": {"terminal_id", "name", "agent", "title", "display_agent", "state_labels", "tokens", "terminal_title",
+		"terminal_title_stripped", "agent_status", "screen_detection_skipped", "agent_session", "workspace_id", "tab_id",
+		"pane_id", "focused", "launch_pending", "interactive_ready", "state_change_seq", "cwd", "foreground_cwd", "revision"},
+	"PaneInfo": {"pane_id", "terminal_id", "workspace_id", "tab_id", "focused", "cwd", "foreground_cwd", "label", "agent",
+		"title", "terminal_title", "terminal_title_stripped", "display_agent", "agent_status", "state_labels", "tokens",
+		"agent_session", "scroll", "revision"},
+	"WorkspaceInfo":      {"workspace_id", "number", "label", "focused", "pane_count", "tab_count", "active_tab_id", "agent_status", "tokens", "worktree"},
+	"TabInfo":            {"tab_id", "workspace_id", "number", "label", "focused", "pane_count", "agent_status"},
+	"ResultPong":         {"type", "version", "protocol", "capabilities"},
+	"SessionSnapshot":    {"version", "protocol", "focused_workspace_id", "focused_tab_id", "focused_pane_id", "workspaces", "tabs", "panes", "layouts", "agents"},
+	"ErrorBody":          {"code", "message"},
+	"ServerCapabilities": {"live_handoff", "detached_server_daemon"},
+}
+
 func (g *generator) isRoot(name string) bool {
 	for _, r := range g.roots {
 		if r.Title == name && len(r.Properties) > 0 {
@@ -504,6 +526,22 @@ func (g *generator) emitStruct(name string, n *node, tagProp, tagValue string) e
 		props = append(props, pn)
 	}
 	sort.Strings(props)
+	if order, ok := serdeOrder[name]; ok {
+		rank := map[string]int{}
+		for i, f := range order {
+			rank[f] = i + 1
+		}
+		sort.SliceStable(props, func(i, j int) bool {
+			ri, rj := rank[props[i]], rank[props[j]]
+			switch {
+			case ri > 0 && rj > 0:
+				return ri < rj
+			case ri > 0:
+				return true
+			}
+			return false
+		})
+	}
 	if tagProp == "" && g.isRoot(name) {
 		tagProp = "id" // responses start with their id, as serde writes them
 	}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"encoding/json"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestBenchCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	args := []string{"bench", "--sim", "-n", "6", "--warmup", "1", "--spawns", "2", "--agents", "12"}
+	t.Run("table", func(t *testing.T) {
+		out, err := exec.Command(binary, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		for _, want := range []string{"peers  socket", "peers  cli", "peers  mcp", "send   socket", "send   cli", "send   mcp", "floors:", "start → initialize"} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("table lacks %q:\n%s", want, out)
+			}
+		}
+		// The CLI route really spawns processes and pings each time: 4
+		// connections and 2 processes per peers lookup.
+		if !regexp.MustCompile(`peers  cli .* 4\.00 +2 `).Match(out) {
+			t.Errorf("cli route cost:\n%s", out)
+		}
+	})
+	t.Run("gobench", func(t *testing.T) {
+		out, err := exec.Command(binary, append(args, "--format", "gobench", "--route", "socket,mcp")...).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := regexp.MustCompile(`^Benchmark\S+-\d+\t\d+\t[0-9.]+ ns/op(\t[0-9.]+ \S+)*$`)
+		n := 0
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if strings.HasPrefix(l, "Benchmark") {
+				n++
+				if !line.MatchString(l) {
+					t.Errorf("not a benchstat line: %q", l)
+				}
+			}
+		}
+		if n != 7 || !strings.Contains(string(out), "BenchmarkRoute/op=peers/route=socket-") {
+			t.Errorf("%d benchmark lines:\n%s", n, out)
+		}
+	})
+	t.Run("json", func(t *testing.T) {
+		out, err := exec.Command(binary, append(args, "--format", "json", "--route", "socket")...).Output()
+		var r struct {
+			Runs []struct {
+				Route string  `json:"route"`
+				P50   float64 `json:"p50_ms"`
+			} `json:"runs"`
+		}
+		if err != nil || json.Unmarshal(out, &r) != nil || len(r.Runs) != 2 || r.Runs[0].P50 <= 0 {
+			t.Fatalf("%v %s", err, out)
+		}
+	})
+	t.Run("usage", func(t *testing.T) {
+		err := exec.Command(binary, "bench", "-n", "0").Run()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+			t.Fatalf("exit %v", err)
+		}
+	})
+}

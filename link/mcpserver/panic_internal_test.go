@@ -1,0 +1,51 @@
+package mcpserver
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"testing"
+	"time"
+)
+
+// A panic in the handler becomes -32603 for that request, and serving goes
+// on.
+func TestHandlerPanicBecomesInternalError(t *testing.T) {
+	beforeHandle = func(method string) {
+		if method == "explode" {
+			panic("boom")
+		}
+	}
+	defer func() { beforeHandle = nil }()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan struct{})
+	go func() { _ = Serve(context.Background(), inR, outW, Options{}); outW.Close(); close(done) }()
+	sc := bufio.NewScanner(outR)
+	next := func() string {
+		t.Helper()
+		got := make(chan string, 1)
+		go func() {
+			if sc.Scan() {
+				got <- sc.Text()
+			}
+		}()
+		select {
+		case l := <-got:
+			return l
+		case <-time.After(5 * time.Second):
+			t.Fatal("no answer")
+		}
+		return ""
+	}
+	_, _ = inW.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"explode"}` + "\n"))
+	if l := next(); l != `{"id":1,"error":{"code":-32603,"message":"Internal error"},"jsonrpc":"2.0"}` {
+		t.Fatalf("panic answer %s", l)
+	}
+	_, _ = inW.Write([]byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n"))
+	if l := next(); l != `{"id":2,"result":{},"jsonrpc":"2.0"}` {
+		t.Fatalf("after the panic: %s", l)
+	}
+	inW.Close()
+	<-done
+}
