@@ -201,13 +201,13 @@ func (c *call) promptAndWait(p schema.AgentPromptParams) (any, *herdrError) {
 		w.mu.Unlock()
 		return nil, e
 	}
-	pn, info, e := c.prompt(p)
+	pn, _, e := c.prompt(p)
 	if e != nil {
 		w.mu.Unlock()
 		return nil, e
 	}
-	term, label, name, paneID := pn.term, derefOr(pn.term.label), derefOr(pn.term.name), pn.id
-	byName := p.Target != pn.id
+	pin := pinAgent(pn, p.Target != pn.id)
+	term := pn.term
 	seq0 := term.seq
 	status := term.status()
 	w.mu.Unlock()
@@ -217,22 +217,14 @@ func (c *call) promptAndWait(p schema.AgentPromptParams) (any, *herdrError) {
 	if hasTimeout {
 		timeout = time.Duration(*p.Wait.TimeoutMS) * time.Millisecond
 	}
-	gone := func() bool {
-		// Closed, moved (its id changed), exited or replaced.
-		if pn.id != paneID || w.paneByID(paneID) != pn || pn.term != term || derefOr(term.label) != label {
-			return true
-		}
-		return byName && derefOr(term.name) != name
-	}
-	notRunning := herr("agent_not_running", "agent is no longer running in the target pane")
 	if status != schema.AgentStatusWorking {
 		gate := c.s.EffectTimeout
 		if hasTimeout && timeout < gate {
 			gate = timeout
 		}
 		ok, e := c.waitFor(start.Add(gate), func() (bool, *herdrError) {
-			if gone() {
-				return false, notRunning
+			if pin.gone(w) {
+				return false, errNotRunning()
 			}
 			return term.seq > seq0, nil
 		})
@@ -250,31 +242,70 @@ func (c *call) promptAndWait(p schema.AgentPromptParams) (any, *herdrError) {
 				c.s.EffectTimeout.Milliseconds(), st, sq)
 		}
 	}
-	until := p.Wait.Until
-	if len(until) == 0 {
-		until = []schema.AgentStatus{schema.AgentStatusIdle, schema.AgentStatusDone, schema.AgentStatusBlocked}
-	}
 	var deadline time.Time
 	if hasTimeout {
 		deadline = start.Add(timeout)
 	}
+	final, e := c.waitStatus(pin, p.Wait.Until, deadline)
+	if e != nil {
+		return nil, e
+	}
+	return schema.ResultAgentPrompted{Type: schema.ResultTypeAgentPrompted, Agent: final}, nil
+}
+
+// pinned is the agent a wait follows (Herdr pins it by terminal, agent
+// label, and name when the target was a name).
+type pinned struct {
+	pn                  *pane
+	term                *terminal
+	label, name, paneID string
+	byName              bool
+}
+
+func pinAgent(pn *pane, byName bool) pinned {
+	return pinned{pn: pn, term: pn.term, label: derefOr(pn.term.label), name: derefOr(pn.term.name), paneID: pn.id, byName: byName}
+}
+
+// gone reports (w.mu held) whether the pane closed or moved (its id
+// changed), or its occupant exited, was replaced or lost its name.
+func (p pinned) gone(w *World) bool {
+	if p.pn.id != p.paneID || w.paneByID(p.paneID) != p.pn || p.pn.term != p.term || derefOr(p.term.label) != p.label {
+		return true
+	}
+	return p.byName && derefOr(p.term.name) != p.name
+}
+
+func errNotRunning() *herdrError {
+	return herr("agent_not_running", "agent is no longer running in the target pane")
+}
+
+// defaultUntil is the status set waits use when the request names none.
+var defaultUntil = []schema.AgentStatus{schema.AgentStatusIdle, schema.AgentStatusDone, schema.AgentStatusBlocked}
+
+// waitStatus waits until the pinned agent's status is in until (default:
+// idle, done, blocked), the deadline (zero: none) passes, or it is gone.
+func (c *call) waitStatus(p pinned, until []schema.AgentStatus, deadline time.Time) (schema.AgentInfo, *herdrError) {
+	if len(until) == 0 {
+		until = defaultUntil
+	}
+	var info schema.AgentInfo
 	ok, e := c.waitFor(deadline, func() (bool, *herdrError) {
-		if gone() {
-			return false, notRunning
+		if p.gone(c.w) {
+			return false, errNotRunning()
 		}
-		if inStatuses(term.status(), until) {
-			info = w.agentInfo(pn)
+		if inStatuses(p.term.status(), until) {
+			info = c.w.agentInfo(p.pn)
 			return true, nil
 		}
 		return false, nil
 	})
 	if e != nil {
-		return nil, e
+		return info, e
 	}
 	if !ok {
-		return nil, herr("timeout", "timed out waiting for agent status")
+		return info, herr("timeout", "timed out waiting for agent status")
 	}
-	return schema.ResultAgentPrompted{Type: schema.ResultTypeAgentPrompted, Agent: info}, nil
+	return info, nil
 }
 
 func derefOr(s *string) string {
@@ -334,32 +365,15 @@ func agentWait(c *call) (any, *herdrError) {
 		w.mu.Unlock()
 		return nil, e
 	}
-	term, label, paneID := pn.term, derefOr(pn.term.label), pn.id
+	pin := pinAgent(pn, false)
 	w.mu.Unlock()
-	until := p.Until
-	if len(until) == 0 {
-		until = []schema.AgentStatus{schema.AgentStatusIdle, schema.AgentStatusDone, schema.AgentStatusBlocked}
-	}
 	var deadline time.Time
 	if p.TimeoutMS != nil {
 		deadline = time.Now().Add(time.Duration(*p.TimeoutMS) * time.Millisecond)
 	}
-	var info schema.AgentInfo
-	ok, e := c.waitFor(deadline, func() (bool, *herdrError) {
-		if pn.id != paneID || w.paneByID(paneID) != pn || pn.term != term || derefOr(term.label) != label {
-			return false, herr("agent_not_running", "agent is no longer running in the target pane")
-		}
-		if inStatuses(term.status(), until) {
-			info = w.agentInfo(pn)
-			return true, nil
-		}
-		return false, nil
-	})
+	info, e := c.waitStatus(pin, p.Until, deadline)
 	if e != nil {
 		return nil, e
-	}
-	if !ok {
-		return nil, herr("timeout", "timed out waiting for agent status")
 	}
 	return schema.ResultAgentInfo{Type: schema.ResultTypeAgentInfo, Agent: info}, nil
 }
