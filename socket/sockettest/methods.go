@@ -490,16 +490,27 @@ func paneGet(c *call) (any, *herdrError) {
 	return schema.ResultPaneInfo{Type: schema.ResultTypePaneInfo, Pane: c.w.paneInfo(pn)}, nil
 }
 
+// workspaceFilter resolves an optional workspace_id argument (w.mu held):
+// nil for none, workspace_not_found when it does not resolve.
+func (w *World) workspaceFilter(id *string) (*workspace, *herdrError) {
+	if id == nil {
+		return nil, nil
+	}
+	ws := w.workspaceByArg(*id)
+	if ws == nil {
+		return nil, herr("workspace_not_found", "workspace %s not found", *id)
+	}
+	return ws, nil
+}
+
 func paneList(c *call) (any, *herdrError) {
 	var p schema.PaneListParams
 	c.params(&p)
 	c.w.mu.Lock()
 	defer c.w.mu.Unlock()
-	var only *workspace
-	if p.WorkspaceID != nil {
-		if only = c.w.workspaceByArg(*p.WorkspaceID); only == nil {
-			return nil, herr("workspace_not_found", "workspace %s not found", *p.WorkspaceID)
-		}
+	only, e := c.w.workspaceFilter(p.WorkspaceID)
+	if e != nil {
+		return nil, e
 	}
 	panes := []schema.PaneInfo{}
 	for _, pn := range c.w.panes() {
@@ -602,11 +613,9 @@ func tabList(c *call) (any, *herdrError) {
 	c.params(&p)
 	c.w.mu.Lock()
 	defer c.w.mu.Unlock()
-	var only *workspace
-	if p.WorkspaceID != nil {
-		if only = c.w.workspaceByArg(*p.WorkspaceID); only == nil {
-			return nil, herr("workspace_not_found", "workspace %s not found", *p.WorkspaceID)
-		}
+	only, e := c.w.workspaceFilter(p.WorkspaceID)
+	if e != nil {
+		return nil, e
 	}
 	out := []schema.TabInfo{}
 	for _, ws := range c.w.workspaces {
