@@ -66,6 +66,7 @@ const (
 	detailGate        = "this process is not running in a Herdr pane (HERDR_ENV=1 and HERDR_PANE_ID are required)"
 	detailUnreachable = "Herdr did not answer; is the Herdr server running?"
 	detailBadReply    = "Herdr gave an answer herdr-link cannot read"
+	detailRefusedCall = "Herdr could not serve the request (is it shutting down?)"
 	detailProtocol    = "this Herdr speaks a protocol herdr-link does not support"
 	detailNoPane      = "Herdr does not know this process's pane"
 	detailUnnamed     = "this agent has no agent name, and Herdr Link could not give it one"

@@ -181,7 +181,7 @@ func (l *Link) fail(op string, err error, fallback Code) *Error {
 	case SelfUnnamed:
 		return newErr(SelfUnnamed, detailUnnamed, err)
 	}
-	return newErr(NotInHerdr, detailBadReply, err)
+	return newErr(NotInHerdr, detailRefusedCall, err)
 }
 
 // named resolves the caller and makes sure it has an Agent Name, running

@@ -45,8 +45,6 @@ type benchConfig struct {
 // route is one way of doing an operation.
 type route struct {
 	name  string
-	conns float64 // socket connections per op (measured on the simulator)
-	procs float64 // processes spawned per op
 	run   func(ctx context.Context, op string) error
 	close func()
 }
@@ -427,7 +425,7 @@ func measure(c benchConfig, t *target, routes []*route, prog *progress) ([]sampl
 	return samples, conns, nil
 }
 
-func summarize(c benchConfig, samples []sample, conns map[string]float64, procs map[string]float64, elapsed map[string]time.Duration) []stat {
+func summarize(c benchConfig, samples []sample, conns map[string]float64, procs map[string]float64) []stat {
 	var out []stat
 	for _, op := range c.ops {
 		var socketP50 float64
@@ -655,7 +653,7 @@ func runBench(c benchConfig, stdout, stderr io.Writer) error {
 			prog.finish()
 			return err
 		}
-		runs = append(runs, run{summarize(c, samples, conns, procs, nil)})
+		runs = append(runs, run{summarize(c, samples, conns, procs)})
 	}
 	prog.finish()
 	sockFloor, spawnFloor, err := floors(500)
