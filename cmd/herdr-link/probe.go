@@ -207,15 +207,21 @@ func (p *prober) run(ctx context.Context) bool {
 		p.add("self", fail, start, "agent.list: "+err.Error(), transportFix(err, res))
 		return p.finish()
 	}
+	// agent.get on HERDR_PANE_ID answers when the pane hosts an agent under
+	// that id; a moved pane's old id is a pane.* alias only, so fall back
+	// to pane.get and find the agent by terminal.
 	var self *schema.AgentInfo
 	ws := ""
-	for i := range agents.Agents {
-		if agents.Agents[i].PaneID == g.PaneID {
-			self = &agents.Agents[i]
-		}
-	}
+	var got schema.ResultAgentInfo
+	_, _, gerr := p.call(ctx, schema.MethodAgentGet, schema.AgentTarget{Target: g.PaneID}, &got)
 	movedNote := ""
-	if self == nil {
+	switch {
+	case gerr == nil:
+		self, ws = &got.Agent, got.Agent.WorkspaceID
+	case !errors.Is(gerr, socket.ErrAgentNotFound):
+		p.add("self", fail, start, "agent.get: "+gerr.Error(), transportFix(gerr, res))
+		return p.finish()
+	default:
 		var pr schema.ResultPaneInfo
 		if _, _, err := p.call(ctx, schema.MethodPaneGet, schema.PaneTarget{PaneID: g.PaneID}, &pr); err != nil {
 			p.add("self", fail, start, fmt.Sprintf("pane %s: %v", g.PaneID, err), "Herdr does not know this pane: was it closed? Restart the agent in a Herdr pane")
@@ -230,8 +236,6 @@ func (p *prober) run(ctx context.Context) bool {
 				self = &agents.Agents[i]
 			}
 		}
-	} else {
-		ws = self.WorkspaceID
 	}
 	switch {
 	case self == nil:
