@@ -23,6 +23,13 @@
 // the socket refuse connections; [Server.SetProtocol] changes what ping
 // reports. [Server.Requests] logs every request received.
 //
+// What it does not model: managed-launch deadlines and the 3 s settle
+// (launch transitions follow [World.SetStatus]), events.wait and the other
+// wait methods besides agent.wait and agent.prompt's wait, the legacy pane
+// id forms (p_<ws>_<raw>, <ws>-<n>; moved-pane aliases are modelled),
+// confirmation_required (inject it with a Fault), and the output-matched
+// and scroll subscriptions (accepted, never fired).
+//
 // In tests, [New] starts a server that is closed when the test ends and
 // validates every line it writes against Herdr's committed JSON Schema.
 package sockettest

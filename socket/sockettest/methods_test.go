@@ -666,3 +666,82 @@ func TestAgentLifecycle(t *testing.T) {
 		t.Errorf("wait across a move: %v", err)
 	}
 }
+
+// TestCloseAndMoveEvents: the events pane.close and pane.move emit, ids
+// that are never reused, and what a move keeps.
+func TestCloseAndMoveEvents(t *testing.T) {
+	srv := sockettest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 2 * time.Millisecond })
+	c := srv.Client()
+	ctx := context.Background()
+	before, _ := c.AgentGet(ctx, "brain")
+	res, err := c.PaneMove(ctx, schema.PaneMoveParams{PaneID: "w1:p1", Destination: schema.PaneMoveDestination{Tab: &schema.PaneMoveDestinationTab{TabID: "w2:t1", Split: schema.SplitDirectionRight}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Pane.TerminalID != before.TerminalID {
+		t.Errorf("terminal id changed on move: %s → %s", before.TerminalID, res.Pane.TerminalID)
+	}
+	if err := c.PaneClose(ctx, "w1:p3"); err != nil { // a tab with panes left: layout_updated
+		t.Fatal(err)
+	}
+	for _, id := range []string{"w2:p1", "w2:p2", res.Pane.PaneID} { // the last panes of w2: workspace_closed
+		if err := c.PaneClose(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sub, err := c.Subscribe(ctx, schema.EventsSubscribeParams{Subscriptions: []schema.Subscription{
+		{PaneMoved: &schema.SubscriptionPaneMoved{}}, {PaneClosed: &schema.SubscriptionPaneClosed{}},
+		{LayoutUpdated: &schema.SubscriptionLayoutUpdated{}}, {WorkspaceClosed: &schema.SubscriptionWorkspaceClosed{}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	seen := map[string]int{}
+	deadline := time.Now().Add(5 * time.Second)
+	for seen["workspace_closed"] == 0 || seen["pane_closed"] < 4 || seen["pane_moved"] == 0 || seen["layout_updated"] == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("events seen %v", seen)
+		}
+		nctx, cancel := context.WithTimeout(ctx, time.Second)
+		ev, err := sub.Next(nctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("%v (seen %v)", err, seen)
+		}
+		d, err := ev.Plain()
+		if err != nil || d.Tag() != ev.Event {
+			t.Fatalf("event %s: %v %s", ev.Event, err, ev.Data)
+		}
+		seen[ev.Event]++
+	}
+	// Ids are never reused: a new pane gets a number no pane ever had.
+	ids, err := srv.World.AddAgents("w1:t1", 1, "fresh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, old := range []string{"w1:p1", "w1:p3"} {
+		if ids[0] == old {
+			t.Fatalf("id %s reused", old)
+		}
+	}
+	// Workspace arguments: exact id, w_N, or a 1-based position.
+	for _, arg := range []string{"w1", "w_1", "1"} {
+		if _, err := c.PaneList(ctx, arg); err != nil {
+			t.Errorf("pane.list %q: %v", arg, err)
+		}
+	}
+}
+
+func TestRenameWithoutLabel(t *testing.T) {
+	w, err := sockettest.ParseWorld([]byte(`{"workspaces":[{"tabs":[{"panes":[{"id":"w1:p1","agent":{"name":"starting","status":"unknown"}}]}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := sockettest.New(t, w)
+	_, err = srv.Client().AgentRename(context.Background(), "starting", ptr("other"))
+	var he *socket.Error
+	if !errors.As(err, &he) || he.Code != "agent_not_found" || he.Message != "agent target does not currently host an agent" {
+		t.Fatalf("rename of a name without an agent label: %v", err)
+	}
+}
