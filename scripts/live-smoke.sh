@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Smoke test against the live Herdr of this pane (or HERDR_SOCKET_PATH):
-# read-only socket calls, the probe, and the MCP handshake. Changes nothing
-# in Herdr except, when this pane's agent is unnamed, nothing either: the
-# MCP server is started with -no-bootstrap.
+# read-only socket calls, the probe, and the MCP handshake. It changes
+# nothing in Herdr: the MCP server runs with -no-bootstrap, so an unnamed
+# agent stays unnamed.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
