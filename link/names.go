@@ -3,6 +3,7 @@ package link
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"github.com/herdr-link/herdr-link/socket"
 	"strconv"
 	"time"
 )
@@ -12,18 +13,7 @@ const MaxIDLength = 128
 
 // ValidName reports whether s is an Agent Name: ^[a-z][a-z0-9_-]{0,31}$,
 // the grammar Herdr enforces for agent names.
-func ValidName(s string) bool {
-	if len(s) == 0 || len(s) > 32 || s[0] < 'a' || s[0] > 'z' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+func ValidName(s string) bool { return socket.ValidAgentName(s) }
 
 func lowerAlnum(s string) bool {
 	if s == "" {

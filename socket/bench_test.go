@@ -1,12 +1,9 @@
 package socket_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/herdr-link/herdr-link/socket/sockettest"
@@ -54,29 +51,13 @@ func BenchmarkCall(b *testing.B) {
 // BenchmarkBareUnixRoundTrip is the floor: dial, one line out, one line in,
 // close, with a server that does nothing else.
 func BenchmarkBareUnixRoundTrip(b *testing.B) {
-	dir, _ := os.MkdirTemp("", "hb")
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "s.sock")
-	ln, err := net.Listen("unix", path)
+	reply := []byte(`{"id":"1","result":{"type":"ok"}}` + "\n")
+	srv, err := sockettest.NewLineServer(func([]byte) []byte { return reply })
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer ln.Close()
-	reply := []byte(`{"id":"1","result":{"type":"ok"}}` + "\n")
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				if _, err := bufio.NewReader(c).ReadSlice('\n'); err == nil {
-					_, _ = c.Write(reply)
-				}
-			}()
-		}
-	}()
+	defer srv.Close()
+	path := srv.Path()
 	req := []byte(`{"id":"1","method":"ping","params":{}}` + "\n")
 	buf := make([]byte, 256)
 	b.ReportAllocs()

@@ -93,31 +93,12 @@ func TestServerNotRunning(t *testing.T) {
 // rawServer answers every connection with reply (after reading one line).
 func rawServer(t *testing.T, reply func(req []byte) []byte) string {
 	t.Helper()
-	dir, _ := os.MkdirTemp("", "hl")
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	path := filepath.Join(dir, "s.sock")
-	ln, err := net.Listen("unix", path)
+	srv, err := sockettest.NewLineServer(reply)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 4096)
-				n, _ := c.Read(buf)
-				if out := reply(buf[:n]); out != nil {
-					_, _ = c.Write(out)
-				}
-			}()
-		}
-	}()
-	return path
+	t.Cleanup(srv.Close)
+	return srv.Path()
 }
 
 func TestResponseErrors(t *testing.T) {

@@ -81,3 +81,19 @@ func ValidSessionName(s string) bool {
 	}
 	return true
 }
+
+// ValidAgentName reports whether s is an agent name Herdr accepts:
+// ^[a-z][a-z0-9_-]{0,31}$ (ASCII). Herdr checks it on agent.rename and
+// agent.start; clients can check it first for early errors.
+func ValidAgentName(s string) bool {
+	if len(s) == 0 || len(s) > 32 || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -467,31 +466,13 @@ func summarize(c benchConfig, samples []sample, conns map[string]float64, procs 
 
 // floors measures a bare Unix-socket round trip and a bare process spawn.
 func floors(n int) (sock, spawn time.Duration, err error) {
-	dir, err := os.MkdirTemp("", "hb")
+	reply := []byte(`{"id":"1","result":{"type":"ok"}}` + "\n")
+	srv, err := sockettest.NewLineServer(func([]byte) []byte { return reply })
 	if err != nil {
 		return 0, 0, err
 	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "s.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				if _, err := bufio.NewReader(c).ReadSlice('\n'); err == nil {
-					_, _ = c.Write([]byte(`{"id":"1","result":{"type":"ok"}}` + "\n"))
-				}
-			}()
-		}
-	}()
+	defer srv.Close()
+	path := srv.Path()
 	var ds, ps []time.Duration
 	buf := make([]byte, 256)
 	truePath, _ := exec.LookPath("true")

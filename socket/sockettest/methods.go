@@ -9,6 +9,7 @@ import (
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/schema"
+	"github.com/herdr-link/herdr-link/socket"
 )
 
 // call is one request being handled.
@@ -378,20 +379,6 @@ func agentWait(c *call) (any, *herdrError) {
 	return schema.ResultAgentInfo{Type: schema.ResultTypeAgentInfo, Agent: info}, nil
 }
 
-// ValidAgentName is Herdr's name grammar: ^[a-z][a-z0-9_-]{0,31}$.
-func ValidAgentName(s string) bool {
-	if len(s) == 0 || len(s) > 32 || s[0] < 'a' || s[0] > 'z' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		ch := s[i]
-		if !(ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '_' || ch == '-') {
-			return false
-		}
-	}
-	return true
-}
-
 func agentRename(c *call) (any, *herdrError) {
 	var p schema.AgentRenameParams
 	c.params(&p)
@@ -404,7 +391,7 @@ func agentRename(c *call) (any, *herdrError) {
 	}
 	t := pn.term
 	if p.Name != nil {
-		if !ValidAgentName(*p.Name) {
+		if !socket.ValidAgentName(*p.Name) {
 			return nil, herr("invalid_agent_name", "agent name must start with a lowercase letter and contain only lowercase letters, digits, '-' or '_' (1-32 characters)")
 		}
 		var clash []*pane
@@ -471,11 +458,21 @@ func paneRead(c *call) (any, *herdrError) {
 	c.params(&p)
 	c.w.mu.Lock()
 	defer c.w.mu.Unlock()
-	pn := c.w.paneByTarget(p.PaneID)
-	if pn == nil {
-		return nil, herr("pane_not_found", "pane %s not found", p.PaneID)
+	pn, e := c.w.paneArg(p.PaneID)
+	if e != nil {
+		return nil, e
 	}
 	return readResult(c.w, pn, p.Source, p.Format, p.Lines, p.StripANSI), nil
+}
+
+// paneArg resolves a pane.* pane_id argument (w.mu held): a current id
+// or a moved-pane alias, else pane_not_found.
+func (w *World) paneArg(id string) (*pane, *herdrError) {
+	pn := w.paneByTarget(id)
+	if pn == nil {
+		return nil, herr("pane_not_found", "pane %s not found", id)
+	}
+	return pn, nil
 }
 
 func paneGet(c *call) (any, *herdrError) {
@@ -483,9 +480,9 @@ func paneGet(c *call) (any, *herdrError) {
 	c.params(&p)
 	c.w.mu.Lock()
 	defer c.w.mu.Unlock()
-	pn := c.w.paneByTarget(p.PaneID)
-	if pn == nil {
-		return nil, herr("pane_not_found", "pane %s not found", p.PaneID)
+	pn, e := c.w.paneArg(p.PaneID)
+	if e != nil {
+		return nil, e
 	}
 	return schema.ResultPaneInfo{Type: schema.ResultTypePaneInfo, Pane: c.w.paneInfo(pn)}, nil
 }
@@ -526,9 +523,9 @@ func paneClose(c *call) (any, *herdrError) {
 	c.params(&p)
 	c.w.mu.Lock()
 	defer c.w.mu.Unlock()
-	pn := c.w.paneByTarget(p.PaneID)
-	if pn == nil {
-		return nil, herr("pane_not_found", "pane %s not found", p.PaneID)
+	pn, e := c.w.paneArg(p.PaneID)
+	if e != nil {
+		return nil, e
 	}
 	c.w.closePane(pn)
 	return schema.ResultOk{Type: schema.ResultTypeOk}, nil
