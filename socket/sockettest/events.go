@@ -87,6 +87,7 @@ func (w *World) closePane(p *pane) {
 		}
 	}
 	p.term.name, p.term.label = nil, nil
+	w.closeProgram(p.term)
 	w.events.ids = append(w.events.ids, p.id, p.term.id)
 	w.emit(schema.EventData{PaneClosed: &schema.EventDataPaneClosed{PaneID: p.id, WorkspaceID: ws.id}})
 	if len(t.panes) == 0 {

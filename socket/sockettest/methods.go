@@ -153,16 +153,20 @@ func (c *call) prompt(p schema.AgentPromptParams) (*pane, schema.AgentInfo, *her
 	}
 	before := w.agentInfo(pn)
 	if *t.label == "copilot" {
-		t.writes = append(t.writes, "\x1b[I")
+		if e := t.write("\x1b[I"); e != nil {
+			return nil, schema.AgentInfo{}, e
+		}
 	}
 	if t.promptFails {
 		return nil, schema.AgentInfo{}, herr("agent_prompt_failed", "no available capacity")
 	}
 	text := p.Text
-	if t.bracketed {
+	if t.bracketedPaste() {
 		text = "\x1b[200~" + text + "\x1b[201~"
 	}
-	t.writes = append(t.writes, text)
+	if e := t.write(text); e != nil {
+		return nil, schema.AgentInfo{}, e
+	}
 	t.revision++
 	w.bump()
 	term := t
@@ -170,12 +174,43 @@ func (c *call) prompt(p schema.AgentPromptParams) (*pane, schema.AgentInfo, *her
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if pn.term == term && w.paneByTarget(pn.id) == pn {
-			term.writes = append(term.writes, "\r")
-			term.revision++
-			w.bump()
+			if term.write(term.enter()) == nil {
+				term.revision++
+				w.bump()
+			}
 		}
 	})
 	return pn, before, nil
+}
+
+// bracketedPaste is the terminal's bracketed paste mode: its program's,
+// or the world's flag.
+func (t *terminal) bracketedPaste() bool {
+	if t.prog != nil {
+		return t.prog.BracketedPaste()
+	}
+	return t.bracketed
+}
+
+// enter is Enter in the terminal's key encoding.
+func (t *terminal) enter() string {
+	if t.prog != nil {
+		return t.prog.Enter()
+	}
+	return "\r"
+}
+
+// write types s into the terminal (w.mu held): it is recorded, and sent
+// to the terminal's program if it has one. A program that cannot take it
+// makes it agent_prompt_failed, and nothing is recorded.
+func (t *terminal) write(s string) *herdrError {
+	if t.prog != nil {
+		if err := t.prog.Send([]byte(s)); err != nil {
+			return herr("agent_prompt_failed", "%s", err.Error())
+		}
+	}
+	t.writes = append(t.writes, s)
+	return nil
 }
 
 func agentPrompt(c *call) (any, *herdrError) {
@@ -426,7 +461,7 @@ func readResult(w *World, pn *pane, source schema.ReadSource, format *schema.Rea
 		f = *format
 	}
 	doStrip := f == schema.ReadFormatText && (strip == nil || *strip)
-	text := screen(pn.term, doStrip)
+	text := screenOf(pn.term, source, doStrip)
 	truncated := false
 	if lines != nil {
 		ls := strings.Split(text, "\n")

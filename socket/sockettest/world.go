@@ -44,6 +44,9 @@ type PaneSpec struct {
 	ID    string     `json:"id,omitempty"`
 	CWD   string     `json:"cwd,omitempty"`
 	Agent *AgentSpec `json:"agent,omitempty"`
+	// Command, when set, is run in the pane's terminal when the server
+	// starts (see [CommandSpec] and [Program]).
+	Command *CommandSpec `json:"command,omitempty"`
 }
 
 // AgentSpec is the agent occupying a pane.
@@ -137,6 +140,9 @@ type World struct {
 	gen        uint64     // bumped on every state change
 	listGen    uint64     // gen of listCache
 	listCache  []byte     // the agent_list result object at listGen
+	// progs counts running pane programs' watchers and closers.
+	progs        sync.WaitGroup
+	closingProgs bool // the server is closing: no new programs
 }
 
 // bump records a state change (w.mu held).
@@ -161,10 +167,11 @@ type tab struct {
 }
 
 type pane struct {
-	id   string
-	tab  *tab
-	term *terminal
-	cwd  string
+	id      string
+	tab     *tab
+	term    *terminal
+	cwd     string
+	command *CommandSpec // run at server start
 }
 
 type terminal struct {
@@ -181,6 +188,7 @@ type terminal struct {
 	seq              uint64
 	revision         uint64
 	writes           []string
+	prog             Program // the program in this terminal, if any
 }
 
 type launchPhase int
@@ -246,6 +254,13 @@ func NewWorld(spec WorldSpec) (*World, error) {
 				}
 				if err := unique("pane", p.id); err != nil {
 					return nil, err
+				}
+				if ps.Command != nil {
+					if err := ps.Command.validate(); err != nil {
+						return nil, fmt.Errorf("sockettest: world: pane %s: %w", p.id, err)
+					}
+					c := *ps.Command
+					p.command = &c
 				}
 				p.term = w.newTerminal()
 				if a := ps.Agent; a != nil {
@@ -609,12 +624,7 @@ func (w *World) Exit(paneID string) error {
 	if err != nil {
 		return err
 	}
-	p.term.label, p.term.name = nil, nil
-	p.term.state, p.term.seen, p.term.launch = schema.AgentStatusUnknown, true, launchNone
-	w.stateSeq++
-	p.term.seq = w.stateSeq
-	w.emitPaneUpdated(p)
-	w.bump()
+	w.leave(p)
 	return nil
 }
 
@@ -712,6 +722,14 @@ func (w *World) Screen(paneID string) string {
 }
 
 func screen(t *terminal, strip bool) string {
+	return screenOf(t, schema.ReadSourceVisible, strip)
+}
+
+// screenOf is the text of t's screen: its program's, or else its writes.
+func screenOf(t *terminal, source schema.ReadSource, strip bool) string {
+	if t.prog != nil {
+		return t.prog.Screen(source != schema.ReadSourceVisible, !strip)
+	}
 	var b strings.Builder
 	for _, s := range t.writes {
 		if s == "\r" {
