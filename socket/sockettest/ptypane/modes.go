@@ -28,13 +28,13 @@ type termModes struct {
 type escState uint8
 
 const (
-	stGround escState = iota
-	stEscape          // after ESC
-	stEscInter        // ESC followed by intermediate bytes
-	stCSI             // inside CSI parameters
-	stCSIIgnore       // a malformed CSI, skipped until its final byte
-	stString          // inside an OSC, DCS, SOS, PM or APC payload
-	stStringEsc       // ESC inside a string payload (ST or a new sequence)
+	stGround    escState = iota
+	stEscape             // after ESC
+	stEscInter           // ESC followed by intermediate bytes
+	stCSI                // inside CSI parameters
+	stCSIIgnore          // a malformed CSI, skipped until its final byte
+	stString             // inside an OSC, DCS, SOS, PM or APC payload
+	stStringEsc          // ESC inside a string payload (ST or a new sequence)
 )
 
 // maxParams bounds a CSI's parameters, as terminals do (extra ones make

@@ -425,4 +425,3 @@ func (p *Pane) Close() error {
 func (p *Pane) String() string {
 	return fmt.Sprintf("ptypane %s (pid %d)", bytes.TrimSpace([]byte(strings.Join(p.cmd.Args, " "))), p.pgid)
 }
-
