@@ -354,6 +354,12 @@ func (p *Pane) WaitScreen(ctx context.Context, match func(screen string) bool) e
 	return p.wait(ctx, func() bool { return match(p.emu.String()) })
 }
 
+// WaitReady waits until bracketed paste is on and match accepts the
+// visible screen text, the program exits, or ctx ends.
+func (p *Pane) WaitReady(ctx context.Context, match func(screen string) bool) error {
+	return p.wait(ctx, func() bool { return p.modes.Bracketed() && match(p.emu.String()) })
+}
+
 func (p *Pane) wait(ctx context.Context, ok func() bool) error {
 	stop := context.AfterFunc(ctx, func() {
 		p.mu.Lock()
