@@ -18,7 +18,7 @@ var (
 	checkerLoad func() (Checker, error)
 	checkerOnce sync.Once
 	checker     Checker
-	checkerErr  = errors.New("sockettest: no schema checker registered (import internal/schemacheck/autoload in the test)")
+	errChecker  = errors.New("sockettest: no schema checker registered (import internal/schemacheck/autoload in the test)")
 )
 
 // RegisterChecker installs the loader of the checker [New] gives every
@@ -37,10 +37,10 @@ func loadChecker() (Checker, error) {
 		load := checkerLoad
 		checkerMu.Unlock()
 		if load != nil {
-			checker, checkerErr = load()
+			checker, errChecker = load()
 		}
 	})
-	return checker, checkerErr
+	return checker, errChecker
 }
 
 // ValidatedLines is how many lines servers made by [New] wrote and the
