@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/herdr-link/herdr-link/internal/schemacheck/autoload"
 	"github.com/herdr-link/herdr-link/internal/tui"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
 	"github.com/herdr-link/herdr-link/socket/sockettest/ptypane"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 // hostBinary is the installed TUI of h named by HERDR_LINK_CLAUDE_BIN or
@@ -49,11 +49,11 @@ func TestTUIRecipes(t *testing.T) {
 				t.Logf("stopped %v (%v)", pids, err)
 			})
 			w, err := sockettest.NewWorld(sockettest.WorldSpec{Workspaces: []sockettest.WorkspaceSpec{{ID: "w1", Tabs: []sockettest.TabSpec{{ID: "w1:t1", Panes: []sockettest.PaneSpec{
-				{ID: "w1:p1", Agent: &sockettest.AgentSpec{Kind: string(h), Name: "reviewer", Status: "idle"}, Command: &run.Command}}}}}}})
+				{ID: "w1:p1", Agent: &sockettest.AgentSpec{Kind: string(h), Name: "reviewer", Status: "idle"}, Command: ptr(sockettest.CommandSpec(run.Command))}}}}}}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := sockettest.New(t, w, ptypane.Option)
+			srv := simtest.New(t, w, ptypane.Option)
 			pane := srv.Program("w1:p1").(*ptypane.Pane)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
@@ -75,3 +75,5 @@ func TestTUIRecipes(t *testing.T) {
 		})
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

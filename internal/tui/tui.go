@@ -1,7 +1,7 @@
 // Package tui runs the interactive TUIs of real agent hosts (Claude Code,
 // Codex) unattended in simulator panes, each pointed at a fake model: it
 // writes the configuration that gets them past their first-run dialogs,
-// gives the command to run in a pane (see sockettest.CommandSpec and
+// gives the command to run in a pane (a sockettest.CommandSpec, run by
 // package ptypane), says when the TUI is ready for input, and cleans up
 // what a host leaves running.
 //
@@ -17,7 +17,6 @@ import (
 	"strings"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
-	"github.com/herdr-link/herdr-link/socket/sockettest"
 )
 
 // Host is an interactive agent host.
@@ -51,10 +50,21 @@ type Options struct {
 	Rows, Cols uint16
 }
 
+// Command is what a pane runs: the fields of sockettest.CommandSpec (a
+// Command converts to one), kept here so this package stays below the
+// socket layer.
+type Command struct {
+	Argv []string
+	Env  []string
+	Dir  string
+	Rows uint16
+	Cols uint16
+}
+
 // Run is a prepared TUI: the command for its pane, and what to do after.
 type Run struct {
 	Host    Host
-	Command sockettest.CommandSpec
+	Command Command
 	// Home is the host's HOME (and, for Codex, CODEX_HOME's parent).
 	Home string
 	// CodexHome is Codex's CODEX_HOME ("" for other hosts).
@@ -84,7 +94,7 @@ func Prepare(h Host, o Options) (*Run, error) {
 		o.Work = w
 	}
 	r := &Run{Host: h, Home: home}
-	r.Command = sockettest.CommandSpec{Argv: []string{o.Binary}, Dir: o.Work, Rows: o.Rows, Cols: o.Cols,
+	r.Command = Command{Argv: []string{o.Binary}, Dir: o.Work, Rows: o.Rows, Cols: o.Cols,
 		Env: []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
 			"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"), "XDG_STATE_HOME=" + filepath.Join(home, ".local", "state")}}
 	switch h {

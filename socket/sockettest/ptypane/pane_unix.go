@@ -91,7 +91,7 @@ func Start(spec sockettest.CommandSpec, env []string) (sockettest.Program, error
 }
 
 // Option makes a server run pane commands in pseudo-terminals:
-// sockettest.New(t, w, ptypane.Option).
+// simtest.New(t, w, ptypane.Option).
 func Option(s *sockettest.Server) { s.Programs = Start }
 
 // StartPane is [Start] returning the concrete pane.
