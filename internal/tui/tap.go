@@ -258,17 +258,39 @@ func newSince(prev, cur []string) []string {
 	return append([]string(nil), cur[i:]...)
 }
 
-// hostContext are the openings of user texts hosts add on their own.
-var hostContext = []string{"<system-reminder>", "<environment_context>", "<user_instructions>", "<permissions instructions>", "# AGENTS.md", "<INSTRUCTIONS>", "<user_shell_command>", "<turn_aborted>"}
+// hostContext are the openings of user texts hosts add on their own
+// (Codex's environment and instructions).
+var hostContext = []string{"<environment_context>", "<user_instructions>", "<permissions instructions>", "# AGENTS.md", "<INSTRUCTIONS>", "<user_shell_command>", "<turn_aborted>"}
 
-func isHostContext(s string) bool {
+// userText is s without what the host added: Claude Code's
+// <system-reminder>…</system-reminder> sections are cut out (the user's
+// input may share their text block), Codex's context texts dropped
+// whole. ok is false when nothing of the user's is left.
+func userText(s string) (string, bool) {
+	const open, end = "<system-reminder>", "</system-reminder>"
+	for {
+		i := strings.Index(s, open)
+		if i < 0 {
+			break
+		}
+		j := strings.Index(s[i:], end)
+		if j < 0 {
+			break
+		}
+		rest := s[i+j+len(end):]
+		rest = strings.TrimPrefix(rest, "\n")
+		s = s[:i] + rest
+	}
 	t := strings.TrimSpace(s)
+	if t == "" {
+		return "", false
+	}
 	for _, p := range hostContext {
 		if strings.HasPrefix(t, p) {
-			return true
+			return "", false
 		}
 	}
-	return false
+	return s, true
 }
 
 // parseRequest reads an Anthropic Messages or OpenAI Responses request:
@@ -287,8 +309,8 @@ func parseRequest(body []byte) (main bool, users []string) {
 		return false, nil
 	}
 	add := func(s string) {
-		if !isHostContext(s) {
-			users = append(users, s)
+		if u, ok := userText(s); ok {
+			users = append(users, u)
 		}
 	}
 	for _, m := range req.Messages {
