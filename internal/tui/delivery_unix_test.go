@@ -198,7 +198,9 @@ func (r *rig) play(t *testing.T, sc Scenario) (Outcome, []sent) {
 		if _, err := r.srv.Client().AgentPrompt(ctx, schema.AgentPromptParams{Target: "reviewer", Text: busy}); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.tap.Wait(ctx, func(ts []tui.Turn) bool { return len(ts) > 0 && contains(ts[len(ts)-1].New, busy) && ts[len(ts)-1].End.IsZero() }); err != nil {
+		if err := r.tap.Wait(ctx, func(ts []tui.Turn) bool {
+			return len(ts) > 0 && contains(ts[len(ts)-1].New, busy) && ts[len(ts)-1].End.IsZero()
+		}); err != nil {
 			t.Fatalf("the target never started working: %v", err)
 		}
 		// The answer streams; the fake's next requests are quick again.
