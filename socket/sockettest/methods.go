@@ -176,7 +176,11 @@ func (w *World) prompt(p schema.AgentPromptParams, submitDelay time.Duration) (*
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if pn.term == term && w.paneByTarget(pn.id) == pn {
-			w.write(term, "\r")
+			enter := "\r"
+			if term.recv != nil {
+				enter = term.recv.enterKey()
+			}
+			w.write(term, enter)
 		}
 	})
 	return pn, before, nil

@@ -28,6 +28,8 @@ type receiver interface {
 	// paste on (ESC[?2004h). Herdr wraps a prompt's text in ESC[200~ …
 	// ESC[201~ exactly then, and sends it raw otherwise.
 	bracketedPaste() bool
+	// enterKey is Enter in the terminal's current key encoding ("\r").
+	enterKey() string
 	// input receives one write Herdr made to the terminal, in order: a
 	// prompt's text (bracketed or raw), Copilot's focus-in report, or
 	// the Enter ("\r") sent 300 ms after the text.
@@ -192,6 +194,8 @@ func (m *model) bracketedPaste() bool {
 	}
 	return m.t.state != schema.AgentStatusUnknown
 }
+
+func (m *model) enterKey() string { return "\r" }
 
 func (m *model) input(data string) {
 	if m.stopped {
