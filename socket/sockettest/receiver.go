@@ -304,7 +304,7 @@ func (m *model) submit(pieces []piece) {
 	if m.t.state == schema.AgentStatusWorking {
 		m.interrup++
 	}
-	m.t.subs = append(m.t.subs, Submission{At: m.now(), Text: m.k.merge(pieces) + m.k.trailing})
+	m.t.subs = append(m.t.subs, Submission{At: m.now().UTC(), Text: m.k.merge(pieces) + m.k.trailing})
 	if m.turnStop != nil {
 		m.turnStop()
 		m.turnStop = nil

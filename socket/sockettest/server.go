@@ -93,6 +93,9 @@ type Server struct {
 	Check func(line []byte) error
 	// Logf receives diagnostics; nil discards them.
 	Logf func(format string, args ...any)
+	// HerdrOnly turns off the simulator-only methods ([SimMethodTurns]):
+	// they are then unknown methods, as in real Herdr.
+	HerdrOnly bool
 
 	path     string
 	dir      string // temp dir to remove on Close
@@ -434,6 +437,12 @@ func (s *Server) serve(c net.Conn) {
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 {
 		return
+	}
+	if !s.HerdrOnly {
+		if sr, ok := parseSimRequest(trimmed); ok {
+			s.serveSim(c, sr)
+			return
+		}
 	}
 	rec := Request{Time: time.Now(), Line: string(line)}
 	req, perr := parseRequest(trimmed)
