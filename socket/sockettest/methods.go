@@ -9,6 +9,7 @@ import (
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/schema"
+	"github.com/herdr-link/herdr-link/socket"
 )
 
 // call is one request being handled.
