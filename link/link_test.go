@@ -174,7 +174,7 @@ func TestSend(t *testing.T) {
 	if rt := strings.Join(e.roundTrips(), ","); rt != "agent.list,agent.prompt" {
 		t.Errorf("round trips %s", rt)
 	}
-	in := e.w.Inputs("w1:p2")
+	in := e.w.Prompts("w1:p2")
 	if len(in) == 0 {
 		t.Fatal("nothing delivered")
 	}
@@ -187,7 +187,7 @@ func TestSend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, ok := link.Extract(e.w.Inputs("w1:p1")[0])
+	back, ok := link.Extract(e.w.Prompts("w1:p1")[0])
 	if !ok || back.ReplyTo != res.ID || back.From != "reviewer" || back.ID != rep.ID {
 		t.Fatalf("reply envelope %+v", back)
 	}

@@ -415,7 +415,7 @@ func TestSoak(t *testing.T) {
 		t.Fatalf("answers %v (sum %d)", counts, sum)
 	}
 	sends := 0
-	for _, s := range w.Inputs("w1:p2") {
+	for _, s := range w.Prompts("w1:p2") {
 		if _, ok := link.Extract(s); ok {
 			sends++
 		}

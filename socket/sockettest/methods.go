@@ -9,6 +9,7 @@ import (
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/schema"
+	"github.com/herdr-link/herdr-link/socket"
 )
 
 // call is one request being handled.
@@ -132,7 +133,14 @@ func agentList(c *call) (any, *herdrError) {
 
 // prompt applies agent.prompt's checks and writes (w.mu held).
 func (c *call) prompt(p schema.AgentPromptParams) (*pane, schema.AgentInfo, *herdrError) {
-	w := c.w
+	return c.w.prompt(p, c.s.SubmitDelay)
+}
+
+// prompt is agent.prompt without wait (w.mu held): the checks in Herdr's
+// order, then the text (in paste brackets when the program has bracketed
+// paste on, after ESC[I for Copilot) and Enter submitDelay later on the
+// world clock. info is the agent before submission.
+func (w *World) prompt(p schema.AgentPromptParams, submitDelay time.Duration) (*pane, schema.AgentInfo, *herdrError) {
 	if p.Text == "" {
 		return nil, schema.AgentInfo{}, herr("empty_agent_prompt", "agent prompt must not be empty")
 	}
@@ -152,64 +160,51 @@ func (c *call) prompt(p schema.AgentPromptParams) (*pane, schema.AgentInfo, *her
 	}
 	before := w.agentInfo(pn)
 	if *t.label == "copilot" {
-		if e := t.write("\x1b[I"); e != nil {
-			return nil, schema.AgentInfo{}, e
-		}
+		w.write(t, "\x1b[I")
 	}
 	if t.promptFails {
 		return nil, schema.AgentInfo{}, herr("agent_prompt_failed", "no available capacity")
 	}
 	text := p.Text
-	if t.bracketedPaste() {
-		text = "\x1b[200~" + text + "\x1b[201~"
+	if t.bracketed() {
+		text = pasteStart + text + pasteEnd
 	}
-	if e := t.write(text); e != nil {
-		return nil, schema.AgentInfo{}, e
+	// A real program's input queue may be full, or the program gone:
+	// Herdr's write fails then (try_send_bytes).
+	if rc, ok := t.recv.(interface{ accepts(n int) error }); ok {
+		if err := rc.accepts(len(text)); err != nil {
+			return nil, schema.AgentInfo{}, herr("agent_prompt_failed", "%s", err.Error())
+		}
 	}
-	t.revision++
-	w.bump()
+	t.prompts = append(t.prompts, p.Text)
+	w.write(t, text)
 	term := t
-	time.AfterFunc(c.s.SubmitDelay, func() {
+	w.clock.AfterFunc(submitDelay, func() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if pn.term == term && w.paneByTarget(pn.id) == pn {
-			if term.write(term.enter()) == nil {
-				term.revision++
-				w.bump()
+			enter := "\r"
+			if term.recv != nil {
+				enter = term.recv.enterKey()
 			}
+			w.write(term, enter)
 		}
 	})
 	return pn, before, nil
 }
 
-// bracketedPaste is the terminal's bracketed paste mode: its program's,
-// or the world's flag.
-func (t *terminal) bracketedPaste() bool {
-	if t.prog != nil {
-		return t.prog.BracketedPaste()
+// Prompt is agent.prompt without wait, as Herdr runs it: the same checks
+// and errors (a *[socket.Error]), the text now and Enter
+// [PromptSubmitDelay] later on the world's clock. It returns the agent as
+// it was before the submission.
+func (w *World) Prompt(target, text string) (schema.AgentInfo, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, info, e := w.prompt(schema.AgentPromptParams{Target: target, Text: text}, PromptSubmitDelay)
+	if e != nil {
+		return schema.AgentInfo{}, &socket.Error{Method: schema.MethodAgentPrompt, Code: e.code, Message: e.msg}
 	}
-	return t.bracketed
-}
-
-// enter is Enter in the terminal's key encoding.
-func (t *terminal) enter() string {
-	if t.prog != nil {
-		return t.prog.Enter()
-	}
-	return "\r"
-}
-
-// write types s into the terminal (w.mu held): it is recorded, and sent
-// to the terminal's program if it has one. A program that cannot take it
-// makes it agent_prompt_failed, and nothing is recorded.
-func (t *terminal) write(s string) *herdrError {
-	if t.prog != nil {
-		if err := t.prog.Send([]byte(s)); err != nil {
-			return herr("agent_prompt_failed", "%s", err.Error())
-		}
-	}
-	t.writes = append(t.writes, s)
-	return nil
+	return info, nil
 }
 
 func agentPrompt(c *call) (any, *herdrError) {
@@ -471,7 +466,8 @@ func readResult(w *World, pn *pane, source schema.ReadSource, format *schema.Rea
 		text = strings.Join(ls, "\n")
 	}
 	return schema.ResultPaneRead{Type: schema.ResultTypePaneRead, Read: schema.PaneReadResult{
-		PaneID: pn.id, WorkspaceID: pn.tab.ws.id, TabID: pn.tab.id, Revision: pn.term.revision,
+		// Herdr's pane.read always answers revision 0.
+		PaneID: pn.id, WorkspaceID: pn.tab.ws.id, TabID: pn.tab.id, Revision: 0,
 		Source: source, Format: f, Text: text, Truncated: truncated}}
 }
 

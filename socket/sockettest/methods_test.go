@@ -193,7 +193,8 @@ func TestAgentPrompt(t *testing.T) {
 	if in := srv.World.Inputs("w1:p4"); len(in) != 0 {
 		t.Errorf("a blocked agent received %q", in)
 	}
-	// Success: text at once, Enter as a separate write later.
+	// Success: text at once (in paste brackets: a ready agent has
+	// bracketed paste on), Enter as a separate write later.
 	before, _ := srv.World.Agent("finished")
 	info, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "finished", Text: "line one\nline two"})
 	if err != nil {
@@ -202,8 +203,11 @@ func TestAgentPrompt(t *testing.T) {
 	if info.Revision != before.Revision || info.AgentStatus != schema.AgentStatusDone {
 		t.Errorf("prompted agent %+v is not the pre-submission record", info)
 	}
-	if in := srv.World.Inputs("w1:pA"); len(in) != 1 || in[0] != "line one\nline two" {
+	if in := srv.World.Inputs("w1:pA"); len(in) != 1 || in[0] != "\x1b[200~line one\nline two\x1b[201~" {
 		t.Fatalf("inputs right after the prompt: %q", in)
+	}
+	if p := srv.World.Prompts("w1:pA"); len(p) != 1 || p[0] != "line one\nline two" {
+		t.Fatalf("prompts %q", p)
 	}
 	waitFor(t, func() bool { return len(srv.World.Inputs("w1:pA")) == 2 })
 	if in := srv.World.Inputs("w1:pA"); in[1] != "\r" {
@@ -216,14 +220,15 @@ func TestAgentPrompt(t *testing.T) {
 	if in := srv.World.Inputs("w1:p8"); len(in) < 2 || in[0] != "\x1b[I" || in[1] != "\x1b[200~hello\x1b[201~" {
 		t.Fatalf("copilot inputs %q", in)
 	}
-	// pane.read and agent.read show what the agent received.
-	waitFor(t, func() bool { return strings.Contains(srv.World.Screen("w1:p8"), "hello\n") })
+	// pane.read and agent.read show the pane as the screen would: the
+	// turn the agent received, then its (empty) composer; revision 0.
+	waitFor(t, func() bool { return len(srv.World.Submissions("w1:p8")) == 1 })
 	r, err := c.PaneRead(ctx, schema.PaneReadParams{PaneID: "w1:p8", Source: schema.ReadSourceRecent})
-	if err != nil || r.Text != "hello\n" {
-		t.Fatalf("pane.read = %q, %v", r.Text, err)
+	if err != nil || !strings.HasPrefix(r.Text, "hello\n\n") || !strings.HasSuffix(r.Text, "\n> ") || r.Revision != 0 {
+		t.Fatalf("pane.read = %+v, %v", r, err)
 	}
 	var ar schema.ResultPaneRead
-	if err := c.Call(ctx, schema.MethodAgentRead, schema.AgentReadParams{Target: "pilot", Source: schema.ReadSourceRecent}, &ar); err != nil || ar.Read.Text != "hello\n" {
+	if err := c.Call(ctx, schema.MethodAgentRead, schema.AgentReadParams{Target: "pilot", Source: schema.ReadSourceRecent}, &ar); err != nil || ar.Read.Text != r.Text {
 		t.Fatalf("agent.read = %+v, %v", ar, err)
 	}
 }
@@ -254,7 +259,11 @@ func TestAgentPromptWait(t *testing.T) {
 		}
 		return o
 	}
-	// No state change: timeout when timeout_ms ≤ the gate, stalled otherwise.
+	// No state change (the composer never submits): timeout when
+	// timeout_ms ≤ the gate, stalled otherwise.
+	if err := srv.World.SetBehaviour("w1:pA", sockettest.Behaviour{Stuck: true}); err != nil {
+		t.Fatal(err)
+	}
 	_, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "finished", Text: "x", Wait: wait(nil, 50)})
 	if codeOf(err) != "timeout" {
 		t.Errorf("short timeout: %v", err)
@@ -271,6 +280,7 @@ func TestAgentPromptWait(t *testing.T) {
 		t.Errorf("wait + blocked: %v", err)
 	}
 	// The agent works, then finishes: the wait returns the matching record.
+	_ = srv.World.SetBehaviour("w1:pA", sockettest.Behaviour{TurnTime: -1})
 	go func() {
 		time.Sleep(20 * time.Millisecond)
 		_ = srv.World.SetStatus("w1:pA", "working")

@@ -59,6 +59,9 @@ type Program interface {
 	// Send queues bytes for the program's input, in order, without
 	// blocking; an error means none of them were queued.
 	Send(b []byte) error
+	// Accepts reports whether Send would take n bytes now (nil), or why
+	// not (the program exited, its input is too far behind).
+	Accepts(n int) error
 	// Screen is the terminal's text: the visible screen, or with recent
 	// the scrollback above it too; ansi keeps styles as escape sequences.
 	Screen(recent, ansi bool) string
@@ -124,6 +127,11 @@ func (s *Server) RunCommand(paneID string, spec CommandSpec) error {
 	}
 	term := p.term
 	term.prog = prog
+	// The real program replaces the modelled receiving end.
+	if term.recv != nil {
+		term.recv.stop()
+	}
+	term.recv = &programReceiver{w: w, prog: prog}
 	w.progs.Add(1)
 	w.mu.Unlock()
 	go func() {
@@ -190,36 +198,51 @@ func (s *Server) Program(paneID string) Program {
 func (w *World) programExited(term *terminal) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, p := range w.panes() {
-		if p.term == term {
-			if term.isAgent() {
-				w.leave(p)
-			}
-			return
-		}
+	if p := w.paneOfTerm(term); p != nil && term.isAgent() {
+		w.exit(p)
+	} else if r, ok := term.recv.(*programReceiver); ok {
+		r.stop()
+		term.recv = nil
 	}
 }
 
-// leave clears the agent of p, as when it exits (w.mu held).
-func (w *World) leave(p *pane) {
-	p.term.label, p.term.name = nil, nil
-	p.term.state, p.term.seen, p.term.launch = schema.AgentStatusUnknown, true, launchNone
-	w.stateSeq++
-	p.term.seq = w.stateSeq
-	w.emitPaneUpdated(p)
-	w.bump()
+// programReceiver is the receiving end of a terminal whose program is
+// real: what Herdr writes goes to it, its own output says whether
+// bracketed paste is on and how Enter is encoded.
+type programReceiver struct {
+	w       *World
+	prog    Program
+	stopped bool
 }
 
-// closeProgram ends t's program in the background (w.mu held); the world
-// waits for it in closePrograms.
-func (w *World) closeProgram(t *terminal) {
-	prog := t.prog
-	if prog == nil {
+func (r *programReceiver) bracketedPaste() bool { return r.prog.BracketedPaste() }
+func (r *programReceiver) enterKey() string     { return r.prog.Enter() }
+func (r *programReceiver) accepts(n int) error  { return r.prog.Accepts(n) }
+
+// input hands a write to the program; one it cannot take (it exited in
+// between) is lost, as on a closed terminal.
+func (r *programReceiver) input(data string) {
+	if !r.stopped {
+		_ = r.prog.Send([]byte(data))
+	}
+}
+
+// stateChanged: the program decides for itself.
+func (r *programReceiver) stateChanged(from, to schema.AgentStatus) {}
+
+func (r *programReceiver) screen() string { return r.prog.Screen(false, false) }
+
+// stop ends the program in the background (the world lock is held); the
+// world waits for it in closePrograms.
+func (r *programReceiver) stop() {
+	if r.stopped {
 		return
 	}
-	w.progs.Add(1)
+	r.stopped = true
+	prog := r.prog
+	r.w.progs.Add(1)
 	go func() {
-		defer w.progs.Done()
+		defer r.w.progs.Done()
 		_ = prog.Close()
 	}()
 }

@@ -284,6 +284,24 @@ func (p *Pane) Send(b []byte) error {
 	return p.enqueue(append([]byte(nil), b...), true)
 }
 
+// Accepts reports whether Send would take n bytes now.
+func (p *Pane) Accepts(n int) error {
+	select {
+	case <-p.exited:
+		return ErrExited
+	default:
+	}
+	p.inMu.Lock()
+	defer p.inMu.Unlock()
+	if p.inClosed {
+		return ErrExited
+	}
+	if p.inBytes+n > MaxQueued {
+		return ErrQueueFull
+	}
+	return nil
+}
+
 // BracketedPaste reports whether the program has bracketed paste on.
 func (p *Pane) BracketedPaste() bool {
 	p.mu.Lock()
