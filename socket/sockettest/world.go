@@ -166,7 +166,7 @@ type World struct {
 	// progs counts running pane programs' watchers and closers.
 	progs        sync.WaitGroup
 	closingProgs bool // the server is closing: no new programs
-	clock      Clock
+	clock        Clock
 }
 
 // bump records a state change (w.mu held).
