@@ -131,10 +131,10 @@ type handler struct {
 	revision    string
 	initialized bool // initialize was answered
 	active      bool
-	bootOnce sync.Once
-	inflight map[jsonrpc2.ID]*inflight
-	wg       sync.WaitGroup
-	shutdown bool
+	bootOnce    sync.Once
+	inflight    map[jsonrpc2.ID]*inflight
+	wg          sync.WaitGroup
+	shutdown    bool
 }
 
 func (h *handler) structured() bool {
