@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -87,11 +88,23 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	level := fs.String("log-level", envOr("HERDR_LINK_LOG", "info"), "stderr log level: debug, info, warn, error (env HERDR_LINK_LOG)")
-	timeout := fs.Duration("timeout", socket.DefaultTimeout, "deadline of one Herdr socket call")
+	timeout := fs.Duration("timeout", link.DefaultCallTimeout, "overall deadline of one tool call's Herdr work, every socket call included (and of the start-up bootstrap); must be positive")
 	noBoot := fs.Bool("no-bootstrap", false, "do not name an unnamed occupant at start-up (it is still named on first use)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if *timeout <= 0 {
+		fmt.Fprintf(stderr, "herdr-link: -timeout %v: must be positive (for example 5s)\n", *timeout)
+		return 2
+	}
+	// A host that closes its end of stderr must not kill the server: with
+	// SIGPIPE handled, a write to a broken stderr (or stdout) returns
+	// EPIPE instead of ending the process. Logs that cannot be written are
+	// dropped; a broken stdout ends the session through Serve.
+	sigpipe := make(chan os.Signal, 1)
+	signal.Notify(sigpipe, syscall.SIGPIPE)
+	defer signal.Stop(sigpipe)
+	stderr = &dropWriter{w: stderr}
 	log, err := newLogger(stderr, *level)
 	if err != nil {
 		fmt.Fprintln(stderr, "herdr-link:", err)
@@ -119,5 +132,25 @@ func linkFromEnv(getenv func(string) string, timeout time.Duration, log *slog.Lo
 	}
 	log.Info("herdr-link", "version", buildinfo.Version(), "socket", g.Socket.Path, "socket_rule", g.Socket.Rule, "pane_id", g.PaneID)
 	c := &socket.Client{Path: g.Socket.Path, Timeout: timeout, Warn: func(m string) { log.Warn(m) }}
-	return &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: g.PaneID, Logger: log}
+	return &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: g.PaneID, Logger: log, CallTimeout: timeout}
+}
+
+// dropWriter writes to w until a write fails, then drops everything: a log
+// line nobody can read is not worth an error or a retry.
+type dropWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	broken bool
+}
+
+func (d *dropWriter) Write(p []byte) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.broken {
+		return len(p), nil
+	}
+	if _, err := d.w.Write(p); err != nil {
+		d.broken = true
+	}
+	return len(p), nil
 }

@@ -86,7 +86,7 @@ func start(t testing.TB, o hopt) *harness {
 		if o.timeout > 0 {
 			c.Timeout = o.timeout
 		}
-		opt.Link = &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: pane}
+		opt.Link = &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: pane, CallTimeout: c.Timeout}
 	}
 	if o.opts != nil {
 		o.opts(&opt)
