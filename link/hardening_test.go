@@ -3,6 +3,7 @@ package link_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -320,5 +321,37 @@ func TestUnreportedWorkspaceFailsClosed(t *testing.T) {
 				t.Fatalf("delivered to %v", f.prompts)
 			}
 		})
+	}
+}
+
+// The model sees one fixed sentence per code; the cause, for the operator
+// log, names what is wrong (issue 11 item 11).
+func TestEnvironmentFailureTexts(t *testing.T) {
+	dir := t.TempDir()
+	l := &link.Link{Herdr: link.SocketHerdr{Client: &socket.Client{Path: dir}}, PaneID: "w1:p1"}
+	_, err := l.Peers(context.Background())
+	if err == nil || err.Error() != "NOT_IN_HERDR: Herdr did not answer; is the Herdr server running?" {
+		t.Fatalf("model text %v", err)
+	}
+	var ee *socket.EnvError
+	if !errors.As(err, &ee) || !strings.Contains(ee.Error(), "directory") {
+		t.Fatalf("operator cause %v", errors.Unwrap(err))
+	}
+}
+
+// A send whose request line would exceed Herdr's 1 MiB is refused before
+// it is written, as not delivered (issue 11 item 11).
+func TestOversizeRequestNotSent(t *testing.T) {
+	e := setup(t)
+	l := e.link("w1:p1")
+	msg := strings.Repeat("\x01", link.MaxMessageBytes)
+	_, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: msg})
+	if !errors.Is(err, link.ErrSendFailed) || !errors.Is(err, socket.ErrRequestTooLarge) {
+		t.Fatalf("err %v (cause %v)", err, errors.Unwrap(err))
+	}
+	for _, m := range e.roundTrips() {
+		if m == "agent.prompt" {
+			t.Fatal("the oversize prompt was sent")
+		}
 	}
 }

@@ -127,6 +127,9 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 // the raw response line, for tools that show the wire. It applies the
 // deadline and size rules of every call but checks nothing in the response.
 func (c *Client) RoundTrip(ctx context.Context, line []byte) ([]byte, error) {
+	if len(line) > MaxRequestBytes {
+		return nil, tooLarge("raw", len(line))
+	}
 	ctx, cancel := c.withDeadline(ctx)
 	defer cancel()
 	conn, err := c.dial(ctx)
@@ -160,6 +163,9 @@ func (c *Client) call(ctx context.Context, method string, params, into any) erro
 	body, err := jsonx.Marshal(request{ID: id, Method: method, Params: params})
 	if err != nil {
 		return fmt.Errorf("socket: %s: encode params: %w", method, err)
+	}
+	if len(body) > MaxRequestBytes {
+		return tooLarge(method, len(body))
 	}
 	ctx, cancel := c.withDeadline(ctx)
 	defer cancel()
@@ -226,6 +232,9 @@ func (c *Client) dial(ctx context.Context) (net.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("socket: %w: %v", ErrConnection, err)
 	}
+	if err := checkPath(res.Path); err != nil {
+		return nil, err
+	}
 	dial := c.Dial
 	if dial == nil {
 		dial = func(ctx context.Context, path string) (net.Conn, error) {
@@ -236,6 +245,9 @@ func (c *Client) dial(ctx context.Context) (net.Conn, error) {
 	conn, err := dial(ctx, res.Path)
 	if err == nil {
 		return conn, nil
+	}
+	if de := diagnoseDial(res.Path, err); de != nil {
+		return nil, de
 	}
 	switch {
 	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, os.ErrNotExist):
