@@ -2,7 +2,9 @@ package link_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/socket"
+	"github.com/herdr-link/herdr-link/socket/sockettest"
 )
 
 // fake is an in-memory Herdr whose calls can be held and observed, for
@@ -352,6 +355,52 @@ func TestOversizeRequestNotSent(t *testing.T) {
 	for _, m := range e.roundTrips() {
 		if m == "agent.prompt" {
 			t.Fatal("the oversize prompt was sent")
+		}
+	}
+}
+
+// An agent.list over 4 MiB is decoded as a stream, with the same agents
+// as the one-buffer path; one over the list bound is refused (issue 11
+// item 8).
+func TestLargeAgentListStreamed(t *testing.T) {
+	for _, n := range []int{10, 4000} {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"pane_id":"w1:p%d","terminal_id":"term_%d","name":"a%d","agent_status":"idle","workspace_id":"w1","cwd":"/home/u/%s","extra":{"x":[1,2]}}`, i, i, i, strings.Repeat("d", 1000))
+		}
+		list := b.String()
+		srv, err := sockettest.NewLineServer(func(line []byte) []byte {
+			var req struct{ ID string }
+			_ = json.Unmarshal(line, &req)
+			return []byte(`{"result":{"agents":[` + list + `],"type":"agent_list"},"id":"` + req.ID + `"}` + "\n")
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := link.SocketHerdr{Client: &socket.Client{Path: srv.Path(), Protocol: socket.ProtocolOff, Timeout: time.Minute}}
+		agents, err := h.ListAgents(context.Background())
+		srv.Close()
+		if err != nil {
+			t.Fatalf("%d agents (%d bytes): %v", n, len(list), err)
+		}
+		if len(agents) != n || agents[n-1] != (link.Agent{Name: fmt.Sprint("a", n-1), Status: "idle", WorkspaceID: "w1", PaneID: fmt.Sprint("w1:p", n-1)}) {
+			t.Fatalf("%d agents decoded, last %+v", len(agents), agents[len(agents)-1])
+		}
+		small := link.SocketHerdr{Client: &socket.Client{Path: srv.Path(), Protocol: socket.ProtocolOff, Timeout: time.Minute, MaxResponseBytes: len(list) / 2}}
+		if n > 10 {
+			srv2, _ := sockettest.NewLineServer(func(line []byte) []byte {
+				var req struct{ ID string }
+				_ = json.Unmarshal(line, &req)
+				return []byte(`{"id":"` + req.ID + `","result":{"type":"agent_list","agents":[` + list + `]}}` + "\n")
+			})
+			small.Client.Path = srv2.Path()
+			if _, err := small.ListAgents(context.Background()); !errors.Is(err, socket.ErrResponseTooLarge) {
+				t.Fatalf("over the bound: %v", err)
+			}
+			srv2.Close()
 		}
 	}
 }

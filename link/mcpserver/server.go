@@ -230,11 +230,16 @@ func (h *handler) notification(req *jsonrpc2.Request) {
 			return
 		}
 		h.mu.Lock()
-		if f, ok := h.inflight[id]; ok {
+		f, ok := h.inflight[id]
+		if ok {
 			f.cancelled = true
 			f.cancel()
 		}
 		h.mu.Unlock()
+		if ok {
+			// The request is over for the client: its id is free at once.
+			h.stream.forget(id)
+		}
 		h.log.Debug("mcp: cancelled", "id", string(p.RequestID), "reason", p.Reason)
 	case "notifications/initialized":
 		h.mu.Lock()
