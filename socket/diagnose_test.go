@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/herdr-link/herdr-link/socket"
-	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 // Each environment failure gets operator text that names its cause and
@@ -28,7 +28,7 @@ func TestEnvironmentFailuresNamed(t *testing.T) {
 			return nil, &net.OpError{Op: "dial", Net: "unix", Err: os.NewSyscallError("connect", errno)}
 		}
 	}
-	srv := sockettest.New(t, nil)
+	srv := simtest.New(t, nil)
 	tests := []struct {
 		name   string
 		client *socket.Client

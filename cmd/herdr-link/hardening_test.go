@@ -10,6 +10,7 @@ import (
 
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 const pipedSession = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}
@@ -19,7 +20,7 @@ const pipedSession = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"p
 
 func envelopes(w *sockettest.World, pane string) int {
 	n := 0
-	for _, s := range w.Inputs(pane) {
+	for _, s := range w.Prompts(pane) {
 		if _, ok := link.Extract(s); ok {
 			n++
 		}
@@ -56,7 +57,7 @@ func TestPipedStdinLastRequestAnswered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := sockettest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
+	srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
 	cmd := exec.Command(binary, "-no-bootstrap")
 	cmd.Env = append(append(os.Environ(), "HERDR_LINK_LOG=warn"), srv.Env("w1:p1")...)
 	var stderr bytes.Buffer
@@ -80,7 +81,7 @@ func TestClosedStderrKeepsServing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := sockettest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
+	srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
 	for _, env := range [][]string{srv.Env("w1:p1"), nil} { // inside and outside Herdr
 		r, wr, err := os.Pipe()
 		if err != nil {

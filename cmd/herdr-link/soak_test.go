@@ -13,6 +13,7 @@ import (
 
 	"github.com/herdr-link/herdr-link/internal/mcpclient"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 // TestSoakBinary runs mixed calls with 16 in flight against the built
@@ -34,7 +35,7 @@ func TestSoakBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := sockettest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
+	srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
 	cmd := exec.Command(binary, "-no-bootstrap", "-log-level", "error")
 	cmd.Env = append(os.Environ(), srv.Env("w1:p1")...)
 	cl, err := mcpclient.StartCmd(cmd)

@@ -12,6 +12,7 @@ import (
 	"github.com/herdr-link/herdr-link/link/mcpserver"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 // A request whose id is in use by a request still in flight is refused at
@@ -59,7 +60,7 @@ func TestCancelReachesLiveReusedID(t *testing.T) {
 // On EOF, requests already read are finished and answered before Serve
 // returns: a piped initialize + tools/call gets both answers.
 func TestEOFAnswersRequestsAlreadyRead(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t))
+	srv := simtest.New(t, newWorld(t))
 	srv.SetFault(schema.MethodAgentList, sockettest.Fault{Latency: 50 * time.Millisecond})
 	opt := mcpserver.Options{Link: &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1"}, ShutdownGrace: 10 * time.Second}
 	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}` + "\n" +
@@ -79,7 +80,7 @@ func TestEOFAnswersRequestsAlreadyRead(t *testing.T) {
 		t.Fatalf("output %q", lines)
 	}
 	n := 0
-	for _, s := range srv.World.Inputs("w1:p2") {
+	for _, s := range srv.World.Prompts("w1:p2") {
 		if _, ok := link.Extract(s); ok {
 			n++
 		}
