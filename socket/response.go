@@ -37,7 +37,7 @@ const (
 // after their call.
 const (
 	headBytes = 4 << 20
-	poolBytes = 64 << 10
+	poolBytes = 1 << 20
 )
 
 // listMethods answer with one record per pane.
