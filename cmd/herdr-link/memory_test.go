@@ -84,7 +84,9 @@ type server struct {
 
 func startServer(t *testing.T, env ...string) *server {
 	t.Helper()
-	cmd := exec.Command(binary, "-no-bootstrap", "-log-level", "error")
+	// The deadline is generous: the test measures memory, on a machine that
+	// may be busy running every other test.
+	cmd := exec.Command(binary, "-no-bootstrap", "-log-level", "error", "-timeout", "2m")
 	cmd.Env = append(os.Environ(), env...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
