@@ -334,3 +334,55 @@ func TestSubmissionsExact(t *testing.T) {
 		})
 	}
 }
+
+// TestFakeClockOverSocket: with a FakeClock the agents' time moves only
+// by hand, so a test that talks to the server over its socket (where
+// synctest cannot help) sees each step of a delivery.
+func TestFakeClockOverSocket(t *testing.T) {
+	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	fc := sockettest.NewFakeClock(start)
+	var spec sockettest.WorldSpec
+	if err := jsonx.Unmarshal([]byte(`{"workspaces":[{"id":"w1","tabs":[{"id":"w1:t1","panes":[
+		{"id":"w1:p1"},
+		{"id":"w1:p2","agent":{"kind":"claude","name":"a","status":"idle","turn_ms":5000}}]}]}]}`), &spec); err != nil {
+		t.Fatal(err)
+	}
+	w, err := sockettest.NewWorldClock(spec, fc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := sockettest.New(t, w)
+	c := srv.Client()
+	ctx := t.Context()
+	if _, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "a", Text: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	fc.Advance(299 * time.Millisecond)
+	if comp, _ := w.Composer("w1:p2"); comp != claudeTag(1, "one") || len(w.Inputs("w1:p2")) != 1 {
+		t.Fatalf("before Enter: composer %q, inputs %q", comp, w.Inputs("w1:p2"))
+	}
+	fc.Advance(time.Millisecond) // Enter
+	if comp, _ := w.Composer("w1:p2"); comp != "" || len(srv.Submissions("w1:p2")) != 0 {
+		t.Fatalf("at Enter: composer %q, turns %v", comp, srv.Submissions("w1:p2"))
+	}
+	fc.Advance(time.Second) // Claude's latency
+	subs := srv.Submissions("w1:p2")
+	if len(subs) != 1 || subs[0].Text != claudeTag(1, "one") || subs[0].At.Before(start.Add(700*time.Millisecond)) || subs[0].At.After(start.Add(time.Second)) {
+		t.Fatalf("turns %+v", subs)
+	}
+	if a, _ := c.AgentGet(ctx, "a"); a.AgentStatus != schema.AgentStatusWorking {
+		t.Fatalf("status %s", a.AgentStatus)
+	}
+	// A second prompt while working is queued, then submitted after the turn.
+	if _, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "a", Text: "two"}); err != nil {
+		t.Fatal(err)
+	}
+	fc.Advance(4 * time.Second)
+	if _, q := w.Composer("w1:p2"); q != claudeTag(2, "two") || len(srv.Submissions("w1:p2")) != 1 {
+		t.Fatalf("queued %q, turns %d", q, len(srv.Submissions("w1:p2")))
+	}
+	fc.Advance(time.Second)
+	if got := texts(srv.Submissions("w1:p2")); len(got) != 2 || got[1] != claudeTag(2, "two") {
+		t.Fatalf("after the turn: %q", got)
+	}
+}
