@@ -109,6 +109,12 @@ func TestReceiverKinds(t *testing.T) {
 		{"codex raw 4KB", `{"kind":"codex","name":"a","status":"idle","bracketed_paste":false}`, []step{{prompt: strings.Repeat("x", 4096)}}, []string{}, 0, 0},
 		// A raw carriage return in the text is an Enter: it submits early.
 		{"claude raw CR", `{"kind":"claude","name":"a","status":"idle","bracketed_paste":false}`, []step{{prompt: "A\rB"}}, []string{"A", "B"}, 0, 0},
+		// A text carrying ESC[201~ ends the paste early: the rest is raw
+		// typing (and its "\r" an Enter).
+		{"claude paste end in text", `{"kind":"claude","name":"a","status":"idle"}`, []step{{prompt: "a\x1b[201~b"}}, []string{claudeTag(1, "a") + "b"}, 0, 0},
+		// (Codex is still reading the raw "b" when the "\r" comes: swallowed.)
+		{"codex paste end in text", `{"kind":"codex","name":"a","status":"idle"}`, []step{{prompt: "a\x1b[201~b\rc"}}, []string{"abc"}, 0, 0},
+		{"pi paste end in text", `{"kind":"pi","name":"a","status":"idle"}`, []step{{prompt: "a\x1b[201~b\rc"}}, []string{"ab", "c"}, 0, 0},
 		// An agent that just started (status unknown) has no bracketed paste yet.
 		{"claude starting", `{"kind":"claude","name":"a","status":"unknown"}`, []step{{prompt: "A\nB"}}, []string{"A\nB"}, 0, 0},
 	}
@@ -296,8 +302,8 @@ func TestReceiverScreens(t *testing.T) {
 }
 
 // TestSubmissionsExact: what the agent received survives byte for byte —
-// every byte value a JSON string can carry, invalid UTF-8 aside, multi-line
-// and large text — for a kind that passes text verbatim.
+// every character below U+0800 but ESC and CR, multi-line and large text —
+// verbatim or with exactly the kind's additions.
 func TestSubmissionsExact(t *testing.T) {
 	var all strings.Builder
 	for r := rune(1); r < 0x800; r++ {
@@ -308,30 +314,42 @@ func TestSubmissionsExact(t *testing.T) {
 	}
 	all.WriteString("\U0001F600 emoji, \u202e bidi, tab\tend\n")
 	cases := []string{all.String(), strings.Repeat("line\n", 20000), " leading and trailing spaces ", `{"protocol":"herdr-link/1"}`}
-	for i, text := range cases {
-		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				w := receiverWorld(t, `{"kind":"codex","name":"a","status":"idle"}`)
-				if _, err := w.Prompt("a", text); err != nil {
-					t.Fatal(err)
-				}
-				time.Sleep(time.Minute)
-				synctest.Wait()
-				subs := w.Submissions("w1:p2")
-				if len(subs) != 1 || subs[0].Text != text {
-					t.Fatalf("received %d submissions; first differs from the %d bytes sent", len(subs), len(text))
-				}
-				// And through JSON, as herdr-sim turns prints it.
-				b, err := jsonx.Marshal(subs[0])
-				if err != nil {
-					t.Fatal(err)
-				}
-				var back sockettest.Submission
-				if err := jsonx.Unmarshal(b, &back); err != nil || back.Text != text || !back.At.Equal(subs[0].At) {
-					t.Fatalf("JSON round trip differs: %v", err)
-				}
+	kinds := []struct {
+		kind string
+		want func(string) string
+	}{
+		{"codex", func(s string) string { return s }},
+		{"pi", func(s string) string { return s }},
+		{"gemini", func(s string) string { return s }},
+		{"opencode", func(s string) string { return s + " " }},
+		{"claude", func(s string) string { return claudeTag(1, s) }},
+	}
+	for _, k := range kinds {
+		for i, text := range cases {
+			t.Run(fmt.Sprint(k.kind, i), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					w := receiverWorld(t, `{"kind":"`+k.kind+`","name":"a","status":"idle"}`)
+					if _, err := w.Prompt("a", text); err != nil {
+						t.Fatal(err)
+					}
+					time.Sleep(time.Minute)
+					synctest.Wait()
+					subs := w.Submissions("w1:p2")
+					if len(subs) != 1 || subs[0].Text != k.want(text) {
+						t.Fatalf("received %d submissions; first differs from the %d bytes sent", len(subs), len(text))
+					}
+					// And through JSON, as herdr-sim turns prints it.
+					b, err := jsonx.Marshal(subs[0])
+					if err != nil {
+						t.Fatal(err)
+					}
+					var back sockettest.Submission
+					if err := jsonx.Unmarshal(b, &back); err != nil || back.Text != subs[0].Text || !back.At.Equal(subs[0].At) {
+						t.Fatalf("JSON round trip differs: %v", err)
+					}
+				})
 			})
-		})
+		}
 	}
 }
 

@@ -153,6 +153,21 @@ func TestPromptWithoutWaitAlwaysReplies(t *testing.T) {
 			t.Errorf("wait:null prompt (stray byte %v): reply %q", stray, got)
 		}
 	}
+	// Without holding the app loop: 300 half-closed clients, 300 replies.
+	for i := 0; i < 300; i++ {
+		c, err := net.Dial("unix", srv.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = c.Write([]byte(`{"id":"p","method":"agent.prompt","params":{"target":"far","text":"hi"}}` + "\n"))
+		_ = c.(*net.UnixConn).CloseWrite()
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		reply, _ := bufio.NewReader(c).ReadString('\n')
+		c.Close()
+		if !strings.Contains(reply, `"type":"agent_prompted"`) {
+			t.Fatalf("half-closed client %d: reply %q", i, reply)
+		}
+	}
 	// (A stray byte after a waiting request is the fidelity work of the
 	// same item; the half-close is enough here.)
 	if got := send(`{"id":"p","method":"agent.prompt","params":{"target":"far","text":"hi","wait":{"timeout_ms":5000}}}`, false); got != "" {
