@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 const turnsWorld = `{"workspaces":[{"id":"w1","tabs":[{"id":"w1:t1","panes":[
@@ -133,7 +134,7 @@ func TestTurnsEndToEnd(t *testing.T) {
 // Herdr, or serve --herdr-only) answers it as an unknown method, and
 // turns says so; the normal methods answer as before.
 func TestTurnsAgainstHerdr(t *testing.T) {
-	srv := sockettest.New(t, nil, func(s *sockettest.Server) { s.HerdrOnly = true })
+	srv := simtest.New(t, nil, func(s *sockettest.Server) { s.HerdrOnly = true })
 	_, errOut, code := runCLI(t, "turns", "--socket", srv.Path(), "w1:p2")
 	if code != 1 || !strings.Contains(errOut, "not a herdr-sim serve") {
 		t.Fatalf("exit %d %q", code, errOut)
@@ -144,7 +145,7 @@ func TestTurnsAgainstHerdr(t *testing.T) {
 	}
 	// With simulator methods on, the normal methods are unaffected and
 	// sim.turns is not logged as Herdr traffic.
-	srv2 := sockettest.New(t, nil)
+	srv2 := simtest.New(t, nil)
 	if out, errOut, code := runCLI(t, "turns", "--socket", srv2.Path(), "w1:p2"); code != 0 || out != "" {
 		t.Fatalf("exit %d %q %q", code, out, errOut)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/herdr-link/herdr-link/link/mcpserver"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 func TestInitializeRevisions(t *testing.T) {
@@ -351,7 +352,7 @@ func TestModelFacingTextHasNoIDs(t *testing.T) {
 // exactly one answer.
 func TestSoak(t *testing.T) {
 	w := newWorld(t)
-	srv := sockettest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
+	srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	c := srv.Client()

@@ -74,6 +74,8 @@
 // confirmation_required (inject it with a Fault), and the output-matched
 // and scroll subscriptions (accepted, never fired).
 //
-// In tests, [New] starts a server that is closed when the test ends and
-// validates every line it writes against Herdr's committed JSON Schema.
+// The package imports neither testing nor a validator: in tests,
+// socket/sockettest/simtest's New starts a server that is closed when the
+// test ends and validates every line it writes against Herdr's committed
+// JSON Schema ([Server.Check] takes any [Checker]).
 package sockettest

@@ -413,7 +413,7 @@ func agentRename(c *call) (any, *herdrError) {
 	}
 	t := pn.term
 	if p.Name != nil {
-		if !socket.ValidAgentName(*p.Name) {
+		if !validAgentName(*p.Name) {
 			return nil, herr("invalid_agent_name", "agent name must start with a lowercase letter and contain only lowercase letters, digits, '-' or '_' (1-32 characters)")
 		}
 		var clash []*pane

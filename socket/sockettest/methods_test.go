@@ -12,6 +12,7 @@ import (
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -62,7 +63,7 @@ func TestWorldFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := sockettest.New(t, w)
+	srv := simtest.New(t, w)
 	agents, err := srv.Client().AgentList(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +91,7 @@ func TestEncodeNumber(t *testing.T) {
 }
 
 func TestAgentListAndGet(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t))
+	srv := simtest.New(t, newWorld(t))
 	c := srv.Client()
 	ctx := context.Background()
 	agents, err := c.AgentList(ctx)
@@ -167,7 +168,7 @@ func TestAgentListAndGet(t *testing.T) {
 }
 
 func TestAgentPrompt(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t), func(s *sockettest.Server) { s.SubmitDelay = 20 * time.Millisecond })
+	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.SubmitDelay = 20 * time.Millisecond })
 	c := srv.Client()
 	ctx := context.Background()
 	tests := []struct {
@@ -244,7 +245,7 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 func TestAgentPromptWait(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t), func(s *sockettest.Server) {
+	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) {
 		s.Tick = 5 * time.Millisecond
 		s.SubmitDelay = time.Millisecond
 		s.EffectTimeout = 100 * time.Millisecond
@@ -303,7 +304,7 @@ func TestAgentPromptWait(t *testing.T) {
 }
 
 func TestAgentWait(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
+	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
 	c := srv.Client()
 	ctx := context.Background()
 	ms := uint64(50)
@@ -329,7 +330,7 @@ func TestAgentWait(t *testing.T) {
 }
 
 func TestAgentRename(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t))
+	srv := simtest.New(t, newWorld(t))
 	c := srv.Client()
 	ctx := context.Background()
 	tests := []struct {
@@ -376,7 +377,7 @@ func TestAgentRename(t *testing.T) {
 }
 
 func TestPanes(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t))
+	srv := simtest.New(t, newWorld(t))
 	c := srv.Client()
 	ctx := context.Background()
 	p, err := c.PaneGet(ctx, "w1:p3")
@@ -438,7 +439,7 @@ func TestPanes(t *testing.T) {
 }
 
 func TestListsAndSnapshot(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t))
+	srv := simtest.New(t, newWorld(t))
 	c := srv.Client()
 	ctx := context.Background()
 	ws, err := c.WorkspaceList(ctx)
@@ -464,7 +465,7 @@ func TestListsAndSnapshot(t *testing.T) {
 }
 
 func TestEvents(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
+	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
 	c := srv.Client()
 	ctx := context.Background()
 	// A closed pane before subscribing is replayed (plain kinds start at 0).
@@ -532,7 +533,7 @@ func TestEvents(t *testing.T) {
 }
 
 func TestFaultsAndLog(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t))
+	srv := simtest.New(t, newWorld(t))
 	c := srv.Client()
 	c.Timeout = 300 * time.Millisecond
 	ctx := context.Background()
@@ -602,7 +603,7 @@ func TestFaultsAndLog(t *testing.T) {
 // checklist: seq bumps, detection, seen/unseen, managed launches, and what
 // clears a name.
 func TestAgentLifecycle(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
+	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
 	c := srv.Client()
 	ctx := context.Background()
 	w := srv.World
@@ -680,7 +681,7 @@ func TestAgentLifecycle(t *testing.T) {
 // TestCloseAndMoveEvents: the events pane.close and pane.move emit, ids
 // that are never reused, and what a move keeps.
 func TestCloseAndMoveEvents(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 2 * time.Millisecond })
+	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 2 * time.Millisecond })
 	c := srv.Client()
 	ctx := context.Background()
 	before, _ := c.AgentGet(ctx, "brain")
@@ -748,7 +749,7 @@ func TestRenameWithoutLabel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := sockettest.New(t, w)
+	srv := simtest.New(t, w)
 	_, err = srv.Client().AgentRename(context.Background(), "starting", ptr("other"))
 	var he *socket.Error
 	if !errors.As(err, &he) || he.Code != "agent_not_found" || he.Message != "agent target does not currently host an agent" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 // TestStateChangeSeqOnlyOnChange (issue 10 item 5): state_change_seq moves
@@ -18,7 +19,7 @@ import (
 // changes answers agent_prompt_stalled even while detection keeps
 // reporting the same status.
 func TestStateChangeSeqOnlyOnChange(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t), func(s *sockettest.Server) {
+	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) {
 		s.Tick = 5 * time.Millisecond
 		s.EffectTimeout = 200 * time.Millisecond
 	})
@@ -80,7 +81,7 @@ func TestStateChangeSeqOnlyOnChange(t *testing.T) {
 // metadata changes (none of which a prompt, its Enter, a submission, a
 // turn or a status change is), and pane.read always answers revision 0.
 func TestRevision(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t), func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
+	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
 	c := srv.Client()
 	ctx := context.Background()
 	w := srv.World
@@ -119,7 +120,7 @@ func TestRevision(t *testing.T) {
 // half-closes (or sends a stray byte) while Herdr is busy still gets the
 // reply. With wait, the same makes Herdr abandon the request silently.
 func TestPromptWithoutWaitAlwaysReplies(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t), func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
+	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
 	send := func(line string, stray bool) string {
 		t.Helper()
 		c, err := net.Dial("unix", srv.Path())
