@@ -10,6 +10,7 @@ import (
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 // receiverWorld is a world whose pane w1:p2 hosts one agent built from
@@ -369,7 +370,7 @@ func TestFakeClockOverSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := sockettest.New(t, w)
+	srv := simtest.New(t, w)
 	c := srv.Client()
 	ctx := t.Context()
 	if _, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "a", Text: "one"}); err != nil {
