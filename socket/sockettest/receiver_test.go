@@ -1,6 +1,7 @@
 package sockettest_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -403,5 +404,72 @@ func TestFakeClockOverSocket(t *testing.T) {
 	fc.Advance(time.Second)
 	if got := texts(srv.Submissions("w1:p2")); len(got) != 2 || got[1] != claudeTag(2, "two") {
 		t.Fatalf("after the turn: %q", got)
+	}
+}
+
+// TestReceiverWorldKnobs: the world file's receiving-end fields are
+// checked.
+func TestReceiverWorldKnobs(t *testing.T) {
+	bad := map[string]string{
+		`{"kind":"claude","name":"a","status":"idle","turn_ends_ms":100}`: "turn_ends_ms needs status working",
+		`{"kind":"claude","name":"a","status":"working","turn_ends_ms":-1}`: "turn_ends_ms -1 is negative",
+		`{"kind":"claude","name":"a","status":"idle","submit_ms":-5}`:      "submit_ms -5 is negative",
+		`{"kind":"claude","name":"a","status":"idle","stuck":"yes"}`:       "stuck",
+		`{"kind":"claude","name":"a","status":"idle","draft_text":"x"}`:    "draft_text",
+	}
+	for agent, want := range bad {
+		_, err := sockettest.ParseWorld([]byte(`{"workspaces":[{"tabs":[{"panes":[{"agent":` + agent + `}]}]}]}`))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error about %s", agent, err, want)
+		}
+	}
+	w := receiverWorld(t, `{"kind":"codex","name":"a","status":"idle","bracketed_paste":true,"submit_ms":0,"draft":"d"}`)
+	if comp, _ := w.Composer("w1:p2"); comp != "d" {
+		t.Errorf("draft %q", comp)
+	}
+	if err := w.SetBehaviour("w1:p1", sockettest.Behaviour{}); err == nil {
+		t.Error("SetBehaviour on a shell succeeded")
+	}
+}
+
+// TestReceiverEvents: a delivery shows in Herdr's own signals — a status
+// subscription on the target sees working, then done, as a sender
+// confirming the delivery would.
+func TestReceiverEvents(t *testing.T) {
+	w := receiverWorld(t, `{"kind":"pi","name":"a","status":"idle","submit_ms":0,"turn_ms":100}`)
+	srv := simtest.New(t, w, func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond; s.SubmitDelay = 10 * time.Millisecond })
+	c := srv.Client()
+	ctx := t.Context()
+	sub, err := c.Subscribe(ctx, schema.EventsSubscribeParams{Subscriptions: []schema.Subscription{
+		{PaneAgentStatusChanged: &schema.SubscriptionPaneAgentStatusChanged{PaneID: "w1:p2"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	before, _ := c.AgentGet(ctx, "a")
+	if _, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "a", Text: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	var seen []schema.AgentStatus
+	for len(seen) < 2 {
+		nctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		ev, err := sub.Next(nctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("after %v: %v", seen, err)
+		}
+		sc, ok, err := ev.AgentStatusChanged()
+		if !ok || err != nil {
+			t.Fatalf("event %s %s", ev.Event, ev.Data)
+		}
+		seen = append(seen, sc.AgentStatus)
+	}
+	if seen[0] != schema.AgentStatusWorking || seen[1] != schema.AgentStatusDone {
+		t.Fatalf("statuses %v", seen)
+	}
+	after, _ := c.AgentGet(ctx, "a")
+	if after.StateChangeSeq != before.StateChangeSeq+2 || len(srv.Submissions("w1:p2")) != 1 {
+		t.Fatalf("seq %d → %d, turns %v", before.StateChangeSeq, after.StateChangeSeq, srv.Submissions("w1:p2"))
 	}
 }
