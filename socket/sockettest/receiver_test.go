@@ -411,11 +411,11 @@ func TestFakeClockOverSocket(t *testing.T) {
 // checked.
 func TestReceiverWorldKnobs(t *testing.T) {
 	bad := map[string]string{
-		`{"kind":"claude","name":"a","status":"idle","turn_ends_ms":100}`: "turn_ends_ms needs status working",
+		`{"kind":"claude","name":"a","status":"idle","turn_ends_ms":100}`:   "turn_ends_ms needs status working",
 		`{"kind":"claude","name":"a","status":"working","turn_ends_ms":-1}`: "turn_ends_ms -1 is negative",
-		`{"kind":"claude","name":"a","status":"idle","submit_ms":-5}`:      "submit_ms -5 is negative",
-		`{"kind":"claude","name":"a","status":"idle","stuck":"yes"}`:       "stuck",
-		`{"kind":"claude","name":"a","status":"idle","draft_text":"x"}`:    "draft_text",
+		`{"kind":"claude","name":"a","status":"idle","submit_ms":-5}`:       "submit_ms -5 is negative",
+		`{"kind":"claude","name":"a","status":"idle","stuck":"yes"}`:        "stuck",
+		`{"kind":"claude","name":"a","status":"idle","draft_text":"x"}`:     "draft_text",
 	}
 	for agent, want := range bad {
 		_, err := sockettest.ParseWorld([]byte(`{"workspaces":[{"tabs":[{"panes":[{"agent":` + agent + `}]}]}]}`))
