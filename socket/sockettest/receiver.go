@@ -346,7 +346,8 @@ func (m *model) stateChanged(from, to schema.AgentStatus) {
 			m.turnStop = nil
 		}
 	}
-	if to == schema.AgentStatusIdle && len(m.queue) > 0 && m.flushStop == nil {
+	free := to == schema.AgentStatusIdle || to == schema.AgentStatusUnknown
+	if free && len(m.queue) > 0 && m.flushStop == nil {
 		m.flushStop = m.after(m.k.queueDelay, m.flush)
 	}
 }
