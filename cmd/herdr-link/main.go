@@ -99,9 +99,9 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	l := linkFromEnv(os.Getenv, *timeout, log)
+	l, outside := linkFromEnv(os.Getenv, *timeout, log)
 	if err := mcpserver.Serve(ctx, stdin, stdout, mcpserver.Options{
-		Link: l, Version: buildinfo.Version(), Logger: log, Bootstrap: !*noBoot,
+		Link: l, Outside: outside, Version: buildinfo.Version(), Logger: log, Bootstrap: !*noBoot,
 	}); err != nil {
 		log.Error("serve", "err", err)
 		return 1
@@ -109,15 +109,17 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// linkFromEnv builds the Link of this pane, or nil when the environment
-// gate fails.
-func linkFromEnv(getenv func(string) string, timeout time.Duration, log *slog.Logger) *link.Link {
+// linkFromEnv builds the Link of this pane, or nil and the user-facing
+// reason when the environment gate fails (the socket must exist; it is
+// not dialled).
+func linkFromEnv(getenv func(string) string, timeout time.Duration, log *slog.Logger) (*link.Link, string) {
 	g := link.CheckGate(getenv)
+	g.CheckSocket(nil)
 	if !g.OK {
-		log.Info("not in a Herdr pane: serving an empty tool list", "reason", g.Reason)
-		return nil
+		log.Warn("not in a Herdr pane: serving an empty tool list", "reason", g.Reason)
+		return nil, g.Advice()
 	}
 	log.Info("herdr-link", "version", buildinfo.Version(), "socket", g.Socket.Path, "socket_rule", g.Socket.Rule, "pane_id", g.PaneID)
 	c := &socket.Client{Path: g.Socket.Path, Timeout: timeout, Warn: func(m string) { log.Warn(m) }}
-	return &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: g.PaneID, Logger: log}
+	return &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: g.PaneID, Logger: log}, ""
 }

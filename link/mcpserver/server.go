@@ -35,6 +35,10 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxLineBytes bounds an incoming line (DefaultMaxLineBytes when 0).
 	MaxLineBytes int
+	// Outside, when Link is nil, tells the user why the environment gate
+	// failed and how to fix it (link.Gate.Advice): it is the initialize
+	// result's instructions and the NOT_IN_HERDR detail of every call.
+	Outside string
 	// Bootstrap runs the self bootstrap in the background after
 	// initialize, when Link is set.
 	Bootstrap bool
@@ -98,6 +102,8 @@ type handler struct {
 	mu       sync.Mutex
 	revision string
 	active   bool
+	// contractSent: the Communication Contract went out with a result.
+	contractSent bool
 	bootOnce sync.Once
 	inflight map[jsonrpc2.ID]*inflight
 	wg       sync.WaitGroup
@@ -235,6 +241,9 @@ func (h *handler) initialize(ctx context.Context, conn *jsonrpc2.Conn, req *json
 	}
 	if h.opt.Link != nil {
 		res["instructions"] = "Herdr Link connects you with the other AI agents of this Herdr workspace. Call the herdr_link tool with {} when the user asks you to work with them, or when you receive a herdr-link/1 message."
+	} else {
+		res["instructions"] = h.outside()
+		h.log.Warn("herdr-link: " + h.outside())
 	}
 	_ = conn.Reply(ctx, req.ID, res)
 	// Hosts that skip notifications/initialized still get the bootstrap.
@@ -258,18 +267,18 @@ func (h *handler) toolsCall(ctx context.Context, conn *jsonrpc2.Conn, req *jsonr
 		return
 	}
 	if h.opt.Link == nil {
-		h.reply(ctx, conn, req.ID, errorResult(link.ErrNotInHerdr.Code, "this process is not running in a Herdr pane (HERDR_ENV=1 and HERDR_PANE_ID are required)"))
+		h.reply(ctx, conn, req.ID, errorResult(link.ErrNotInHerdr.Code, h.outside()))
 		return
 	}
 	call, perr := parseCall(p.Name, p.Arguments)
 	// Any call of a herdr-link tool activates the connection, once.
 	h.activate(ctx, conn)
 	if perr != nil {
-		h.reply(ctx, conn, req.ID, errorResult(link.InvalidArgument, perr.Error()))
+		h.reply(ctx, conn, req.ID, h.withContract(errorResult(link.InvalidArgument, perr.Error())))
 		return
 	}
 	if call.action == "activate" {
-		h.reply(ctx, conn, req.ID, h.success(activationText(), activationResult()))
+		h.reply(ctx, conn, req.ID, h.success(activationResult(h.claimContract())))
 		return
 	}
 	tctx, cancel := context.WithCancel(h.ctx)
@@ -294,7 +303,7 @@ func (h *handler) toolsCall(ctx context.Context, conn *jsonrpc2.Conn, req *jsonr
 		if cancelled {
 			return // the client cancelled: no response
 		}
-		h.reply(h.ctx, conn, req.ID, res)
+		h.reply(h.ctx, conn, req.ID, h.withContract(res))
 	}()
 }
 
