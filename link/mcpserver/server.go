@@ -104,10 +104,10 @@ type handler struct {
 	active   bool
 	// contractSent: the Communication Contract went out with a result.
 	contractSent bool
-	bootOnce sync.Once
-	inflight map[jsonrpc2.ID]*inflight
-	wg       sync.WaitGroup
-	shutdown bool
+	bootOnce     sync.Once
+	inflight     map[jsonrpc2.ID]*inflight
+	wg           sync.WaitGroup
+	shutdown     bool
 }
 
 func (h *handler) structured() bool {
