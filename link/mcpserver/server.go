@@ -102,12 +102,14 @@ type handler struct {
 	mu       sync.Mutex
 	revision string
 	active   bool
-	// contractSent: the Communication Contract went out with a result.
+	bootOnce sync.Once
+	inflight map[jsonrpc2.ID]*inflight
+	wg       sync.WaitGroup
+	shutdown bool
+
+	// contractSent: the Communication Contract went out with a result
+	// (guarded by mu).
 	contractSent bool
-	bootOnce     sync.Once
-	inflight     map[jsonrpc2.ID]*inflight
-	wg           sync.WaitGroup
-	shutdown     bool
 }
 
 func (h *handler) structured() bool {
