@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/herdr-link/herdr-link/socket"
 )
@@ -40,9 +41,19 @@ func (g *Gate) CheckSocket(stat func(string) (fs.FileInfo, error)) {
 	g.OK, g.Failed = false, FailedSocket
 }
 
-// codexEnvVars is the env_vars line Codex needs to pass Herdr's variables
-// through to an MCP server.
-const codexEnvVars = `env_vars = ["HERDR_ENV", "HERDR_PANE_ID", "HERDR_SOCKET_PATH", "HERDR_SESSION"]`
+// CodexEnvVars are the variables Codex must be told to pass through to
+// herdr-link (its env_vars): Herdr's, and those the default socket path is
+// found with. Codex passes only a whitelist of variables otherwise.
+var CodexEnvVars = []string{"HERDR_ENV", "HERDR_PANE_ID", "HERDR_SOCKET_PATH", "HERDR_SESSION", "XDG_CONFIG_HOME", "HOME"}
+
+// CodexEnvVarsLine is the env_vars line of Codex's configuration.
+func CodexEnvVarsLine() string {
+	q := make([]string, len(CodexEnvVars))
+	for i, v := range CodexEnvVars {
+		q[i] = `"` + v + `"`
+	}
+	return "env_vars = [" + strings.Join(q, ", ") + "]"
+}
 
 // Advice explains to a user why the gate failed and how to fix it: the
 // initialize result's instructions and the NOT_IN_HERDR detail outside
@@ -50,8 +61,8 @@ const codexEnvVars = `env_vars = ["HERDR_ENV", "HERDR_PANE_ID", "HERDR_SOCKET_PA
 // when the gate passed.
 func (g Gate) Advice() string {
 	const head = "Herdr Link offers no tools here: "
-	const hostFix = " If this agent does run in a Herdr pane, its host did not pass Herdr's environment to this MCP server: in Codex add " +
-		codexEnvVars + " to [mcp_servers.herdr_link] (herdr-link config codex prints the whole entry); other hosts pass the environment on by default."
+	hostFix := " If this agent does run in a Herdr pane, its host did not pass Herdr's environment to this MCP server: in Codex add " +
+		CodexEnvVarsLine() + " to [mcp_servers.herdr_link] (herdr-link config codex prints the whole entry); other hosts pass the environment on by default."
 	const probe = " Run herdr-link probe in the agent's pane to check every step."
 	switch g.Failed {
 	case "":

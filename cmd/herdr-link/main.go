@@ -5,6 +5,7 @@
 //	herdr-link demo            two agents talking on an embedded simulator
 //	herdr-link probe           diagnose the Herdr socket of this pane
 //	herdr-link bench           peer-resolution latency, socket vs CLI vs MCP
+//	herdr-link config HOST     the snippet that registers herdr-link with a host
 //	herdr-link version         print the version
 //	herdr-link help [command]  usage, or one command's flags
 package main
@@ -37,6 +38,8 @@ commands:
   demo            run two agents' MCP sessions against an embedded Herdr simulator
   probe           check this pane's Herdr socket step by step
   bench           measure peer resolution: socket vs herdr CLI vs MCP
+  config HOST     print the snippet that registers herdr-link with a host
+                  (claude, codex, opencode, pi, pi-mcp, generic)
   version         print the version (also --version)
   help [command]  print this text, or one command's usage and flags
 
@@ -47,10 +50,11 @@ Run 'herdr-link help <command>' or 'herdr-link <command> -h' for a command's fla
 type command func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 
 var commands = map[string]command{
-	"serve": serve,
-	"demo":  func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return demo(args, stdout, stderr) },
-	"probe": func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return probe(args, stdout, stderr) },
-	"bench": func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return bench(args, stdout, stderr) },
+	"serve":  serve,
+	"demo":   func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return demo(args, stdout, stderr) },
+	"probe":  func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return probe(args, stdout, stderr) },
+	"bench":  func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return bench(args, stdout, stderr) },
+	"config": func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return config(args, stdout, stderr) },
 }
 
 func main() {
