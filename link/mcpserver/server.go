@@ -242,7 +242,7 @@ func (h *handler) initialize(ctx context.Context, conn *jsonrpc2.Conn, req *json
 		"serverInfo":      map[string]any{"name": "herdr-link", "title": "Herdr Link", "version": version},
 	}
 	if h.opt.Link != nil {
-		res["instructions"] = "Herdr Link connects you with the other AI agents of this Herdr workspace. Call the herdr_link tool with {} when the user asks you to work with them, or when you receive a herdr-link/1 message."
+		res["instructions"] = instructionsInHerdr
 	} else {
 		res["instructions"] = h.outside()
 		h.log.Warn("herdr-link: " + h.outside())

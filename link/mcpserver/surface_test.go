@@ -28,8 +28,8 @@ const (
 // serialized compactly the way JavaScript's JSON.stringify does (no HTML
 // escaping, key order kept). Checked against a captured request of that
 // version: the dormant gateway of commit a8c0d48 computes to 889 bytes
-// here and took 889 bytes there, and this commit's active surface took
-// 2,223 bytes there, as [TestClaudeCodeDefinitionBytes] computes it.
+// here and took 889 bytes there, and the active surface of commit 6d0ca26
+// took 2,223 bytes there, as [TestClaudeCodeDefinitionBytes] computes it.
 // Output schemas, titles and annotations are not sent to the model.
 func claudeCodeToolBytes(t *testing.T, toolsListLine string) (map[string]int, []string) {
 	t.Helper()
@@ -274,4 +274,72 @@ func jsonEsc(s string) string {
 	_ = enc.Encode(s)
 	out := strings.TrimSpace(b.String())
 	return out[1 : len(out)-1]
+}
+
+// Codex 0.171.0 shows an MCP server as one namespace tool of the OpenAI
+// Responses API: {"type":"namespace","name":"mcp__<server>","description":
+// <the initialize instructions>,"tools":[{"type":"function","name",
+// "description","strict":false,"parameters"}]}, the parameters re-encoded
+// with sorted keys and "properties":{} added to object properties that
+// have none. Checked against a captured request: the dormant namespace of
+// commit 8134375 computes to 1,157 bytes here and took 1,157 there.
+func codexNamespaceBytes(t *testing.T, initLine, toolsListLine string) int {
+	t.Helper()
+	var ini struct {
+		Result struct {
+			Instructions string `json:"instructions"`
+		} `json:"result"`
+	}
+	var list struct {
+		Result struct {
+			Tools []struct {
+				Name        string         `json:"name"`
+				Description string         `json:"description"`
+				InputSchema map[string]any `json:"inputSchema"`
+			} `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(initLine), &ini); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(toolsListLine), &list); err != nil {
+		t.Fatal(err)
+	}
+	var tools []string
+	for _, tl := range list.Result.Tools {
+		if props, ok := tl.InputSchema["properties"].(map[string]any); ok {
+			for _, p := range props {
+				if pm, ok := p.(map[string]any); ok && pm["type"] == "object" && pm["properties"] == nil {
+					pm["properties"] = map[string]any{}
+				}
+			}
+		}
+		params := jsMarshal(t, tl.InputSchema) // Go sorts map keys, as Codex does
+		tools = append(tools, `{"type":"function","name":`+string(jsString(t, tl.Name))+`,"description":`+string(jsString(t, tl.Description))+`,"strict":false,"parameters":`+params+`}`)
+	}
+	ns := `{"type":"namespace","name":"mcp__herdr_link","description":` + string(jsString(t, ini.Result.Instructions)) + `,"tools":[` + strings.Join(tools, ",") + `]}`
+	return len(ns)
+}
+
+func jsMarshal(t *testing.T, v any) string {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// In Codex the dormant surface (instructions and gateway) stays within the
+// reference's dormant figure too.
+func TestCodexDormantBytes(t *testing.T) {
+	h := start(t, hopt{})
+	ini := h.call(1, "initialize", `{"protocolVersion":"2025-06-18"}`)[0]
+	n := codexNamespaceBytes(t, ini, h.call(2, "tools/list", "")[0])
+	t.Logf("Codex dormant namespace: %d bytes (budget %d)", n, claudeDormantBudget)
+	if n > claudeDormantBudget {
+		t.Errorf("Codex's dormant herdr-link namespace takes %d bytes, more than %d", n, claudeDormantBudget)
+	}
 }

@@ -40,7 +40,12 @@ type tool struct {
 // is not repeated here: it comes once per connection, in the result of
 // the call that activates Herdr Link (PROTOCOL.md §6).
 const (
-	dormantDescription = `Herdr Link lets you work with the other AI agents running in this Herdr workspace: find them, message them, answer their messages, close their panes. Call it with {} to activate when the user asks you to coordinate with other agents in Herdr, or when you receive text carrying a JSON envelope with "protocol": "herdr-link/1" (a message from another agent). Activation is cheap and does nothing else; its result explains the rest.`
+	dormantDescription = `Herdr Link lets you work with the other AI agents running in this Herdr workspace: find them, message them, answer them, close their panes. Call it with {} to activate when the user asks you to coordinate with other agents in Herdr, or when you receive text carrying a JSON envelope with "protocol": "herdr-link/1" (a message from another agent). Activating only switches it on; its result explains the rest.`
+
+	// instructionsInHerdr is the initialize result's instructions in a
+	// Herdr pane. Claude Code puts it in its system prompt and Codex makes
+	// it the description of the server's namespace, so it stays short.
+	instructionsInHerdr = `Herdr Link connects you with the other AI agents of this Herdr workspace; call the herdr_link tool with {} to start.`
 
 	activeGatewayDescription = `Herdr Link is active. Does what the herdr_link_peers, _send and _close tools do, for as long as your host does not show them (they may appear a step later, under a host prefix or namespace): {"action":"peers"}, {"action":"send","to":"<name>","message":"<text>","reply_to":"<id>"} (reply_to only when answering), {"action":"close","agent":"<name>"}.`
 
