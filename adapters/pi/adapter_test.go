@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/herdr-link/herdr-link/internal/schemacheck/autoload"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 // node finds a Node that strips TypeScript types (22.6 or later):
@@ -109,7 +109,7 @@ func TestAdapterInHerdr(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := sockettest.New(t, w)
+	srv := simtest.New(t, w)
 	r := drive(t, nodeBin, linkBin, srv.Env("w1:p1"))
 	if strings.Join(r.AtLoad, ",") != "herdr_link" {
 		t.Fatalf("tools at load %v, want the gateway", r.AtLoad)

@@ -8,16 +8,15 @@ import (
 	"strings"
 
 	"github.com/herdr-link/herdr-link/internal/cliflag"
-	"github.com/herdr-link/herdr-link/internal/hostconfig"
 )
 
 func configUsage() string {
 	var b strings.Builder
 	b.WriteString("Prints what registers this herdr-link binary (its absolute path, symlinks\nresolved) with an agent host; stdout carries only the snippet.\n\nhosts:\n")
-	for _, h := range hostconfig.Hosts {
+	for _, h := range hosts {
 		fmt.Fprintf(&b, "  %-9s %s; %s\n", h.Name, h.Summary, h.Where)
 	}
-	b.WriteString("\nPi 0.73 in one command: " + strings.TrimSpace(hostconfig.PiInstall("herdr-link")))
+	b.WriteString("\nPi 0.73 in one command: " + strings.TrimSpace(piInstall("herdr-link")))
 	return b.String()
 }
 
@@ -33,7 +32,7 @@ func config(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	h, ok := hostconfig.Lookup(fs.Arg(0))
+	h, ok := lookupHost(fs.Arg(0))
 	if !ok {
 		fmt.Fprintf(stderr, "herdr-link config: unknown host %q\n", fs.Arg(0))
 		fs.Usage()

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	pi "github.com/herdr-link/herdr-link/adapters/pi"
-	"github.com/herdr-link/herdr-link/internal/hostconfig"
 )
 
 var updateConfig = flag.Bool("update-config", false, "rewrite testdata/config/*.golden")
@@ -21,7 +20,7 @@ const goldenBin = "/opt/herdr link/bin/herdr-link" // a space, to show the quoti
 
 // TestConfigGolden: each host's snippet, byte for byte.
 func TestConfigGolden(t *testing.T) {
-	for _, h := range hostconfig.Hosts {
+	for _, h := range hosts {
 		t.Run(h.Name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
 			if code := run([]string{"config", "-bin", goldenBin, h.Name}, nil, &out, &errOut); code != 0 {
@@ -84,7 +83,7 @@ func TestConfigErrors(t *testing.T) {
 	if code := run([]string{"config", "-h"}, nil, &out, &out); code != 0 {
 		t.Fatal("config -h")
 	}
-	for _, h := range hostconfig.Hosts {
+	for _, h := range hosts {
 		if !strings.Contains(out.String(), "  "+h.Name+" ") {
 			t.Errorf("config -h does not list %s:\n%s", h.Name, out.String())
 		}
@@ -121,8 +120,8 @@ func TestREADMEHostSnippets(t *testing.T) {
 		t.Fatal(err)
 	}
 	blocks := regexp.MustCompile("(?s)<!-- herdr-link config ([a-z-]+) -->\n```[a-z]*\n(.*?)```").FindAllSubmatch(doc, -1)
-	want := map[string]string{"pi-install": hostconfig.PiInstall(readmeBin)}
-	for _, h := range hostconfig.Hosts {
+	want := map[string]string{"pi-install": piInstall(readmeBin)}
+	for _, h := range hosts {
 		if h.Name != "pi" { // the extension is a file; README shows its install command
 			want[h.Name] = h.Snippet(readmeBin)
 		}

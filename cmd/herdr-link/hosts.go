@@ -1,7 +1,8 @@
-// Package hostconfig holds the registration snippet of herdr-link for each
-// agent host, as 'herdr-link config HOST' prints it. README.md's host
-// sections are tested against the same text.
-package hostconfig
+package main
+
+// The registration snippet of herdr-link for each agent host, as
+// 'herdr-link config HOST' prints it. README.md's host sections are tested
+// against the same text (TestREADMEHostSnippets).
 
 import (
 	"encoding/json"
@@ -13,20 +14,20 @@ import (
 	"github.com/herdr-link/herdr-link/link"
 )
 
-// ServerName is the MCP server name herdr-link is registered under; hosts
+// serverName is the MCP server name herdr-link is registered under; hosts
 // build tool names from it (mcp__herdr_link__herdr_link_send).
-const ServerName = "herdr_link"
+const serverName = "herdr_link"
 
-// Host is one agent host.
-type Host struct {
+// host is one agent host.
+type host struct {
 	Name    string
 	Summary string // what the snippet is
 	Where   string // where it goes
 	snippet func(bin string) string
 }
 
-// Hosts, in the order 'herdr-link config' lists them.
-var Hosts = []Host{
+// hosts, in the order 'herdr-link config' lists them.
+var hosts = []host{
 	{"claude", "Claude Code: a shell command", "run it once; --scope user registers herdr-link for every project", claude},
 	{"codex", "Codex: a config.toml table", "add it to ~/.codex/config.toml (or $CODEX_HOME/config.toml)", codex},
 	{"opencode", "OpenCode: an opencode.json entry", "merge it into ~/.config/opencode/opencode.json or the project's opencode.json", opencode},
@@ -35,31 +36,31 @@ var Hosts = []Host{
 	{"generic", "any MCP host that reads the common mcpServers JSON (Claude Code's .mcp.json, Cursor, …)", "merge it into the host's MCP configuration", generic},
 }
 
-// Lookup finds a host by name.
-func Lookup(name string) (Host, bool) {
-	for _, h := range Hosts {
+// lookupHost finds a host by name.
+func lookupHost(name string) (host, bool) {
+	for _, h := range hosts {
 		if h.Name == name {
 			return h, true
 		}
 	}
-	return Host{}, false
+	return host{}, false
 }
 
 // Snippet is the exact text to paste for this host, with bin (an absolute
 // path) as the command. It ends with a newline.
-func (h Host) Snippet(bin string) string { return h.snippet(bin) }
+func (h host) Snippet(bin string) string { return h.snippet(bin) }
 
-// PiInstall is the one command that installs the Pi extension.
-func PiInstall(bin string) string {
+// piInstall is the one command that installs the Pi extension.
+func piInstall(bin string) string {
 	return "mkdir -p ~/.pi/agent/extensions && " + shellQuote(bin) + " config pi > ~/.pi/agent/extensions/herdr-link.ts\n"
 }
 
 func claude(bin string) string {
-	return "claude mcp add --scope user " + ServerName + " -- " + shellQuote(bin) + "\n"
+	return "claude mcp add --scope user " + serverName + " -- " + shellQuote(bin) + "\n"
 }
 
 func codex(bin string) string {
-	return "[mcp_servers." + ServerName + "]\n" +
+	return "[mcp_servers." + serverName + "]\n" +
 		"command = " + jsonString(bin) + "\n" +
 		"args = []\n" +
 		"# Codex passes only a whitelist of variables to MCP servers: name Herdr's.\n" +
@@ -71,7 +72,7 @@ func opencode(bin string) string {
 	return `{
   "$schema": "https://opencode.ai/config.json",
   "mcp": {
-    "` + ServerName + `": { "type": "local", "command": [` + jsonString(bin) + `], "enabled": true }
+    "` + serverName + `": { "type": "local", "command": [` + jsonString(bin) + `], "enabled": true }
   }
 }
 `
@@ -80,7 +81,7 @@ func opencode(bin string) string {
 func piMCP(bin string) string {
 	return `{
   "mcpServers": {
-    "` + ServerName + `": { "command": ` + jsonString(bin) + `, "args": [], "exposure": "direct" }
+    "` + serverName + `": { "command": ` + jsonString(bin) + `, "args": [], "exposure": "direct" }
   }
 }
 `
@@ -89,7 +90,7 @@ func piMCP(bin string) string {
 func generic(bin string) string {
 	return `{
   "mcpServers": {
-    "` + ServerName + `": { "type": "stdio", "command": ` + jsonString(bin) + `, "args": [] }
+    "` + serverName + `": { "type": "stdio", "command": ` + jsonString(bin) + `, "args": [] }
   }
 }
 `
