@@ -10,6 +10,10 @@ import (
 // Claude Code: the user-scope MCP registration (what
 // `claude mcp add --scope user herdr_link -- BIN` writes) in $HOME/.claude.json,
 // the model at ANTHROPIC_BASE_URL, headless `claude -p`.
+// claudeKey is the fake API key; interactive Claude Code asks about a new
+// key unless its last 20 characters are in customApiKeyResponses.approved.
+const claudeKey = "sk-ant-hosttest-0123456789abcdef"
+
 func init() {
 	Register(&Host{
 		Name:     "claude",
@@ -27,7 +31,7 @@ func init() {
 		Env: func(s *Session) []string {
 			return []string{
 				"ANTHROPIC_BASE_URL=" + s.ModelURL,
-				"ANTHROPIC_API_KEY=sk-ant-hosttest-fake",
+				"ANTHROPIC_API_KEY=" + claudeKey,
 				"DISABLE_AUTOUPDATER=1",
 				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 				"DISABLE_TELEMETRY=1",
@@ -36,7 +40,7 @@ func init() {
 		Command: func(s *Session) (*exec.Cmd, error) {
 			cfg := map[string]any{
 				"hasCompletedOnboarding": true,
-				"customApiKeyResponses":  map[string]any{"approved": []string{"sk-ant-hosttest-fake"[len("sk-ant-hosttest-fake")-20:]}, "rejected": []string{}},
+				"customApiKeyResponses":  map[string]any{"approved": []string{claudeKey[len(claudeKey)-20:]}, "rejected": []string{}},
 				"projects":               map[string]any{s.Work: map[string]any{"hasTrustDialogAccepted": true}},
 				"mcpServers": map[string]any{
 					"herdr_link": map[string]any{"type": "stdio", "command": s.LinkBin, "args": []string{}, "env": map[string]string{}},

@@ -17,7 +17,6 @@ package hosttest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -310,6 +309,3 @@ func killMarked(marker string) int {
 	}
 	return n
 }
-
-// errNotInstalled is returned when a host is missing from the cache.
-var errNotInstalled = errors.New("not installed")
