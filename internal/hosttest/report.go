@@ -60,15 +60,18 @@ func code(names []string) string {
 	if len(names) == 0 {
 		return "(none)"
 	}
-	out := make([]string, len(names))
+	var b strings.Builder
 	for i, n := range names {
-		if strings.HasSuffix(n, "→") {
-			out[i] = n
+		switch {
+		case strings.HasSuffix(n, "→"):
+			b.WriteString(n + " ")
 			continue
+		case i > 0 && !strings.HasSuffix(names[i-1], "→"):
+			b.WriteString(", ")
 		}
-		out[i] = "`" + n + "`"
+		b.WriteString("`" + n + "`")
 	}
-	return strings.Join(out, ", ")
+	return b.String()
 }
 
 func num(n int) string {
