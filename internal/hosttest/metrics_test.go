@@ -3,8 +3,8 @@ package hosttest
 import (
 	"context"
 	"io/fs"
-	"os/exec"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
