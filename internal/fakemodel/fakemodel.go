@@ -28,7 +28,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -535,8 +534,6 @@ func compactLen(raw []byte) int {
 	}
 	return b.Len()
 }
-
-var errNotObject = errors.New("not a JSON object")
 
 // actionOf names the herdr-link operation of a call.
 func actionOf(canonical string, args any) string {

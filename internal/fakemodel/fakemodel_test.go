@@ -15,8 +15,6 @@ import (
 // item types as captured from Claude Code 2.1.328, Codex 0.171.0 and
 // OpenCode 1.18.33), with their prose replaced.
 
-const gatewayDef = `{"name":"%s","description":"Herdr Link gateway.","input_schema":{"type":"object","properties":{"action":{"type":"string"}}}}`
-
 // Claude Code with tool search: the gateway was loaded by a ToolSearch
 // call (tool_reference), then called; its result is the last message.
 const claudeToolSearch = `{"model":"claude-x","stream":true,"max_tokens":128000,

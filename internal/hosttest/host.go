@@ -25,7 +25,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -243,7 +242,7 @@ func run(ctx context.Context, s *Session, timeout time.Duration) Outcome {
 	}
 	defer stderr.Close()
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	cmd.WaitDelay = 3 * time.Second
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -262,16 +261,16 @@ func run(ctx context.Context, s *Session, timeout time.Duration) Outcome {
 		}
 		o.Err = err
 	case <-timer.C:
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		killGroup(pgid)
 		<-done
 		o.Err = fmt.Errorf("%s did not finish within %s", s.Host.Bin, timeout)
 	case <-ctx.Done():
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		killGroup(pgid)
 		<-done
 		o.Err = ctx.Err()
 	}
 	o.Duration = time.Since(start)
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	killGroup(pgid)
 	o.Strays = killMarked(s.Marker)
 	out, _ := os.ReadFile(stdout.Name())
 	errb, _ := os.ReadFile(stderr.Name())
@@ -302,7 +301,7 @@ func killMarked(marker string) int {
 			continue
 		}
 		if slices.Contains(strings.Split(string(b), "\x00"), marker) {
-			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+			if killPID(pid) == nil {
 				n++
 			}
 		}

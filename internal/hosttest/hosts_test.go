@@ -42,15 +42,21 @@ func TestHosts(t *testing.T) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// herdr-link and herdr-sim from the tree (HERDR_LINK_BIN names a
+	// herdr-link with herdr-sim beside it).
 	linkBin := os.Getenv("HERDR_LINK_BIN")
 	if linkBin == "" {
-		linkBin = filepath.Join(out, "herdr-link")
-		build := exec.Command("go", "build", "-o", linkBin, "../../cmd/herdr-link")
+		linkBin = filepath.Join(out, "bin", "herdr-link")
+		build := exec.Command("go", "build", "-o", filepath.Dir(linkBin)+"/", "../../cmd/herdr-link", "../../cmd/herdr-sim")
 		if b, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("build herdr-link: %v\n%s", err, b)
+			t.Fatalf("build herdr-link and herdr-sim: %v\n%s", err, b)
 		}
 	}
-	cfg := Config{Cache: cache, LinkBin: linkBin, Root: out, Reference: ref}
+	simBin := filepath.Join(filepath.Dir(linkBin), "herdr-sim")
+	if _, err := os.Stat(simBin); err != nil {
+		t.Fatalf("herdr-sim must be beside herdr-link: %v", err)
+	}
+	cfg := Config{Cache: cache, LinkBin: linkBin, SimBin: simBin, Root: out, Reference: ref}
 	ctx, cancel := context.WithTimeout(context.Background(), RunnerBudget)
 	defer cancel()
 	start := time.Now()

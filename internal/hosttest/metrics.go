@@ -3,7 +3,6 @@ package hosttest
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/herdr-link/herdr-link/internal/fakemodel"
 )
@@ -155,11 +154,4 @@ func (r *Result) footprint(ref Reference) {
 	if ref.ActiveMax > 0 && r.ActiveBytes > ref.ActiveMax {
 		r.FootprintFailures = append(r.FootprintFailures, fmt.Sprintf("active herdr-link tool definitions take %d bytes per request, over the reference's %d", r.ActiveBytes, ref.ActiveMax))
 	}
-}
-
-func joinNames(n []string) string {
-	if len(n) == 0 {
-		return "(none)"
-	}
-	return strings.Join(n, ", ")
 }

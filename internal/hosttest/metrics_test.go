@@ -2,6 +2,7 @@ package hosttest
 
 import (
 	"context"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -11,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/herdr-link/herdr-link/internal/fakemodel"
-	"github.com/herdr-link/herdr-link/socket/sockettest"
 )
 
 // req builds a logged script request listing tools (canonical names, host
@@ -115,20 +115,37 @@ func TestReferenceFile(t *testing.T) {
 
 func TestWorldAndDeliveries(t *testing.T) {
 	for _, h := range Hosts() {
-		w, err := sockettest.ParseWorld([]byte(World(h.Kind)))
-		if err != nil {
+		var w struct {
+			Workspaces []struct {
+				ID   string
+				Tabs []struct {
+					Panes []struct {
+						ID    string
+						Agent struct{ Kind, Name, Status string }
+					}
+				}
+			}
+		}
+		if err := json.Unmarshal([]byte(World(h.Kind)), &w); err != nil {
 			t.Fatalf("%s: %v", h.Name, err)
 		}
-		for pane, name := range map[string]string{SenderPane: "brain", ReviewerPane: "reviewer", OtherPane: "ops"} {
-			a, ok := w.Agent(pane)
-			if !ok || a.Name == nil || *a.Name != name {
-				t.Errorf("%s: pane %s: %+v, want agent %q", h.Name, pane, a, name)
+		got := map[string]string{}
+		for _, ws := range w.Workspaces {
+			for _, tab := range ws.Tabs {
+				for _, p := range tab.Panes {
+					got[p.ID] = ws.ID + "/" + p.Agent.Name
+				}
 			}
+		}
+		want := map[string]string{SenderPane: "w1/brain", ReviewerPane: "w1/reviewer", OtherPane: "w2/ops"}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: world %v, want %v", h.Name, got, want)
 		}
 	}
 	env := `{"protocol":"herdr-link/1","id":"hl_1","from":"brain","to":"reviewer","message":"m"}`
-	got := envelopesIn([]string{"\x1b[200~wrapper\n" + env + "\x1b[201~", "\r", "no envelope", "\r"})
-	if len(got) != 1 || got[0].env.ID != "hl_1" || got[0].text != "wrapper\n"+env {
+	pasted := "<pasted_content id=\"1\">wrapper\n" + env + "</pasted_content id=\"1\">"
+	got := envelopesIn([]Turn{{Text: pasted}, {Text: "no envelope"}})
+	if len(got) != 1 || got[0].env.ID != "hl_1" || got[0].text != pasted {
 		t.Fatalf("envelopesIn: %+v", got)
 	}
 }

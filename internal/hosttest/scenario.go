@@ -11,15 +11,14 @@ import (
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/fakemodel"
-	"github.com/herdr-link/herdr-link/socket/sockettest"
 )
 
 // Config is what a run needs besides the host.
 type Config struct {
 	// Cache is the install cache (HERDR_LINK_HOSTS).
 	Cache string
-	// LinkBin is herdr-link built from the tree.
-	LinkBin string
+	// LinkBin and SimBin are herdr-link and herdr-sim built from the tree.
+	LinkBin, SimBin string
 	// Root is a folder for this run's sessions (kept for inspection).
 	Root string
 	// SessionTimeout bounds each host process (60 s when zero).
@@ -61,7 +60,7 @@ const (
 func World(kind string) string {
 	return fmt.Sprintf(`{"workspaces":[
  {"id":"w1","label":"app","tabs":[{"id":"w1:t1","panes":[
-  {"id":%q,"cwd":"/home/dev/app","agent":{"kind":%q,"name":"brain","status":"working"}},
+  {"id":%q,"cwd":"/home/dev/app","agent":{"kind":%q,"name":"brain","status":"idle"}},
   {"id":%q,"cwd":"/home/dev/app","agent":{"kind":%q,"name":"reviewer","status":"idle"}}]}]},
  {"id":"w2","label":"infra","tabs":[{"id":"w2:t1","panes":[
   {"id":%q,"cwd":"/home/dev/infra","agent":{"kind":"claude","name":"ops","status":"idle"}}]}]}]}`,
@@ -150,12 +149,11 @@ func Run(ctx context.Context, h *Host, m Mode, cfg Config) *Result {
 		r.failf("%s %s is not installed in %s (run scripts/hosts.sh, which installs it with npm)", h.Display, h.Version, cfg.Cache)
 		return r
 	}
-	world, err := sockettest.ParseWorld([]byte(World(h.Kind)))
+	srv, err := StartSim(cfg.SimBin, World(h.Kind))
 	if err != nil {
-		r.failf("world: %v", err)
+		r.failf("simulator: %v", err)
 		return r
 	}
-	srv := sockettest.NewServer(world)
 	defer srv.Close()
 	tag := fmt.Sprintf("%s-%s-%d", h.Name, m.Name, time.Now().UnixNano()%1e6)
 	reqMsg, replyMsg := fmt.Sprintf(RequestMessage, tag), fmt.Sprintf(ReplyMessage, tag)
@@ -185,7 +183,7 @@ func Run(ctx context.Context, h *Host, m Mode, cfg Config) *Result {
 			r.failf("sender: peers result lists ops, an agent of another workspace")
 		}
 	}
-	req, ok := r.delivered(world, ReviewerPane, "brain", "reviewer", reqMsg, "")
+	req, ok := r.delivered(srv, ReviewerPane, "brain", "reviewer", reqMsg, "")
 	if !ok {
 		return r
 	}
@@ -204,7 +202,7 @@ func Run(ctx context.Context, h *Host, m Mode, cfg Config) *Result {
 	if main := mainRequests(b.Requests); len(main) == 0 || !strings.Contains(main[0].LastUser, req.env.ID) {
 		r.failf("reviewer: the model's first request does not carry the delivered envelope %s", req.env.ID)
 	}
-	reply, ok := r.delivered(world, SenderPane, "reviewer", "brain", replyMsg, req.env.ID)
+	reply, ok := r.delivered(srv, SenderPane, "reviewer", "brain", replyMsg, req.env.ID)
 	if !ok {
 		return r
 	}
@@ -220,23 +218,27 @@ func Run(ctx context.Context, h *Host, m Mode, cfg Config) *Result {
 	if !r.checkSession(&c, []string{"activate", "close"}) {
 		return r
 	}
-	if _, ok := world.Agent(ReviewerPane); ok || slices.Contains(world.PaneIDs(), ReviewerPane) {
+	panes, err := srv.Panes()
+	switch {
+	case err != nil:
+		r.failf("closer: %v", err)
+	case slices.Contains(panes, ReviewerPane):
 		r.failf("closer: the reviewer's pane is still open")
+	case !slices.Contains(panes, OtherPane) || !slices.Contains(panes, SenderPane):
+		r.failf("closer: panes other than the reviewer's are gone: %v", panes)
 	}
-	if _, ok := world.Agent(OtherPane); !ok {
-		r.failf("the other workspace's agent is gone")
+	// Nothing reached the other workspace; the sender got only the reply.
+	if turns, err := srv.Turns(OtherPane); err != nil || len(turns) != 0 {
+		r.failf("the other workspace's agent received %d turn(s) (%v)", len(turns), err)
 	}
-	// Every envelope exactly once, nothing else typed anywhere.
-	for _, p := range []string{SenderPane, OtherPane} {
-		if n := len(envelopesIn(world.Inputs(p))); p == OtherPane && n != 0 {
-			r.failf("%d envelope(s) landed in the other workspace", n)
-		}
+	if turns, err := srv.Turns(SenderPane); err != nil || len(envelopesIn(turns)) != 1 {
+		r.failf("the sender's pane received %d envelope(s), want the one reply (%v)", len(envelopesIn(turns)), err)
 	}
 	return r
 }
 
 // runSession runs one host session in a pane against its own fake model.
-func runSession(ctx context.Context, h *Host, m Mode, cfg Config, srv *sockettest.Server, name, pane, tag, prompt string, script fakemodel.Script) SessionResult {
+func runSession(ctx context.Context, h *Host, m Mode, cfg Config, srv *Sim, name, pane, tag, prompt string, script fakemodel.Script) SessionResult {
 	sr := SessionResult{Name: name, Pane: pane, Script: script}
 	dir := filepath.Join(cfg.Root, h.Name+"-"+m.Name, name)
 	s := &Session{Host: h, Mode: m, Name: name, Dir: dir, Home: filepath.Join(dir, "home"), Work: filepath.Join(dir, "work"),
@@ -348,48 +350,56 @@ type delivery struct {
 	env  fakemodel.Envelope
 }
 
-// delivered checks that exactly one envelope landed in pane, from → to,
-// with the message and reply_to, and was submitted (Enter after it).
-func (r *Result) delivered(w *sockettest.World, pane, from, to, msg, replyTo string) (delivery, bool) {
-	var in []string
-	deadline := time.Now().Add(3 * time.Second)
+// delivered checks that exactly one envelope reached the agent in pane
+// (what its model received: herdr-sim turns), from → to, with the message
+// and reply_to.
+func (r *Result) delivered(srv *Sim, pane, from, to, msg, replyTo string) (delivery, bool) {
+	var turns []Turn
+	var err error
+	deadline := time.Now().Add(deliveryWait)
 	for {
-		in = w.Inputs(pane)
-		if n := len(in); n > 0 && in[n-1] == "\r" || time.Now().After(deadline) {
+		turns, err = srv.Turns(pane)
+		if err != nil || len(turns) > 0 || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
-	envs := envelopesIn(in)
+	if err == nil && len(turns) > 0 {
+		// A duplicate would follow within the kind's submit latency.
+		time.Sleep(duplicateWait)
+		turns, err = srv.Turns(pane)
+	}
+	if err != nil {
+		r.failf("%s → %s: %v", from, to, err)
+		return delivery{}, false
+	}
+	envs := envelopesIn(turns)
 	r.Delivered[pane] = len(envs)
 	if len(envs) != 1 {
-		r.failf("%s: %d envelopes landed in %s's pane, want exactly 1 (inputs: %q)", from, len(envs), to, in)
+		r.failf("%s → %s: %d envelopes reached %s's model in %d turn(s), want exactly 1: %q", from, to, len(envs), to, len(turns), turns)
 		return delivery{}, false
 	}
 	d := envs[0]
-	e := d.env
-	if e.From != from || e.To != to || e.Message != msg || e.ReplyTo != replyTo {
+	if e := d.env; e.From != from || e.To != to || e.Message != msg || e.ReplyTo != replyTo {
 		r.failf("%s → %s: envelope %+v, want from %q to %q message %q reply_to %q", from, to, e, from, to, msg, replyTo)
-		return d, false
-	}
-	if n := len(in); n == 0 || in[n-1] != "\r" {
-		r.failf("%s → %s: the message was typed but not submitted (no Enter)", from, to)
 		return d, false
 	}
 	return d, true
 }
 
-// envelopesIn finds the envelopes typed into a pane; each input's text
-// (paste brackets removed) is the prompt the receiving host would get.
-func envelopesIn(inputs []string) []delivery {
+// How long to wait for a delivery to be submitted, and for a duplicate.
+const (
+	deliveryWait  = 10 * time.Second
+	duplicateWait = 700 * time.Millisecond
+)
+
+// envelopesIn finds the envelopes in what an agent received; the turn's
+// text is the prompt its host's model got.
+func envelopesIn(turns []Turn) []delivery {
 	var out []delivery
-	for _, in := range inputs {
-		if in == "\r" {
-			continue
-		}
-		text := strings.TrimSuffix(strings.TrimPrefix(in, "\x1b[200~"), "\x1b[201~")
-		for _, e := range fakemodel.Envelopes(text) {
-			out = append(out, delivery{text: text, env: e})
+	for _, t := range turns {
+		for _, e := range fakemodel.Envelopes(t.Text) {
+			out = append(out, delivery{text: t.Text, env: e})
 		}
 	}
 	return out

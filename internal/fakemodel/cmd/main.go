@@ -11,7 +11,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,48 +18,70 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/herdr-link/herdr-link/internal/cliflag"
 	"github.com/herdr-link/herdr-link/internal/fakemodel"
 )
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:0", "listen address")
-	scriptFile := flag.String("script", "", "script JSON file ({\"steps\":[{\"call\":\"herdr_link\"},{\"text\":\"done\"}]})")
-	logFile := flag.String("log", "", "write every request as a JSON line to this file (default stderr)")
-	bodies := flag.String("bodies", "", "also write each raw request body to DIR/NNN.json")
-	flag.Parse()
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := cliflag.New("fakemodel [flags]", "Serves the Anthropic Messages, OpenAI Responses and Chat Completions APIs, scripted, on 127.0.0.1.", stderr)
+	addr := fs.String("addr", "127.0.0.1:0", "listen address")
+	scriptFile := fs.String("script", "", `script JSON file, e.g. {"steps":[{"call":"herdr_link"},{"text":"done"}]}`)
+	logFile := fs.String("log", "", "write every request as a JSON line to this file (default stderr)")
+	bodies := fs.String("bodies", "", "on exit, write each raw request body to DIR/NNN-API.json")
+	if code, done := cliflag.Parse(fs, args, stdout); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "fakemodel: no arguments expected")
+		return 2
+	}
 	script := fakemodel.Script{Steps: []fakemodel.Step{{Call: fakemodel.Gateway}, {Call: fakemodel.Peers}, {Text: "done"}}}
 	if *scriptFile != "" {
 		s, err := fakemodel.LoadScript(*scriptFile)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "fakemodel:", err)
-			os.Exit(2)
+			fmt.Fprintln(stderr, "fakemodel:", err)
+			return 2
 		}
 		script = s
 	}
-	var log io.Writer = os.Stderr
+	log := stderr
 	if *logFile != "" {
 		f, err := os.Create(*logFile)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "fakemodel:", err)
-			os.Exit(1)
+			fmt.Fprintln(stderr, "fakemodel:", err)
+			return 1
 		}
 		defer f.Close()
 		log = f
 	}
 	srv, err := fakemodel.Start(fakemodel.Options{Script: script, Log: log, Addr: *addr, KeepBodies: *bodies != ""})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "fakemodel:", err)
-		os.Exit(1)
+		fmt.Fprintln(stderr, "fakemodel:", err)
+		return 1
 	}
-	fmt.Printf("FAKEMODEL_URL=%s\n", srv.URL)
+	fmt.Fprintf(stdout, "FAKEMODEL_URL=%s\n", srv.URL)
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
 	<-ch
 	srv.Close()
 	if *bodies != "" {
-		_ = os.MkdirAll(*bodies, 0o755)
+		if err := os.MkdirAll(*bodies, 0o755); err != nil {
+			fmt.Fprintln(stderr, "fakemodel:", err)
+			return 1
+		}
 		for _, r := range srv.Requests() {
-			_ = os.WriteFile(filepath.Join(*bodies, fmt.Sprintf("%03d-%s.json", r.Seq, r.API)), r.Body, 0o644)
+			if err := os.WriteFile(filepath.Join(*bodies, fmt.Sprintf("%03d-%s.json", r.Seq, r.API)), r.Body, 0o644); err != nil {
+				fmt.Fprintln(stderr, "fakemodel:", err)
+				return 1
+			}
 		}
 	}
+	for _, e := range srv.Errors() {
+		fmt.Fprintln(stderr, "fakemodel: script:", e)
+	}
+	return 0
 }
