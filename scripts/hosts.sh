@@ -9,7 +9,8 @@
 #
 #   scripts/hosts.sh                      every host and mode
 #   scripts/hosts.sh claude/direct,codex  some (HOST or HOST/MODE, comma-separated)
-#   scripts/hosts.sh --record ...         also copy the report to internal/hosttest/testdata/report.md
+#   scripts/hosts.sh --record             also copy the report to internal/hosttest/testdata/report.md
+#                                         and rewrite the README's host table from it (run every host)
 #
 # Environment: HERDR_LINK_HOST_CACHE (default ~/.cache/herdr-link-hosts).
 # Needs Go, Node and npm (a registry that serves the pinned packages).
@@ -38,7 +39,11 @@ report="$cache/last-run/report.md"
 if [ -f "$report" ]; then
   echo
   cat "$report"
-  if [ "$record" = 1 ]; then cp "$report" internal/hosttest/testdata/report.md; echo "recorded internal/hosttest/testdata/report.md"; fi
+  if [ "$record" = 1 ]; then
+    cp "$report" internal/hosttest/testdata/report.md
+    go test -count=1 -run '^TestReadmeHostTable$' ./internal/hosttest/ -update-readme >/dev/null
+    echo "recorded internal/hosttest/testdata/report.md and the README's host table"
+  fi
 fi
 if [ "$status" != 0 ]; then echo "hosts.sh: FAILED (log: $cache/last-test.log, sessions: $cache/last-run)" >&2; fi
 exit "$status"

@@ -19,7 +19,8 @@ type SessionMetrics struct {
 	BehindSearch bool     `json:"behind_search"`
 	// NamesAfter are those of the session's last request.
 	NamesAfter []string `json:"names_after"`
-	// ListChanged: "at once", "late (N requests)", "via tool search", "no", "n/a".
+	// ListChanged: "at once", "1 step late" ("N steps late"), "via tool
+	// search", "no", "n/a".
 	ListChanged string `json:"list_changed"`
 	Honoured    bool   `json:"honoured"`
 	// Dormant and Active are the largest herdr-link definitions in one
@@ -126,7 +127,11 @@ func measure(reqs []fakemodel.Request) SessionMetrics {
 	case searched:
 		m.ListChanged, m.Honoured = "via tool search", true
 	default:
-		m.ListChanged, m.Honoured = fmt.Sprintf("late (%d requests)", j-m.Activation), true
+		steps := "1 step late"
+		if n := j - m.Activation; n > 1 {
+			steps = fmt.Sprintf("%d steps late", n)
+		}
+		m.ListChanged, m.Honoured = steps, true
 	}
 	return m
 }

@@ -40,7 +40,7 @@ func TestMeasure(t *testing.T) {
 		{"at once", []fakemodel.Request{side, req(900, gw, nil, "direct"), req(3600, all, []string{"activate"}, "direct"), req(3600, all, []string{"peers"}, "")},
 			SessionMetrics{Activation: 1, NamesBefore: []string{"mcp__herdr_link__herdr_link"}, NamesAfter: names(all), ListChanged: "at once", Honoured: true, Dormant: 900, Active: 3600}},
 		{"late", []fakemodel.Request{req(900, gw, nil, "direct"), req(900, gw, []string{"activate"}, "gateway"), req(3600, all, []string{"peers"}, "")},
-			SessionMetrics{Activation: 1, NamesBefore: names(gw), NamesAfter: names(all), ListChanged: "late (1 requests)", Honoured: true, Dormant: 900, Active: 3600}},
+			SessionMetrics{Activation: 1, NamesBefore: names(gw), NamesAfter: names(all), ListChanged: "1 step late", Honoured: true, Dormant: 900, Active: 3600}},
 		{"never", []fakemodel.Request{req(1184, gw, nil, "direct"), req(1184, gw, []string{"activate"}, "gateway"), req(1184, gw, []string{"peers"}, "")},
 			SessionMetrics{Activation: 1, NamesBefore: names(gw), NamesAfter: names(gw), ListChanged: "no", Dormant: 1184, Active: 1184}},
 		{"via tool search", []fakemodel.Request{req(0, nil, nil, "search"), req(910, gw, nil, "direct"), req(910, gw, []string{"activate"}, "search"), req(3688, all, nil, "direct")},

@@ -56,11 +56,14 @@ func JSON(results []*Result) ([]byte, error) {
 	return json.MarshalIndent(results, "", "  ")
 }
 
+// code renders tool names; names that extend the first one (the
+// gateway) are shortened to "…_suffix".
 func code(names []string) string {
 	if len(names) == 0 {
 		return "(none)"
 	}
 	var b strings.Builder
+	base := ""
 	for i, n := range names {
 		switch {
 		case strings.HasSuffix(n, "→"):
@@ -69,7 +72,13 @@ func code(names []string) string {
 		case i > 0 && !strings.HasSuffix(names[i-1], "→"):
 			b.WriteString(", ")
 		}
-		b.WriteString("`" + n + "`")
+		short := n
+		if base != "" && strings.HasPrefix(n, base+"_") {
+			short = "…" + n[len(base):]
+		} else if base == "" {
+			base = strings.TrimSuffix(n, " (deferred)")
+		}
+		b.WriteString("`" + short + "`")
 	}
 	return b.String()
 }

@@ -3,6 +3,7 @@ package hosttest
 import (
 	"flag"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -33,5 +34,51 @@ func TestTableGolden(t *testing.T) {
 	}
 	if got != string(want) {
 		t.Errorf("table differs from %s (rerun with -update):\n%s", golden, got)
+	}
+}
+
+var updateReadme = flag.Bool("update-readme", false, "rewrite the README's host table from testdata/report.md")
+
+const (
+	readmeBegin = "<!-- hosts-table: generated from internal/hosttest/testdata/report.md by scripts/hosts.sh --record -->"
+	readmeEnd   = "<!-- /hosts-table -->"
+)
+
+// TestReadmeHostTable keeps the README's host table identical to the one
+// the runner last recorded (scripts/hosts.sh --record).
+func TestReadmeHostTable(t *testing.T) {
+	report, err := os.ReadFile("testdata/report.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table strings.Builder
+	for _, l := range strings.Split(string(report), "\n") {
+		if strings.HasPrefix(l, "|") {
+			table.WriteString(l + "\n")
+		}
+	}
+	if table.Len() == 0 {
+		t.Fatal("testdata/report.md holds no table")
+	}
+	const readme = "../../README.md"
+	b, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	i, j := strings.Index(text, readmeBegin), strings.Index(text, readmeEnd)
+	if i < 0 || j < i {
+		t.Fatalf("README.md lacks the host table markers %q … %q", readmeBegin, readmeEnd)
+	}
+	want := readmeBegin + "\n\n" + table.String() + "\n"
+	got := text[i:j]
+	if *updateReadme {
+		if err := os.WriteFile(readme, []byte(text[:i]+want+text[j:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if got != want {
+		t.Errorf("README's host table differs from testdata/report.md; run scripts/hosts.sh --record (or go test ./internal/hosttest -run TestReadmeHostTable -update-readme)\ngot:\n%s\nwant:\n%s", got, want)
 	}
 }
