@@ -47,7 +47,8 @@ type Host struct {
 	// Command writes the session's configuration (under s.Home and
 	// s.Work) and returns the headless command for s.Prompt. The runner
 	// adds the environment, working directory, output files and process
-	// group.
+	// group; entries of the returned cmd.Env come last and so win (e.g. a
+	// PATH with the host's own Node first).
 	Command func(s *Session) (*exec.Cmd, error)
 	// Env adds host-wide environment variables (after the base ones).
 	Env func(s *Session) []string
@@ -166,6 +167,10 @@ type Session struct {
 	Dir, Home, Work string
 	// HostBin is the host's executable, LinkBin herdr-link's.
 	HostBin, LinkBin string
+	// HostDir is the host's install folder (its node_modules are inside).
+	HostDir string
+	// Repo is the module's root.
+	Repo string
 	// ModelURL is the fake model's base URL (no /v1).
 	ModelURL string
 	// PaneEnv are the HERDR_* variables of the pane the session runs in.

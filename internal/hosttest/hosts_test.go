@@ -56,7 +56,11 @@ func TestHosts(t *testing.T) {
 	if _, err := os.Stat(simBin); err != nil {
 		t.Fatalf("herdr-sim must be beside herdr-link: %v", err)
 	}
-	cfg := Config{Cache: cache, LinkBin: linkBin, SimBin: simBin, Root: out, Reference: ref}
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Cache: cache, LinkBin: linkBin, SimBin: simBin, Root: out, Repo: repo, Reference: ref}
 	ctx, cancel := context.WithTimeout(context.Background(), RunnerBudget)
 	defer cancel()
 	start := time.Now()

@@ -21,6 +21,9 @@ type Config struct {
 	LinkBin, SimBin string
 	// Root is a folder for this run's sessions (kept for inspection).
 	Root string
+	// Repo is the module's root (for files a host needs from the tree,
+	// such as an adapter).
+	Repo string
 	// SessionTimeout bounds each host process (60 s when zero).
 	SessionTimeout time.Duration
 	// Reference holds the footprint limits per host (testdata/reference.json).
@@ -242,7 +245,7 @@ func runSession(ctx context.Context, h *Host, m Mode, cfg Config, srv *Sim, name
 	sr := SessionResult{Name: name, Pane: pane, Script: script}
 	dir := filepath.Join(cfg.Root, h.Name+"-"+m.Name, name)
 	s := &Session{Host: h, Mode: m, Name: name, Dir: dir, Home: filepath.Join(dir, "home"), Work: filepath.Join(dir, "work"),
-		HostBin: h.BinPath(cfg.Cache), LinkBin: cfg.LinkBin, PaneEnv: srv.Env(pane), Prompt: prompt,
+		HostBin: h.BinPath(cfg.Cache), HostDir: h.Dir(cfg.Cache), Repo: cfg.Repo, LinkBin: cfg.LinkBin, PaneEnv: srv.Env(pane), Prompt: prompt,
 		Marker: "HERDR_LINK_HOSTTEST=" + tag + "-" + name}
 	for _, d := range []string{s.Home, s.Work} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
