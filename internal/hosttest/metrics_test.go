@@ -263,3 +263,48 @@ func TestInstallFailureIsClear(t *testing.T) {
 		t.Fatal("a failed install counts as installed")
 	}
 }
+
+func TestCheckSurface(t *testing.T) {
+	gw, all := []string{"herdr_link"}, []string{"herdr_link", "herdr_link_peers", "herdr_link_send", "herdr_link_close"}
+	session := func(reqs ...fakemodel.Request) SessionResult {
+		for i := range reqs {
+			reqs[i].LinkTools = nil
+			for _, td := range reqs[i].Tools {
+				reqs[i].LinkTools = append(reqs[i].LinkTools, td.Canonical)
+			}
+		}
+		return SessionResult{Requests: reqs, Metrics: measure(reqs)}
+	}
+	refresh, never := Mode{ListChanged: true}, Mode{}
+	tests := []struct {
+		name  string
+		s     SessionResult
+		m     Mode
+		fails int
+	}{
+		{"refreshing host", session(req(1, gw, nil, ""), req(1, all, []string{"activate"}, "")), refresh, 0},
+		{"refresh missing a tool", session(req(1, gw, nil, ""), req(1, all[:3], []string{"activate"}, "")), refresh, 1},
+		{"dormant list shows more than the gateway", session(req(1, all, nil, ""), req(1, all, []string{"activate"}, "")), refresh, 1},
+		{"non-refreshing host", session(req(1, gw, nil, ""), req(1, gw, []string{"activate"}, "gateway")), never, 0},
+		{"non-refreshing host that refreshed", session(req(1, gw, nil, ""), req(1, all, []string{"activate"}, "")), never, 1},
+		{"behind tool search", session(req(0, nil, nil, "search"), req(1, gw, nil, ""), req(1, []string{"herdr_link", "herdr_link_peers"}, []string{"activate"}, "")), refresh, 0},
+	}
+	for _, tt := range tests {
+		r := &Result{}
+		r.checkSurface(tt.s, tt.m)
+		if len(r.Failures) != tt.fails {
+			t.Errorf("%s: failures %q, want %d", tt.name, r.Failures, tt.fails)
+		}
+	}
+}
+
+func TestHiddenIDs(t *testing.T) {
+	s := &SessionResult{Name: "sender", Requests: []fakemodel.Request{{Results: []fakemodel.Result{
+		{Action: "peers", Text: `{"peers":[{"name":"reviewer","pane":"w1:p2"}]}`},
+		{Action: "", Text: "w1:p2 in a host's own tool result is not herdr-link's"}}}}}
+	r := &Result{ResultBytes: map[string]int{}}
+	r.checkSession(s, nil)
+	if len(r.Failures) != 1 || !strings.Contains(r.Failures[0], `"w1:p2"`) {
+		t.Fatalf("failures %q", r.Failures)
+	}
+}

@@ -178,6 +178,7 @@ func Run(ctx context.Context, h *Host, m Mode, cfg Config) *Result {
 	if r.Honoured != m.ListChanged {
 		r.failf("sender: list_changed %s, but the mode expects it honoured=%v", r.ListChanged, m.ListChanged)
 	}
+	r.checkSurface(a, m)
 	if res, ok := firstResult(a.Requests, "peers"); ok {
 		if !strings.Contains(res.Text, `"reviewer"`) {
 			r.failf("sender: peers result does not list reviewer: %.200q", res.Text)
@@ -288,10 +289,61 @@ func runSession(ctx context.Context, h *Host, m Mode, cfg Config, srv *Sim, name
 	return sr
 }
 
+// checkSurface checks the tool names the sender's model saw: only the
+// gateway until activation; afterwards all of herdr-link's tools where the
+// host refreshes (the ones it loaded, behind a tool search), else still
+// only the gateway.
+func (r *Result) checkSurface(a SessionResult, m Mode) {
+	main := mainRequests(a.Requests)
+	for _, q := range main {
+		if len(q.LinkTools) == 0 {
+			continue // e.g. behind a tool search, not loaded yet
+		}
+		if !slices.Equal(q.LinkTools, []string{fakemodel.Gateway}) {
+			r.failf("sender: before activation the model saw %v, want only the gateway", q.LinkTools)
+		}
+		break
+	}
+	if len(main) == 0 {
+		return
+	}
+	last := main[len(main)-1]
+	var shown []string
+	for _, t := range last.Tools {
+		if t.Canonical != "" && !t.Deferred {
+			shown = append(shown, t.Canonical)
+		}
+	}
+	switch {
+	case !m.ListChanged && !slices.Equal(shown, []string{fakemodel.Gateway}):
+		r.failf("sender: after activation the model saw %v, want only the gateway (the mode does not refresh)", shown)
+	case m.ListChanged && !a.Metrics.BehindSearch:
+		for _, c := range append([]string{fakemodel.Gateway}, tier1...) {
+			if !slices.Contains(shown, c) {
+				r.failf("sender: after activation the model did not see %s (saw %v)", c, shown)
+			}
+		}
+	}
+}
+
+// ids that must never reach a model: the world's pane and tab ids and any
+// terminal id.
+var hiddenIDs = []string{SenderPane, ReviewerPane, OtherPane, "w1:t1", "w2:t1", "term_"}
+
 // checkSession fails the run when the session did not end cleanly or did
 // not make the expected herdr-link operations successfully.
 func (r *Result) checkSession(s *SessionResult, ops []string) bool {
 	ok := true
+	for _, q := range s.Requests {
+		for _, res := range q.Results {
+			for _, id := range hiddenIDs {
+				if res.Action != "" && strings.Contains(res.Text, id) {
+					r.failf("%s: the %s result shows the model %q", s.Name, res.Action, id)
+					ok = false
+				}
+			}
+		}
+	}
 	if s.Err != "" {
 		r.failf("%s: %s; stderr: %s", s.Name, s.Err, lastLines(s.Outcome.Stderr, 5))
 		ok = false
