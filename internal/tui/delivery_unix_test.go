@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdr-link/herdr-link/internal/fakemodel"
 	"github.com/herdr-link/herdr-link/internal/mcpclient"
 	"github.com/herdr-link/herdr-link/internal/tui"
 	"github.com/herdr-link/herdr-link/schema"
@@ -31,16 +32,13 @@ type rig struct {
 	srv  *sockettest.Server
 	pane *ptypane.Pane
 	tap  *tui.Tap
+	fake *fakemodel.Server
 }
 
 func newRig(t *testing.T, h tui.Host) *rig {
 	t.Helper()
 	bin := hostBinary(t, h)
-	tap, err := tui.NewTap(standIn(t).URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(tap.Close)
+	fake, tap := fakeModel(t)
 	run, err := tui.Prepare(h, tui.Options{Binary: bin, Dir: t.TempDir(), BaseURL: tap.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +58,7 @@ func newRig(t *testing.T, h tui.Host) *rig {
 		t.Fatal(err)
 	}
 	srv := simtest.New(t, w, ptypane.Option)
-	r := &rig{h: h, srv: srv, pane: srv.Program(reviewerPane).(*ptypane.Pane), tap: tap}
+	r := &rig{h: h, srv: srv, pane: srv.Program(reviewerPane).(*ptypane.Pane), tap: tap, fake: fake}
 	// Herdr detects a turn from the screen; here the model requests say it.
 	tap.OnTurn(func(tui.Turn) { _ = w.SetStatus(reviewerPane, "working") }, func(tui.Turn) { _ = w.SetStatus(reviewerPane, "idle") })
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -181,6 +179,13 @@ func TestDeliveryIntoTUIs(t *testing.T) {
 				r := newRig(t, h)
 				got, results := r.play(t, sc)
 				t.Logf("TUI:   %s", got)
+				// The fake model's own log agrees: each message is in a
+				// model request's last user message.
+				for _, s := range results {
+					if !slicesAny(r.fake.Requests(), func(q fakemodel.Request) bool { return q.Main && strings.Contains(q.LastUser, s.id) }) {
+						t.Errorf("scenario %s: the fake model's log has no request whose last user message holds %s", sc.Name, s.id)
+					}
+				}
 				table := got.diff(want(t, string(h), sc, got, results), true)
 				for _, d := range table {
 					t.Errorf("scenario %s changed for the %s TUI (TUI vs table): %s", sc.Name, h, d)
