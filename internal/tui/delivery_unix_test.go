@@ -20,10 +20,9 @@ import (
 	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
-const (
-	reviewerPane = "w1:p1"
-	turnDelay    = 600 * time.Millisecond // per SSE event while a target must be working
-)
+// turnDelay is the fake's delay per SSE event while a target must be
+// working.
+const turnDelay = 600 * time.Millisecond
 
 // rig is one reviewer pane hosting a real TUI against the fake model,
 // behind a tap, with sender panes (modelled, no program) beside it.
