@@ -53,7 +53,7 @@ usage:
   herdr-sim pane list|get|close|read ...       the herdr CLI's pane verbs
   herdr-sim workspace list | tab list | api snapshot
   herdr-sim version                 print the version (also --version)
-  herdr-sim help [serve]            print this text, or serve's flags
+  herdr-sim help [serve|turns]      print this text, or a command's flags
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -72,6 +72,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 && args[1] == "serve" {
 			return serve([]string{"-h"}, stdout, stderr)
+		}
+		if len(args) > 1 && args[1] == "turns" {
+			return turns([]string{"-h"}, stdout, stderr)
 		}
 		fmt.Fprint(stdout, usage)
 		return 0

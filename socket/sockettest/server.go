@@ -83,7 +83,7 @@ type Server struct {
 	// Tick is the poll interval of waits and subscriptions (100 ms).
 	Tick time.Duration
 	// SubmitDelay is the delay between a prompt's text and its Enter
-	// (300 ms).
+	// (300 ms), on the world's [Clock].
 	SubmitDelay time.Duration
 	// EffectTimeout bounds agent.prompt's wait for a state change (5 s).
 	EffectTimeout time.Duration

@@ -929,11 +929,9 @@ func (w *World) Typed(paneID string) string {
 	return screen(p.term, true)
 }
 
-// Screen is [World.Typed].
-//
-// Deprecated: it no longer is what pane.read shows (that is
-// [World.Read]); use Typed for the typed text or [World.Submissions] for
-// what the agent received.
+// Screen is [World.Typed], kept for existing callers. It is what was typed
+// into the pane, not what pane.read shows ([World.Read]) nor what the
+// agent received ([World.Submissions]).
 func (w *World) Screen(paneID string) string { return w.Typed(paneID) }
 
 func screen(t *terminal, strip bool) string {
