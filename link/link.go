@@ -21,6 +21,9 @@ type Gate struct {
 	Socket socket.Resolution
 	// Reason says which condition failed (operator text).
 	Reason string
+	// Failed names the failed condition for [Gate.Advice]: one of the
+	// Failed* constants, "" when OK.
+	Failed string
 }
 
 // CheckGate evaluates the environment gate.
@@ -33,12 +36,14 @@ func CheckGate(getenv func(string) string) Gate {
 	res, err := socket.ResolvePath(getenv)
 	g.Socket = res
 	switch {
+	case getenv(socket.EnvHerdr) == "":
+		g.Reason, g.Failed = "HERDR_ENV is not set", FailedHerdrEnv
 	case getenv(socket.EnvHerdr) != "1":
-		g.Reason = "HERDR_ENV is not 1"
+		g.Reason, g.Failed = "HERDR_ENV is not 1", FailedHerdrEnvValue
 	case g.PaneID == "":
-		g.Reason = "HERDR_PANE_ID is not set"
+		g.Reason, g.Failed = "HERDR_PANE_ID is not set", FailedPaneID
 	case err != nil:
-		g.Reason = err.Error()
+		g.Reason, g.Failed = err.Error(), FailedSocketPath
 	default:
 		g.OK = true
 	}

@@ -269,7 +269,9 @@ func TestGoldenTranscripts(t *testing.T) {
 		{"bad_input.txt", hopt{maxLine: 4096}},
 		{"tools.txt", hopt{}},
 		{"old_revision.txt", hopt{}},
-		{"outside_herdr.txt", hopt{outside: true}},
+		{"outside_herdr.txt", hopt{outside: true, opts: func(o *mcpserver.Options) {
+			o.Outside = link.Gate{Failed: link.FailedHerdrEnv}.Advice()
+		}}},
 		{"lifecycle.txt", hopt{}},
 		{"batch.txt", hopt{}},
 	}

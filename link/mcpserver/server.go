@@ -34,6 +34,10 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxLineBytes bounds an incoming line (DefaultMaxLineBytes when 0).
 	MaxLineBytes int
+	// Outside, when Link is nil, tells the user why the environment gate
+	// failed and how to fix it (link.Gate.Advice): it is the initialize
+	// result's instructions and the NOT_IN_HERDR detail of every call.
+	Outside string
 	// Bootstrap runs the self bootstrap in the background after
 	// initialize, when Link is set.
 	Bootstrap bool
@@ -135,6 +139,10 @@ type handler struct {
 	inflight    map[jsonrpc2.ID]*inflight
 	wg          sync.WaitGroup
 	shutdown    bool
+
+	// contractSent: the Communication Contract went out with a result
+	// (guarded by mu).
+	contractSent bool
 }
 
 func (h *handler) structured() bool {
@@ -304,7 +312,10 @@ func (h *handler) initialize(ctx context.Context, conn *jsonrpc2.Conn, req *json
 		"serverInfo":      map[string]any{"name": "herdr-link", "title": "Herdr Link", "version": version},
 	}
 	if h.opt.Link != nil {
-		res["instructions"] = "Herdr Link connects you with the other AI agents of this Herdr workspace. Call the herdr_link tool with {} when the user asks you to work with them, or when you receive a herdr-link/1 message."
+		res["instructions"] = instructionsInHerdr
+	} else {
+		res["instructions"] = h.outside()
+		h.log.Warn("herdr-link: " + h.outside())
 	}
 	_ = conn.Reply(ctx, req.ID, res)
 	// Hosts that skip notifications/initialized still get the bootstrap.
@@ -328,18 +339,18 @@ func (h *handler) toolsCall(ctx context.Context, conn *jsonrpc2.Conn, req *jsonr
 		return
 	}
 	if h.opt.Link == nil {
-		h.reply(ctx, conn, req.ID, errorResult(link.ErrNotInHerdr.Code, "this process is not running in a Herdr pane (HERDR_ENV=1 and HERDR_PANE_ID are required)"))
+		h.reply(ctx, conn, req.ID, errorResult(link.ErrNotInHerdr.Code, h.outside()))
 		return
 	}
 	call, perr := parseCall(p.Name, p.Arguments)
 	// Any call of a herdr-link tool activates the connection, once.
 	h.activate(ctx, conn)
 	if perr != nil {
-		h.reply(ctx, conn, req.ID, errorResult(link.InvalidArgument, perr.Error()))
+		h.reply(ctx, conn, req.ID, h.withContract(errorResult(link.InvalidArgument, perr.Error())))
 		return
 	}
 	if call.action == "activate" {
-		h.reply(ctx, conn, req.ID, h.success(activationText(), activationResult()))
+		h.reply(ctx, conn, req.ID, h.success(activationResult(h.claimContract())))
 		return
 	}
 	tctx, cancel := context.WithCancel(h.ctx)
@@ -366,7 +377,7 @@ func (h *handler) toolsCall(ctx context.Context, conn *jsonrpc2.Conn, req *jsonr
 			h.stream.forget(req.ID)
 			return // the client cancelled: no response
 		}
-		h.reply(h.ctx, conn, req.ID, res)
+		h.reply(h.ctx, conn, req.ID, h.withContract(res))
 	}()
 }
 
