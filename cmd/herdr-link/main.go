@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -141,7 +142,7 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	c := &serveConfig{}
 	fs := cliflag.New("herdr-link [serve] [flags]", "Serves MCP on stdin and stdout for the agent of this Herdr pane; logs go to stderr.", stderr)
 	fs.StringVar(&c.level, "log-level", envOr("HERDR_LINK_LOG", "info"), "stderr log level: debug, info, warn, error (env HERDR_LINK_LOG)")
-	fs.DurationVar(&c.timeout, "timeout", socket.DefaultTimeout, "deadline of one Herdr socket call")
+	fs.DurationVar(&c.timeout, "timeout", link.DefaultCallTimeout, "overall deadline of one tool call's Herdr work, every socket call included (and of the start-up bootstrap); must be positive")
 	fs.BoolVar(&c.noBoot, "no-bootstrap", false, "do not name an unnamed occupant at start-up (it is still named on first use)")
 	return fs, c
 }
@@ -155,6 +156,17 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "herdr-link: unexpected arguments %q (see 'herdr-link help')\n", fs.Args())
 		return 2
 	}
+	if c.timeout <= 0 {
+		fmt.Fprintf(stderr, "herdr-link: -timeout %v: must be positive (for example 5s)\n", c.timeout)
+		return 2
+	}
+	// A host that closes its end of stderr must not kill the server: with
+	// SIGPIPE handled, a write to a broken stderr (or stdout) returns
+	// EPIPE instead of ending the process. Logs that cannot be written are
+	// dropped; a broken stdout ends the session through Serve.
+	stopSigpipe := ignoreSIGPIPE()
+	defer stopSigpipe()
+	stderr = &dropWriter{w: stderr}
 	log, err := newLogger(stderr, c.level)
 	if err != nil {
 		fmt.Fprintln(stderr, "herdr-link:", err)
@@ -184,5 +196,25 @@ func linkFromEnv(getenv func(string) string, timeout time.Duration, log *slog.Lo
 	}
 	log.Info("herdr-link", "version", buildinfo.Version(), "socket", g.Socket.Path, "socket_rule", g.Socket.Rule, "pane_id", g.PaneID)
 	c := &socket.Client{Path: g.Socket.Path, Timeout: timeout, Warn: func(m string) { log.Warn(m) }}
-	return &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: g.PaneID, Logger: log}, ""
+	return &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: g.PaneID, Logger: log, CallTimeout: timeout}, ""
+}
+
+// dropWriter writes to w until a write fails, then drops everything: a log
+// line nobody can read is not worth an error or a retry.
+type dropWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	broken bool
+}
+
+func (d *dropWriter) Write(p []byte) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.broken {
+		return len(p), nil
+	}
+	if _, err := d.w.Write(p); err != nil {
+		d.broken = true
+	}
+	return len(p), nil
 }
