@@ -2,16 +2,17 @@ package hosttest
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	pi "github.com/herdr-link/herdr-link/adapters/pi"
 )
 
 // Pi, two generations: 0.73 has no MCP and runs herdr-link through the
-// adapter in adapters/pi, installed the way the README says
+// adapter in adapters/pi, installed where the README's command puts it
 // (herdr-link config pi > ~/.pi/agent/extensions/herdr-link.ts); 1.6 has
-// built-in MCP, configured with herdr-link config pi-mcp
+// built-in MCP, configured as herdr-link config pi-mcp prints it
 // (~/.pi/agent/mcp.json, exposure "direct"). Both talk Chat Completions to
 // the fake through ~/.pi/agent/models.json; headless `pi -p`.
 func init() {
@@ -29,7 +30,7 @@ func init() {
 				Note: "a Pi 0.73 user (adapter) and a Claude Code reviewer exchange messages; Pi closes the reviewer"},
 		},
 		Env:     piEnv,
-		Command: piCommand("config", "pi", filepath.Join(".pi", "agent", "extensions", "herdr-link.ts")),
+		Command: piCommand(filepath.Join(".pi", "agent", "extensions", "herdr-link.ts"), pi.Extension),
 	})
 	Register(&Host{
 		Name:     "pi16",
@@ -42,17 +43,16 @@ func init() {
 			{Name: "mcp-direct", ListChanged: true, Note: `built-in MCP, mcp.json "exposure": "direct"; refreshes one model step late`},
 		},
 		Env:     piEnv,
-		Command: piCommand("config", "pi-mcp", filepath.Join(".pi", "agent", "mcp.json")),
+		Command: piCommand(filepath.Join(".pi", "agent", "mcp.json"), func(bin string) string { return pi.MCPConfig("herdr_link", bin) }),
 	})
 }
 
 func piEnv(*Session) []string { return []string{"PI_OFFLINE=1"} }
 
-// piCommand writes models.json and the herdr-link registration that
-// `herdr-link config ARGS…` prints to file (under HOME), and returns
-// `pi -p PROMPT`.
-func piCommand(configArgs ...string) func(s *Session) (*exec.Cmd, error) {
-	args, file := configArgs[:len(configArgs)-1], configArgs[len(configArgs)-1]
+// piCommand writes models.json and herdr-link's registration (the text
+// `herdr-link config pi` / `config pi-mcp` prints, from the same function)
+// to file under HOME, and returns `pi -p PROMPT`.
+func piCommand(file string, snippet func(bin string) string) func(s *Session) (*exec.Cmd, error) {
 	return func(s *Session) (*exec.Cmd, error) {
 		agent := filepath.Join(s.Home, ".pi", "agent")
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(s.Home, file)), 0o755); err != nil {
@@ -70,11 +70,7 @@ func piCommand(configArgs ...string) func(s *Session) (*exec.Cmd, error) {
 		if err := os.WriteFile(filepath.Join(agent, "models.json"), b, 0o600); err != nil {
 			return nil, err
 		}
-		snippet, err := exec.Command(s.LinkBin, args...).Output()
-		if err != nil {
-			return nil, fmt.Errorf("herdr-link %v: %w", args, err)
-		}
-		if err := os.WriteFile(filepath.Join(s.Home, file), snippet, 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(s.Home, file), []byte(snippet(s.LinkBin)), 0o600); err != nil {
 			return nil, err
 		}
 		cmd := exec.Command(s.HostBin, "--no-session", "--model", "fake/fake-model", "-p", s.Prompt)

@@ -148,6 +148,7 @@ func Run(ctx context.Context, h *Host, m Mode, cfg Config) *Result {
 		ResultBytes: map[string]int{}, Delivered: map[string]int{}}
 	start := time.Now()
 	defer func() {
+		r.checkContract(cfg.Repo)
 		r.footprint(cfg.Reference[h.Name])
 		if r.Duration = time.Since(start); r.Duration > Budget {
 			r.failf("the run took %s, over the budget of %s", r.Duration.Round(time.Millisecond), Budget)
