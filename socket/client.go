@@ -161,6 +161,9 @@ func (c *Client) call(ctx context.Context, method string, params, into any) erro
 	if err != nil {
 		return fmt.Errorf("socket: %s: encode params: %w", method, err)
 	}
+	if len(body) > MaxRequestBytes {
+		return fmt.Errorf("socket: %s: %w: %d bytes, limit %d", method, ErrRequestTooLarge, len(body), MaxRequestBytes)
+	}
 	ctx, cancel := c.withDeadline(ctx)
 	defer cancel()
 	conn, err := c.dial(ctx)
@@ -174,7 +177,7 @@ func (c *Client) call(ctx context.Context, method string, params, into any) erro
 	if err != nil {
 		return err
 	}
-	return decodeResponse(method, id, line, false, into)
+	return afterWrite(decodeResponse(method, id, line, false, into))
 }
 
 // readerPool recycles response readers and their buffers: a large
@@ -257,7 +260,9 @@ func (c *Client) exchange(ctx context.Context, conn net.Conn, method string, bod
 }
 
 // exchangeWith is exchange reading with rd (reset onto conn); the line is
-// valid until rd is reused.
+// valid until rd is reused. Failures once the whole line (newline
+// included) was written carry [ErrAfterWrite]; a failed write does not: a
+// line without its newline never reaches Herdr's parser.
 func (c *Client) exchangeWith(ctx context.Context, conn net.Conn, method string, body []byte, rd *ndjson.Reader) ([]byte, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
@@ -266,13 +271,16 @@ func (c *Client) exchangeWith(ctx context.Context, conn net.Conn, method string,
 	defer stop()
 	msg := make([]byte, 0, len(body)+1)
 	msg = append(append(msg, body...), '\n')
-	if _, err := conn.Write(msg); err != nil {
+	if n, err := conn.Write(msg); err != nil {
+		if n == len(msg) {
+			return nil, afterWrite(c.transportError(ctx, method, "write", err))
+		}
 		return nil, c.transportError(ctx, method, "write", err)
 	}
 	rd.Reset(conn, c.maxResponse())
 	line, err := rd.ReadLine()
 	if err != nil {
-		return nil, c.readError(ctx, method, err)
+		return nil, afterWrite(c.readError(ctx, method, err))
 	}
 	return line, nil
 }
@@ -372,7 +380,7 @@ func (c *Client) Ping(ctx context.Context) (schema.ResultPong, error) {
 // checkType checks a result's type tag.
 func checkType(method, got, want string) error {
 	if got != want {
-		return fmt.Errorf("socket: %s: %w: result type %q, want %q", method, ErrProtocol, got, want)
+		return afterWrite(fmt.Errorf("socket: %s: %w: result type %q, want %q", method, ErrProtocol, got, want))
 	}
 	return nil
 }

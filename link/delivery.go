@@ -1,0 +1,216 @@
+package link
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// DeliveryMode says what Send does after Herdr accepted the prompt.
+type DeliveryMode int
+
+const (
+	// DeliveryFast (the zero value) returns as soon as Herdr accepted the
+	// prompt; the result's delivery is "unconfirmed". The delivery lock is
+	// still held, in the background, until Herdr's Enter is past.
+	DeliveryFast DeliveryMode = iota
+	// DeliveryConfirm watches the target's status and state_change_seq
+	// for a budget that grows with the message size ([ConfirmBudget]) and
+	// reports what it saw. herdr-link's server uses it by default.
+	DeliveryConfirm
+)
+
+// String returns "fast" or "confirm".
+func (m DeliveryMode) String() string {
+	if m == DeliveryConfirm {
+		return "confirm"
+	}
+	return "fast"
+}
+
+// ParseDeliveryMode parses "fast" or "confirm".
+func ParseDeliveryMode(s string) (DeliveryMode, error) {
+	switch s {
+	case "confirm":
+		return DeliveryConfirm, nil
+	case "fast":
+		return DeliveryFast, nil
+	}
+	return 0, errors.New(`delivery mode must be "confirm" or "fast"`)
+}
+
+// The values of SendResult.Delivery.
+const (
+	// DeliverySubmitted: the target was not working, and Herdr showed it
+	// change state after the prompt (a turn started).
+	DeliverySubmitted = "submitted"
+	// DeliveryQueued: the target was working and its kind (claude,
+	// opencode, pi, omp) queues input until the current turn ends.
+	DeliveryQueued = "queued"
+	// DeliveryInterrupting: the target was working and its kind (codex)
+	// submits at once, interrupting the running turn.
+	DeliveryInterrupting = "interrupting"
+	// DeliveryUnconfirmed: no sign of a submission within the budget, or
+	// fast mode, or an agent kind whose handling of input while working is
+	// not known. The text is in the pane; whether it was submitted is not.
+	DeliveryUnconfirmed = "unconfirmed"
+)
+
+// Timing of the confirmation watch.
+const (
+	// SubmitHold is how long after Herdr's answer a delivery keeps the
+	// target's lock at least: Herdr types Enter 300 ms after the text.
+	SubmitHold = 400 * time.Millisecond
+	// ConfirmBase, ConfirmPerKiB and ConfirmMax make the budget of
+	// [ConfirmBudget].
+	ConfirmBase   = 2500 * time.Millisecond
+	ConfirmPerKiB = 60 * time.Millisecond
+	ConfirmMax    = 30 * time.Second
+	// confirmPoll is the spacing of agent.get probes while watching.
+	confirmPoll = 50 * time.Millisecond
+	// defaultLockWait bounds the wait for the lock of a call without a
+	// deadline.
+	defaultLockWait = 10 * time.Second
+	// promptReserve is kept from a call's deadline for the prompt itself
+	// when waiting for the lock.
+	promptReserve = time.Second
+)
+
+// ConfirmBudget is how long Send in confirm mode watches for a text of
+// n bytes: 2.5 s plus 60 ms per KiB, at most 30 s (Codex takes about 15 s
+// to submit 256 KiB).
+func ConfirmBudget(n int) time.Duration {
+	return min(ConfirmBase+time.Duration(n/1024)*ConfirmPerKiB, ConfirmMax)
+}
+
+// WorkingBehaviour is what an agent of kind does with a delivery while it
+// is working: DeliveryQueued, DeliveryInterrupting, or "" when not known
+// (the delivery is then watched as for an idle target and reported
+// submitted only on a new turn, else unconfirmed).
+func WorkingBehaviour(kind string) string {
+	switch kind {
+	case "claude", "opencode", "pi", "omp":
+		return DeliveryQueued
+	case "codex":
+		return DeliveryInterrupting
+	}
+	return ""
+}
+
+// Locker serializes deliveries to one target terminal across every
+// herdr-link process of the machine.
+type Locker interface {
+	// Lock waits until this process holds the delivery lock of
+	// terminalID, or ctx ends (its error is then returned). unlock
+	// releases it; it may be called from any goroutine, once.
+	Lock(ctx context.Context, terminalID string) (unlock func(), err error)
+}
+
+// errLockWait: the wait for the delivery lock ended before the lock was
+// free; nothing was sent.
+var errLockWait = errors.New("waiting for the delivery lock: deadline")
+
+// lockDelivery takes the target's delivery lock, waiting at most until
+// ctx's deadline less promptReserve (or defaultLockWait). A lock that
+// cannot be taken for another reason than waiting is logged and skipped:
+// a delivery without serialization beats no delivery.
+func (l *Link) lockDelivery(ctx context.Context, terminalID string) (func(), error) {
+	noop := func() {}
+	if l.Locker == nil || terminalID == "" {
+		return noop, nil
+	}
+	wait := defaultLockWait
+	if l.LockWait > 0 {
+		wait = l.LockWait
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		left := time.Until(dl)
+		reserve := min(promptReserve, left/2)
+		wait = min(wait, left-reserve)
+	}
+	lctx, cancel := context.WithTimeout(ctx, max(wait, 0))
+	defer cancel()
+	unlock, err := l.Locker.Lock(lctx, terminalID)
+	switch {
+	case err == nil:
+		return unlock, nil
+	case ctx.Err() != nil:
+		return nil, newErr(NotInHerdr, detailCancelled, ctx.Err())
+	case lctx.Err() != nil:
+		return nil, newErr(SendFailed, detailBusy, errLockWait)
+	}
+	l.log().Warn("delivery lock unavailable; delivering without it", "err", err)
+	return noop, nil
+}
+
+// releaseAfter calls unlock once SubmitHold has passed since accepted.
+func releaseAfter(accepted time.Time, unlock func()) {
+	if d := time.Until(accepted.Add(SubmitHold)); d > 0 {
+		time.AfterFunc(d, unlock)
+		return
+	}
+	unlock()
+}
+
+// detach returns a context for the confirmation watch: it has its own
+// budget, outside the call's deadline, and still ends when the call is
+// cancelled.
+func detach(ctx context.Context, budget time.Duration) (context.Context, context.CancelFunc) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
+	stop := context.AfterFunc(ctx, func() {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			cancel()
+		}
+	})
+	return wctx, func() { stop(); cancel() }
+}
+
+// confirm watches the target after Herdr accepted a prompt (before is the
+// agent as Herdr's answer showed it) and returns the delivery value.
+func (l *Link) confirm(ctx context.Context, target, before Agent, textBytes int) string {
+	kind := before.Kind
+	if kind == "" {
+		kind = target.Kind
+	}
+	working := State(before.Status) == "working"
+	if working {
+		if b := WorkingBehaviour(kind); b != "" {
+			return b
+		}
+	}
+	budget := ConfirmBudget(textBytes)
+	if l.ConfirmBudget != nil {
+		budget = l.ConfirmBudget(textBytes)
+	}
+	wctx, cancel := detach(ctx, budget)
+	defer cancel()
+	// A target that was working must be seen to leave that turn first;
+	// any later change of state is a new turn.
+	sawRest := !working
+	seq := before.Seq
+	t := time.NewTimer(confirmPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-wctx.Done():
+			return DeliveryUnconfirmed
+		case <-t.C:
+		}
+		a, err := l.Herdr.GetAgent(wctx, target.PaneID)
+		if err != nil || (before.TerminalID != "" && a.TerminalID != before.TerminalID) {
+			// Gone, moved or replaced, or Herdr stopped answering: the
+			// text was accepted, its fate is unknown.
+			l.log().Debug("delivery watch ended", "pane_id", target.PaneID, "err", err)
+			return DeliveryUnconfirmed
+		}
+		if a.Seq != seq {
+			if sawRest {
+				return DeliverySubmitted
+			}
+			if State(a.Status) != "working" {
+				sawRest, seq = true, a.Seq
+			}
+		}
+		t.Reset(confirmPoll)
+	}
+}
