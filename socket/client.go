@@ -231,10 +231,7 @@ func (c *Client) dial(ctx context.Context) (net.Conn, error) {
 	}
 	dial := c.Dial
 	if dial == nil {
-		dial = func(ctx context.Context, path string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", path)
-		}
+		dial = dialUnix
 	}
 	conn, err := dial(ctx, res.Path)
 	if err == nil {

@@ -29,6 +29,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/herdr-link/herdr-link/internal/buildinfo"
+	"github.com/herdr-link/herdr-link/internal/cliflag"
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/internal/schemalite"
 	"github.com/herdr-link/herdr-link/schema"
@@ -40,12 +42,16 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = `usage:
+const usage = `herdr-sim: a simulated Herdr 0.8.2 socket, and the herdr CLI's verbs against it.
+
+usage:
   herdr-sim serve [flags]           serve a simulated Herdr socket until SIGINT/SIGTERM
   herdr-sim world                   print the built-in world file
   herdr-sim agent list|get|prompt|rename ...   the herdr CLI's agent verbs
   herdr-sim pane list|get|close|read ...       the herdr CLI's pane verbs
   herdr-sim workspace list | tab list | api snapshot
+  herdr-sim version                 print the version (also --version)
+  herdr-sim help [serve]            print this text, or serve's flags
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -59,8 +65,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "world":
 		fmt.Fprintln(stdout, sockettest.DefaultWorldJSON)
 		return 0
-	case "help", "-h", "--help":
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[1] == "serve" {
+			return serve([]string{"-h"}, stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
+		return 0
+	case "version", "-version", "--version":
+		fmt.Fprintln(stdout, "herdr-sim", buildinfo.Version())
 		return 0
 	}
 	return cli(args, stdout, stderr)
@@ -118,8 +130,7 @@ func parseFault(spec string) (string, sockettest.Fault, error) {
 }
 
 func serve(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cliflag.New("herdr-sim serve [flags]", "Serves a simulated Herdr socket until SIGINT or SIGTERM and prints the HERDR_* lines a pane would have.", stderr)
 	path := fs.String("socket", "", "socket path (default: a new temporary directory)")
 	worldFile := fs.String("world", "", "world file (default: the built-in world; see 'herdr-sim world')")
 	pollRead := fs.Bool("poll-read", false, "reproduce Herdr's 100 ms sleep when a request has not arrived at the first poll")
@@ -128,7 +139,11 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	validate := fs.String("validate", "", "check every response against this Herdr schema document and report failures on stderr")
 	var faults faultFlags
 	fs.Var(&faults, "fault", "METHOD:KIND[=ARG], repeatable; METHOD * for all; KIND latency=DUR, hang, drop, drop-mid, garbage, wrong-id, oversize=BYTES, error=CODE:MESSAGE")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+	if code, done := cliflag.Parse(fs, args, stdout); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "herdr-sim serve: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
 	var w *sockettest.World

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdr-link/herdr-link/internal/buildinfo"
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
 )
@@ -168,5 +169,36 @@ func TestServe(t *testing.T) {
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Fatalf("socket left behind: %v", err)
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		want string // in stdout
+	}{
+		{[]string{"--help"}, 0, "herdr-sim serve [flags]"},
+		{[]string{"-h"}, 0, "herdr-sim version"},
+		{[]string{"help"}, 0, "herdr-sim help [serve]"},
+		{[]string{"help", "serve"}, 0, "-world string"},
+		{[]string{"serve", "-h"}, 0, "usage: herdr-sim serve [flags]"},
+		{[]string{"version"}, 0, "herdr-sim " + buildinfo.Version()},
+		{[]string{"--version"}, 0, "herdr-sim " + buildinfo.Version()},
+		{[]string{"serve", "-bogus"}, 2, ""},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			if code := run(tt.args, &out, &errOut); code != tt.code {
+				t.Fatalf("exit %d, want %d; stderr %q", code, tt.code, errOut.String())
+			}
+			if !strings.Contains(out.String(), tt.want) {
+				t.Errorf("stdout lacks %q:\n%s", tt.want, out.String())
+			}
+			if tt.code == 0 && errOut.Len() > 0 {
+				t.Errorf("stderr = %q, want empty", errOut.String())
+			}
+		})
 	}
 }

@@ -184,9 +184,7 @@ func (s *Server) listen() error {
 		return err
 	}
 	if fi, err := os.Stat(s.path); err == nil {
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			s.inode = st.Ino
-		}
+		s.inode = inode(fi)
 	}
 	s.mu.Lock()
 	s.ln = ln
@@ -313,10 +311,8 @@ func (s *Server) Close() {
 	s.World.bump()
 	s.World.mu.Unlock()
 	s.wg.Wait()
-	if fi, err := os.Stat(s.path); err == nil {
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Ino == s.inode {
-			os.Remove(s.path)
-		}
+	if fi, err := os.Stat(s.path); err == nil && s.inode != 0 && inode(fi) == s.inode {
+		os.Remove(s.path)
 	}
 	if s.dir != "" {
 		os.RemoveAll(s.dir)
@@ -390,7 +386,7 @@ func (p *pollReader) try(b []byte) (n int, err error, again bool) {
 	}
 	var rerr error
 	cerr := rc.Read(func(fd uintptr) bool {
-		n, rerr = syscall.Read(int(fd), b)
+		n, rerr = readFD(fd, b)
 		return true // never wait for readiness: report what is there now
 	})
 	switch {
