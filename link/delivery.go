@@ -204,11 +204,15 @@ func (l *Link) confirm(ctx context.Context, target, before Agent, textBytes int)
 			return DeliveryUnconfirmed
 		}
 		if a.Seq != seq {
-			if sawRest {
+			switch {
+			case sawRest:
 				return DeliverySubmitted
-			}
-			if State(a.Status) != "working" {
+			case State(a.Status) != "working":
 				sawRest, seq = true, a.Seq
+			case a.Seq >= seq+2:
+				// Working again after at least two changes: the turn
+				// ended and a new one began between two probes.
+				return DeliverySubmitted
 			}
 		}
 		t.Reset(confirmPoll)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/herdr-link/herdr-link/internal/buildinfo"
 	"github.com/herdr-link/herdr-link/internal/cliflag"
+	"github.com/herdr-link/herdr-link/internal/panelock"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/link/mcpserver"
 	"github.com/herdr-link/herdr-link/socket"
@@ -131,6 +132,8 @@ type serveConfig struct {
 	level   string
 	timeout time.Duration
 	noBoot  bool
+	// delivery is the -delivery mode (confirm by default).
+	delivery link.DeliveryMode
 }
 
 func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
@@ -139,6 +142,11 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	fs.StringVar(&c.level, "log-level", envOr("HERDR_LINK_LOG", "info"), "stderr log level: debug, info, warn, error (env HERDR_LINK_LOG)")
 	fs.DurationVar(&c.timeout, "timeout", socket.DefaultTimeout, "deadline of one Herdr socket call")
 	fs.BoolVar(&c.noBoot, "no-bootstrap", false, "do not name an unnamed occupant at start-up (it is still named on first use)")
+	c.delivery = link.DeliveryConfirm
+	fs.Func("delivery", "after Herdr accepts a message: confirm (watch the target for its submission: 2.5 s + 60 ms per KiB, at most 30 s; the default) or fast (return at once, delivery \"unconfirmed\")", func(v string) (err error) {
+		c.delivery, err = link.ParseDeliveryMode(v)
+		return err
+	})
 	return fs, c
 }
 
@@ -159,6 +167,9 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	l := linkFromEnv(os.Getenv, c.timeout, log)
+	if l != nil {
+		l.Delivery = c.delivery
+	}
 	if err := mcpserver.Serve(ctx, stdin, stdout, mcpserver.Options{
 		Link: l, Version: buildinfo.Version(), Logger: log, Bootstrap: !c.noBoot,
 	}); err != nil {
@@ -178,5 +189,6 @@ func linkFromEnv(getenv func(string) string, timeout time.Duration, log *slog.Lo
 	}
 	log.Info("herdr-link", "version", buildinfo.Version(), "socket", g.Socket.Path, "socket_rule", g.Socket.Rule, "pane_id", g.PaneID)
 	c := &socket.Client{Path: g.Socket.Path, Timeout: timeout, Warn: func(m string) { log.Warn(m) }}
-	return &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: g.PaneID, Logger: log}
+	return &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: g.PaneID, Logger: log,
+		Locker: &panelock.Locker{Scope: g.Socket.Path}}
 }

@@ -39,7 +39,7 @@ const dormantDescription = `Herdr Link lets you work with the other AI agents ru
 // their tool list still get everything they need.
 const gatewayUsage = `How to call Herdr Link through this one tool (the herdr_link_* tools do the same where your host shows them):
 - {"action":"peers"} lists the agents of your workspace: {"self":{"name","state"},"peers":[{"name","state"}]}.
-- {"action":"send","arguments":{"to":"<name>","message":"<text>"}} sends a message; add "reply_to":"<id>" to answer a message. Returns {"status":"sent","id","to"}.
+- {"action":"send","arguments":{"to":"<name>","message":"<text>"}} sends a message; add "reply_to":"<id>" to answer a message. Returns {"status":"sent","id","to","delivery"}.
 - {"action":"close","arguments":{"agent":"<name>"}} closes that agent's pane. Returns {"status":"closed","agent"}.
 Fields may also be given at the top level, e.g. {"action":"send","to":"reviewer","message":"hi"}.
 Failures come back as "CODE: detail" with CODE one of NOT_IN_HERDR, SELF_UNNAMED, PEER_NOT_FOUND, SEND_FAILED, CLOSE_FAILED, INVALID_ARGUMENT.`
@@ -59,9 +59,11 @@ const (
 		`"required":["to","message"],"additionalProperties":false}`
 	closeInput = `{"type":"object","properties":{"agent":{"type":"string","description":"Agent name whose pane to close."}},"required":["agent"],"additionalProperties":false}`
 
-	peerSchema   = `{"type":"object","properties":{"name":{"type":"string"},"state":{"type":"string","enum":["idle","working","blocked","done","unknown"]}},"required":["name","state"]}`
-	peersOutput  = `{"type":"object","properties":{"self":` + peerSchema + `,"peers":{"type":"array","items":` + peerSchema + `}},"required":["self","peers"]}`
-	sendOutput   = `{"type":"object","properties":{"status":{"const":"sent"},"id":{"type":"string"},"to":{"type":"string"}},"required":["status","id","to"]}`
+	peerSchema  = `{"type":"object","properties":{"name":{"type":"string"},"state":{"type":"string","enum":["idle","working","blocked","done","unknown"]}},"required":["name","state"]}`
+	peersOutput = `{"type":"object","properties":{"self":` + peerSchema + `,"peers":{"type":"array","items":` + peerSchema + `}},"required":["self","peers"]}`
+	sendOutput  = `{"type":"object","properties":{"status":{"const":"sent","description":"Herdr accepted the message."},"id":{"type":"string"},"to":{"type":"string"},` +
+		`"delivery":{"enum":["submitted","queued","interrupting","unconfirmed"],"description":"What followed: submitted = the agent started a turn with it; queued = the agent is busy and gets it when its turn ends; interrupting = the agent was working and the message interrupted its turn (Codex); unconfirmed = no sign within the wait, or not watched; the text is in its input, do not resend."}},` +
+		`"required":["status","id","to","delivery"]}`
 	closeOutput  = `{"type":"object","properties":{"status":{"const":"closed"},"agent":{"type":"string"}},"required":["status","agent"]}`
 	gatewayOuput = `{"type":"object","properties":{"status":{"type":"string"},"capabilities":{"type":"array","items":{"type":"string"}},"contract":{"type":"string"},"usage":{"type":"string"},"self":{"type":"object"},"peers":{"type":"array"},"id":{"type":"string"},"to":{"type":"string"},"agent":{"type":"string"}}}`
 )
@@ -82,7 +84,7 @@ var tier1 = []tool{
 		InputSchema: jsonx.RawMessage(emptyInput), OutputSchema: jsonx.RawMessage(peersOutput),
 		Annotations: annotations{Title: "Herdr Link: list peers", ReadOnlyHint: true, IdempotentHint: true}},
 	{Name: ToolSend, Title: "Herdr Link: send a message",
-		Description: `Send a herdr-link/1 message to another agent of your workspace, by agent name. To answer a message, send to its "from" with reply_to set to its "id". "sent" means Herdr accepted the delivery, not that the agent has read or acted on it; nothing waits for a reply. Agents outside your workspace are invisible: sending to them fails with PEER_NOT_FOUND.`,
+		Description: `Send a herdr-link/1 message to another agent of your workspace, by agent name. To answer a message, send to its "from" with reply_to set to its "id". "sent" means Herdr accepted the delivery; "delivery" then says what followed: "submitted" (a turn started with it), "queued" (the agent is busy and reads it when its turn ends), "interrupting" (a working Codex agent is interrupted by a message: its current answer is dropped and it restarts with your message), "unconfirmed" (no sign yet; do not resend). Nothing waits for a reply. Agents outside your workspace are invisible: sending to them fails with PEER_NOT_FOUND.`,
 		InputSchema: jsonx.RawMessage(sendInput), OutputSchema: jsonx.RawMessage(sendOutput),
 		Annotations: annotations{Title: "Herdr Link: send a message"}},
 	{Name: ToolClose, Title: "Herdr Link: close an agent's pane",
