@@ -32,7 +32,7 @@ type tool struct {
 	Annotations  annotations      `json:"annotations"`
 }
 
-const dormantDescription = `Herdr Link lets you work with the other AI agents running in this Herdr workspace: find them, message them, answer their messages, close their panes. Call it with {} to activate when the user asks you to coordinate with other agents in Herdr, or when you receive text whose last line is a JSON envelope with "protocol": "herdr-link/1" (a message from another agent). Activation is cheap and does nothing else.`
+const dormantDescription = `Herdr Link lets you work with the other AI agents running in this Herdr workspace: find them, message them, answer their messages, close their panes. Call it with {} to activate when the user asks you to coordinate with other agents in Herdr, or when you receive text that carries a JSON envelope with "protocol": "herdr-link/1" (a message from another agent). Activation is cheap and does nothing else.`
 
 // gatewayUsage explains the gateway's actions; it is part of the active
 // description and of the activation result, so hosts that never refresh
