@@ -143,9 +143,16 @@ func (l *Link) lockDelivery(ctx context.Context, terminalID string) (func(), err
 	return noop, nil
 }
 
-// releaseAfter calls unlock once SubmitHold has passed since accepted.
-func releaseAfter(accepted time.Time, unlock func()) {
-	if d := time.Until(accepted.Add(SubmitHold)); d > 0 {
+func (l *Link) submitHold() time.Duration {
+	if l.SubmitHold > 0 {
+		return l.SubmitHold
+	}
+	return SubmitHold
+}
+
+// releaseAfter calls unlock once hold has passed since accepted.
+func releaseAfter(accepted time.Time, hold time.Duration, unlock func()) {
+	if d := time.Until(accepted.Add(hold)); d > 0 {
 		time.AfterFunc(d, unlock)
 		return
 	}

@@ -73,6 +73,11 @@ type Link struct {
 	// LockWait bounds the wait for a target's delivery lock when the
 	// call's context has no deadline (10 s when zero).
 	LockWait time.Duration
+	// SubmitHold is how long after Herdr's answer a delivery keeps the
+	// target's lock at least, unless its submission was seen sooner
+	// ([SubmitHold] when zero; lower it only for a simulator whose Enter
+	// comes sooner than Herdr's 300 ms).
+	SubmitHold time.Duration
 	// ConfirmBudget replaces [ConfirmBudget] (tests).
 	ConfirmBudget func(textBytes int) time.Duration
 
@@ -302,14 +307,14 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	if err != nil {
 		if errors.Is(err, socket.ErrAfterWrite) {
 			// The text may be in the pane: keep the lock past the Enter.
-			releaseAfter(accepted, unlock)
+			releaseAfter(accepted, l.submitHold(), unlock)
 		} else {
 			unlock()
 		}
 		return SendResult{}, l.sendError(err)
 	}
 	if got.PaneID != target.PaneID || got.Name != target.Name {
-		releaseAfter(accepted, unlock)
+		releaseAfter(accepted, l.submitHold(), unlock)
 		l.log().Warn("prompt reached a different occupant", "pane_id", target.PaneID, "want_name", target.Name, "got_name", got.Name)
 		return SendResult{}, newErr(SendFailed, detailChanged, nil)
 	}
@@ -317,7 +322,11 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	if l.Delivery == DeliveryConfirm {
 		delivery = l.confirm(ctx, target, got, len(text))
 	}
-	releaseAfter(accepted, unlock)
+	if delivery == DeliverySubmitted {
+		unlock() // a turn started: Herdr's Enter is past
+	} else {
+		releaseAfter(accepted, l.submitHold(), unlock)
+	}
 	l.log().Debug("sent", "id", env.ID, "from", self, "to", req.To, "pane_id", target.PaneID, "bytes", len(text),
 		"kind", got.Kind, "status_before", got.Status, "delivery", delivery, "took", time.Since(accepted))
 	return SendResult{Status: "sent", ID: env.ID, To: req.To, Delivery: delivery}, nil

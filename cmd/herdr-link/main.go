@@ -134,6 +134,8 @@ type serveConfig struct {
 	noBoot  bool
 	// delivery is the -delivery mode (confirm by default).
 	delivery link.DeliveryMode
+	// submitHold is -submit-hold.
+	submitHold time.Duration
 }
 
 func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
@@ -147,6 +149,7 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 		c.delivery, err = link.ParseDeliveryMode(v)
 		return err
 	})
+	fs.DurationVar(&c.submitHold, "submit-hold", link.SubmitHold, "how long a delivery keeps its target's lock at least, unless its submission is seen sooner (Herdr types Enter 300 ms after the text; lower it only for a simulator with a shorter delay)")
 	return fs, c
 }
 
@@ -167,8 +170,12 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	l := linkFromEnv(os.Getenv, c.timeout, log)
+	if c.submitHold <= 0 {
+		fmt.Fprintln(stderr, "herdr-link: -submit-hold must be positive")
+		return 2
+	}
 	if l != nil {
-		l.Delivery = c.delivery
+		l.Delivery, l.SubmitHold = c.delivery, c.submitHold
 	}
 	if err := mcpserver.Serve(ctx, stdin, stdout, mcpserver.Options{
 		Link: l, Version: buildinfo.Version(), Logger: log, Bootstrap: !c.noBoot,
