@@ -172,54 +172,82 @@ func detach(ctx context.Context, budget time.Duration) (context.Context, context
 	return wctx, func() { stop(); cancel() }
 }
 
+// budget is the confirmation budget of a text of n bytes.
+func (l *Link) budget(n int) time.Duration {
+	if l.ConfirmBudget != nil {
+		return l.ConfirmBudget(n)
+	}
+	return ConfirmBudget(n)
+}
+
 // confirm watches the target after Herdr accepted a prompt (before is the
 // agent as Herdr's answer showed it) and returns the delivery value.
 func (l *Link) confirm(ctx context.Context, target, before Agent, textBytes int) string {
-	kind := before.Kind
-	if kind == "" {
-		kind = target.Kind
-	}
 	working := State(before.Status) == "working"
 	if working {
-		if b := WorkingBehaviour(kind); b != "" {
+		if b := WorkingBehaviour(kindOf(target, before)); b != "" {
 			return b
 		}
 	}
-	budget := ConfirmBudget(textBytes)
-	if l.ConfirmBudget != nil {
-		budget = l.ConfirmBudget(textBytes)
-	}
-	wctx, cancel := detach(ctx, budget)
+	wctx, cancel := detach(ctx, l.budget(textBytes))
 	defer cancel()
-	// A target that was working must be seen to leave that turn first;
-	// any later change of state is a new turn.
+	if l.watch(wctx, target, before, working) {
+		return DeliverySubmitted
+	}
+	return DeliveryUnconfirmed
+}
+
+func kindOf(target, before Agent) string {
+	if before.Kind != "" {
+		return before.Kind
+	}
+	return target.Kind
+}
+
+// holdQueued keeps a queued delivery's lock, in the background, until the
+// target's running turn ended and the next one (the one holding the
+// queued message) began, or the budget ended, and at least hold: the next
+// delivery then gets a turn of its own instead of joining the queue.
+func (l *Link) holdQueued(ctx context.Context, target, before Agent, textBytes int, accepted time.Time, hold time.Duration, unlock func()) {
+	go func() {
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.budget(textBytes))
+		defer cancel()
+		l.watch(wctx, target, before, true)
+		releaseAfter(accepted, hold, unlock)
+	}()
+}
+
+// watch probes the target until it shows a new turn (true) or ctx ends
+// (false). A target that was working must be seen to leave that turn
+// first; any later change of state is the new turn.
+func (l *Link) watch(ctx context.Context, target, before Agent, working bool) bool {
 	sawRest := !working
 	seq := before.Seq
 	t := time.NewTimer(confirmPoll)
 	defer t.Stop()
 	for {
 		select {
-		case <-wctx.Done():
-			return DeliveryUnconfirmed
+		case <-ctx.Done():
+			return false
 		case <-t.C:
 		}
-		a, err := l.Herdr.GetAgent(wctx, target.PaneID)
+		a, err := l.Herdr.GetAgent(ctx, target.PaneID)
 		if err != nil || (before.TerminalID != "" && a.TerminalID != before.TerminalID) {
 			// Gone, moved or replaced, or Herdr stopped answering: the
 			// text was accepted, its fate is unknown.
 			l.log().Debug("delivery watch ended", "pane_id", target.PaneID, "err", err)
-			return DeliveryUnconfirmed
+			return false
 		}
 		if a.Seq != seq {
 			switch {
 			case sawRest:
-				return DeliverySubmitted
+				return true
 			case State(a.Status) != "working":
 				sawRest, seq = true, a.Seq
 			case a.Seq >= seq+2:
 				// Working again after at least two changes: the turn
 				// ended and a new one began between two probes.
-				return DeliverySubmitted
+				return true
 			}
 		}
 		t.Reset(confirmPoll)

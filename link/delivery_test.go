@@ -198,7 +198,17 @@ func TestDeliveryValues(t *testing.T) {
 				} else if took < link.SubmitHold && !lk.isHeld() {
 					t.Fatal("lock released before Herdr's Enter")
 				}
-				time.Sleep(link.SubmitHold + time.Millisecond)
+				hold := link.SubmitHold
+				if tt.want == link.DeliveryQueued {
+					// Kept until the queued turn begins, here never: the
+					// budget.
+					hold = link.ConfirmBudget(600)
+					time.Sleep(hold - time.Millisecond)
+					if !lk.isHeld() {
+						t.Fatal("queued delivery's lock released before its turn")
+					}
+				}
+				time.Sleep(hold + time.Millisecond)
 				if lk.isHeld() {
 					t.Fatal("lock still held")
 				}
@@ -280,6 +290,29 @@ func TestDeliveryLock(t *testing.T) {
 				t.Fatalf("lock held at prompt: %v", f.lockedAt)
 			}
 			time.Sleep(link.SubmitHold)
+		})
+	})
+	t.Run("a queued delivery keeps it until its turn begins", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			f := newFake("claude", "working")
+			f.script = slow(time.Second, "idle", "working") // turn ends at 1 s, the queued one starts at 2 s
+			lk := newLocker()
+			l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk}
+			start := time.Now()
+			res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"})
+			if err != nil || res.Delivery != link.DeliveryQueued || time.Since(start) != 0 {
+				t.Fatalf("%+v %v after %v", res, err, time.Since(start))
+			}
+			// A second sender waits for the queued turn.
+			l2 := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk}
+			res, err = l2.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "y"})
+			if el := time.Since(start); err != nil || el < 2*time.Second || el > 2100*time.Millisecond {
+				t.Fatalf("second send %+v %v after %v", res, err, el)
+			}
+			if res.Delivery != link.DeliveryQueued {
+				t.Fatalf("second send %+v", res)
+			}
+			time.Sleep(link.ConfirmBudget(600))
 		})
 	})
 	t.Run("waiting is bounded by the call's deadline", func(t *testing.T) {

@@ -322,9 +322,12 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	if l.Delivery == DeliveryConfirm {
 		delivery = l.confirm(ctx, target, got, len(text))
 	}
-	if delivery == DeliverySubmitted {
+	switch {
+	case delivery == DeliverySubmitted:
 		unlock() // a turn started: Herdr's Enter is past
-	} else {
+	case delivery == DeliveryQueued:
+		l.holdQueued(ctx, target, got, len(text), accepted, l.submitHold(), unlock)
+	default:
 		releaseAfter(accepted, l.submitHold(), unlock)
 	}
 	l.log().Debug("sent", "id", env.ID, "from", self, "to", req.To, "pane_id", target.PaneID, "bytes", len(text),
