@@ -98,12 +98,6 @@ type request struct {
 	Params any    `json:"params"`
 }
 
-type envelope struct {
-	ID     *string           `json:"id"`
-	Result jsonx.RawMessage  `json:"result"`
-	Error  *schema.ErrorBody `json:"error"`
-}
-
 var emptyParams = struct{}{}
 
 func (c *Client) nextID() string {

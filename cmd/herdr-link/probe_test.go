@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 func runProbe(t *testing.T, args ...string) (string, string, int) {
@@ -49,7 +50,7 @@ func TestProbeVerdicts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := sockettest.New(t, nil)
+			srv := simtest.New(t, nil)
 			if tt.setup != nil {
 				tt.setup(srv)
 			}
@@ -72,7 +73,7 @@ func TestProbeVerdicts(t *testing.T) {
 }
 
 func TestProbeMovedPane(t *testing.T) {
-	srv := sockettest.New(t, nil)
+	srv := simtest.New(t, nil)
 	if _, err := srv.World.Move("w1:p1", "w2"); err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestProbeForeignOwner(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root to give the socket to another user")
 	}
-	srv := sockettest.New(t, nil)
+	srv := simtest.New(t, nil)
 	if err := os.Chown(srv.Path(), 65534, 65534); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestProbeForeignOwner(t *testing.T) {
 }
 
 func TestProbeJSON(t *testing.T) {
-	srv := sockettest.New(t, nil)
+	srv := simtest.New(t, nil)
 	setPane(t, srv, "w1:p1")
 	out, _, code := runProbe(t, "--json")
 	var r struct {
@@ -145,7 +146,7 @@ func sharedSchema(t *testing.T) string {
 
 func TestProbeCall(t *testing.T) {
 	schemaPath := sharedSchema(t)
-	srv := sockettest.New(t, nil)
+	srv := simtest.New(t, nil)
 	setPane(t, srv, "w1:p1")
 	out, errOut, code := runProbe(t, "--call", "agent.get", `{"target":"brain"}`, "--validate", schemaPath)
 	if code != 0 || !strings.Contains(out, `"name": "brain"`) || !strings.Contains(errOut, "ms round trip") {
@@ -190,7 +191,7 @@ func TestProbeValidateReportsMismatches(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "future.json")
 	b, _ := json.Marshal(m)
 	_ = os.WriteFile(path, b, 0o644)
-	srv := sockettest.New(t, nil)
+	srv := simtest.New(t, nil)
 	setPane(t, srv, "w1:p1")
 	_, errOut, code := runProbe(t, "--call", "agent.get", `{"target":"brain"}`, "--validate", path)
 	if code != 1 || !strings.Contains(errOut, "nickname") || !strings.Contains(errOut, "/result/agent") {
@@ -199,7 +200,7 @@ func TestProbeValidateReportsMismatches(t *testing.T) {
 }
 
 func TestProbeWatch(t *testing.T) {
-	srv := sockettest.New(t, nil, func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
+	srv := simtest.New(t, nil, func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
 	setPane(t, srv, "w1:p1")
 	p := &prober{getenv: os.Getenv, timeout: time.Second}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -222,7 +223,7 @@ func TestProbeWatch(t *testing.T) {
 }
 
 func TestProbeMCP(t *testing.T) {
-	srv := sockettest.New(t, nil)
+	srv := simtest.New(t, nil)
 	setPane(t, srv, "w1:p1")
 	var out, errb bytes.Buffer
 	code := probeMCP(context.Background(), []string{binary, "serve", "-no-bootstrap"}, false, &out, &errb)

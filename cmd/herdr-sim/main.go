@@ -8,6 +8,7 @@
 //	herdr-sim pane list [--workspace W] | get ID | close ID | read ID [--lines N]
 //	herdr-sim workspace list | tab list [--workspace W] | api snapshot
 //	herdr-sim world
+//	herdr-sim turns [--socket PATH] PANE_ID
 //
 // The CLI verbs behave like herdr's: a ping to check the protocol, then the
 // request, each on its own connection to HERDR_SOCKET_PATH (or the default
@@ -47,6 +48,7 @@ const usage = `herdr-sim: a simulated Herdr 0.8.2 socket, and the herdr CLI's ve
 usage:
   herdr-sim serve [flags]           serve a simulated Herdr socket until SIGINT/SIGTERM
   herdr-sim world                   print the built-in world file
+  herdr-sim turns PANE_ID           print what the agent in a pane of a running serve received
   herdr-sim agent list|get|prompt|rename ...   the herdr CLI's agent verbs
   herdr-sim pane list|get|close|read ...       the herdr CLI's pane verbs
   herdr-sim workspace list | tab list | api snapshot
@@ -65,6 +67,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "world":
 		fmt.Fprintln(stdout, sockettest.DefaultWorldJSON)
 		return 0
+	case "turns":
+		return turns(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 && args[1] == "serve" {
 			return serve([]string{"-h"}, stdout, stderr)
@@ -137,6 +141,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	protocol := fs.Uint("protocol", uint(schema.Protocol), "protocol number ping reports")
 	version := fs.String("herdr-version", "0.8.2", "Herdr version ping reports")
 	validate := fs.String("validate", "", "check every response against this Herdr schema document and report failures on stderr")
+	herdrOnly := fs.Bool("herdr-only", false, "answer the simulator-only methods (sim.turns, used by 'herdr-sim turns') as unknown methods, as real Herdr does")
 	var faults faultFlags
 	fs.Var(&faults, "fault", "METHOD:KIND[=ARG], repeatable; METHOD * for all; KIND latency=DUR, hang, drop, drop-mid, garbage, wrong-id, oversize=BYTES, error=CODE:MESSAGE")
 	if code, done := cliflag.Parse(fs, args, stdout); done {
@@ -159,6 +164,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	}
 	srv := sockettest.NewUnstartedServer(w)
 	srv.PollRead = *pollRead
+	srv.HerdrOnly = *herdrOnly
 	srv.Protocol = uint32(*protocol)
 	srv.Version = *version
 	srv.Logf = func(format string, a ...any) { fmt.Fprintf(stderr, "herdr-sim: "+format+"\n", a...) }
@@ -435,4 +441,69 @@ func transportFailure(stderr io.Writer, id string, err error) int {
 	}
 	fmt.Fprintf(stderr, "Error: %v\n", err)
 	return 1
+}
+
+// turns prints the submissions of a pane of a running herdr-sim serve, one
+// JSON line {"at":RFC3339Nano,"text":…} each, oldest first, through the
+// simulator-only method sim.turns.
+func turns(args []string, stdout, stderr io.Writer) int {
+	fs := cliflag.New("herdr-sim turns [--socket PATH] PANE_ID",
+		"Prints what the agent in PANE_ID of a running 'herdr-sim serve' received: one JSON line\n"+
+			`{"at":"<RFC 3339 time>","text":"<the exact text of the turn>"} per user turn, oldest first.`+"\n"+
+			"The socket is --socket, else HERDR_SOCKET_PATH (or the default socket), as for the other verbs.", stderr)
+	path := fs.String("socket", "", "socket of the running herdr-sim serve")
+	if code, done := cliflag.Parse(fs, reorder(args), stdout); done {
+		return code
+	}
+	if fs.NArg() != 1 || fs.Arg(0) == "" {
+		fmt.Fprintln(stderr, "herdr-sim turns: want exactly one PANE_ID")
+		fs.Usage()
+		return 2
+	}
+	line, err := jsonx.Marshal(struct {
+		ID     string `json:"id"`
+		Method string `json:"method"`
+		Params struct {
+			PaneID string `json:"pane_id"`
+		} `json:"params"`
+	}{ID: "cli:turns", Method: sockettest.SimMethodTurns, Params: struct {
+		PaneID string `json:"pane_id"`
+	}{fs.Arg(0)}})
+	if err != nil {
+		fmt.Fprintln(stderr, "herdr-sim turns:", err)
+		return 1
+	}
+	c := &socket.Client{Path: *path, Timeout: 10 * time.Second}
+	resp, err := c.RoundTrip(context.Background(), line)
+	if err != nil {
+		return transportFailure(stderr, "cli:turns", err)
+	}
+	var env struct {
+		Result *sockettest.SimTurnsResult `json:"result"`
+		Error  *schema.ErrorBody          `json:"error"`
+	}
+	if err := jsonx.Unmarshal(resp, &env); err != nil {
+		fmt.Fprintf(stderr, "herdr-sim turns: invalid response: %v\n", err)
+		return 1
+	}
+	switch {
+	case env.Error != nil && env.Error.Code == "invalid_request":
+		fmt.Fprintf(stderr, "herdr-sim turns: the server does not know %s: it is not a herdr-sim serve (or runs with --herdr-only)\n", sockettest.SimMethodTurns)
+		return 1
+	case env.Error != nil:
+		fmt.Fprintln(stderr, string(resp))
+		return 1
+	case env.Result == nil || env.Result.Type != "sim_turns":
+		fmt.Fprintf(stderr, "herdr-sim turns: unexpected response %s\n", resp)
+		return 1
+	}
+	for _, t := range env.Result.Turns {
+		b, err := jsonx.Marshal(t)
+		if err != nil {
+			fmt.Fprintln(stderr, "herdr-sim turns:", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, string(b))
+	}
+	return 0
 }

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	_ "github.com/herdr-link/herdr-link/internal/schemacheck/autoload"
 	"net"
 	"os"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 	"github.com/herdr-link/herdr-link/internal/buildinfo"
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 // The test binary doubles as herdr-sim for the serve tests.
@@ -37,7 +37,7 @@ func runCLI(t *testing.T, args ...string) (string, string, int) {
 }
 
 func TestCLIVerbs(t *testing.T) {
-	srv := sockettest.New(t, nil)
+	srv := simtest.New(t, nil)
 	t.Setenv("HERDR_SOCKET_PATH", srv.Path())
 	// The same JSON a direct agent.list answers, as herdr prints it.
 	out, _, code := runCLI(t, "agent", "list")
@@ -93,7 +93,7 @@ func TestCLIServerNotRunningAndMismatch(t *testing.T) {
 	if code != 1 || json.Unmarshal([]byte(errOut), &resp) != nil || resp.ID != "cli:agent:list" || resp.Error.Code != "server_not_running" || !strings.Contains(resp.Error.Message, "run `herdr` to start") {
 		t.Fatalf("exit %d stderr %q", code, errOut)
 	}
-	srv := sockettest.New(t, nil, func(s *sockettest.Server) { s.Protocol = 22 })
+	srv := simtest.New(t, nil, func(s *sockettest.Server) { s.Protocol = 22 })
 	t.Setenv("HERDR_SOCKET_PATH", srv.Path())
 	_, errOut, code = runCLI(t, "agent", "list")
 	if code != 1 || !strings.Contains(errOut, `"protocol_mismatch"`) || !strings.Contains(errOut, "older than server protocol 22") {

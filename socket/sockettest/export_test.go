@@ -17,3 +17,9 @@ func CheckParsers(t *testing.T, line []byte) {
 		t.Fatalf("parsers disagree on %q: %+v vs %+v", line, fast, slow)
 	}
 }
+
+// LockWorld holds w's lock (the app loop busy) until the returned func.
+func LockWorld(w *World) (unlock func()) {
+	w.mu.Lock()
+	return w.mu.Unlock
+}

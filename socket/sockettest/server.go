@@ -93,6 +93,9 @@ type Server struct {
 	Check func(line []byte) error
 	// Logf receives diagnostics; nil discards them.
 	Logf func(format string, args ...any)
+	// HerdrOnly turns off the simulator-only methods ([SimMethodTurns]):
+	// they are then unknown methods, as in real Herdr.
+	HerdrOnly bool
 
 	path     string
 	dir      string // temp dir to remove on Close
@@ -435,6 +438,12 @@ func (s *Server) serve(c net.Conn) {
 	if len(trimmed) == 0 {
 		return
 	}
+	if !s.HerdrOnly {
+		if sr, ok := parseSimRequest(trimmed); ok {
+			s.serveSim(c, sr)
+			return
+		}
+	}
 	rec := Request{Time: time.Now(), Line: string(line)}
 	req, perr := parseRequest(trimmed)
 	if perr == nil {
@@ -615,7 +624,7 @@ func (s *Server) respond(c net.Conn, req parsedRequest) []byte {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	env := &call{s: s, w: s.World, req: req, ctx: ctx}
-	if waits[req.Method] {
+	if isWait(req) {
 		gone := s.watchGone(c)
 		go func() {
 			select {
@@ -638,6 +647,22 @@ func (s *Server) respond(c net.Conn, req parsedRequest) []byte {
 		return errorLine(req.ID, herr.code, herr.msg)
 	}
 	return resultLine(req.ID, res)
+}
+
+// isWait reports whether req holds its connection and watches for the
+// client going away: agent.wait, and agent.prompt with wait. Without
+// wait, agent.prompt is an ordinary request: Herdr never reads the
+// connection again and always replies, even to a half-closed client or
+// one that sent a stray byte.
+func isWait(req parsedRequest) bool {
+	if req.Method != schema.MethodAgentPrompt {
+		return waits[req.Method]
+	}
+	var p struct {
+		Wait jsonx.RawMessage `json:"wait"`
+	}
+	_ = jsonx.Unmarshal(req.Params, &p)
+	return len(p.Wait) > 0 && string(p.Wait) != "null"
 }
 
 // herdrError is an error response of a method.
