@@ -240,7 +240,7 @@ func TestAfterWrite(t *testing.T) {
 	}
 	for _, tt := range after {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := sockettest.New(t, nil)
+			srv := simtest.New(t, nil)
 			c := srv.Client()
 			c.Timeout = 200 * time.Millisecond
 			if _, err := c.AgentList(ctx); err != nil {
@@ -259,7 +259,7 @@ func TestAfterWrite(t *testing.T) {
 		t.Fatalf("wrong type: %v", err)
 	}
 	// Refusals are answers, not unknown outcomes.
-	srv := sockettest.New(t, nil)
+	srv := simtest.New(t, nil)
 	if _, err := srv.Client().AgentGet(ctx, "nobody"); !errors.Is(err, socket.ErrAgentNotFound) || errors.Is(err, socket.ErrAfterWrite) {
 		t.Fatalf("refusal: %v", err)
 	}
