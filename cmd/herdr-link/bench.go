@@ -21,6 +21,7 @@ import (
 	"github.com/herdr-link/herdr-link/internal/cliflag"
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/internal/mcpclient"
+	"github.com/herdr-link/herdr-link/internal/panelock"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/socket"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
@@ -61,7 +62,7 @@ const (
 
 // benchSubmitHold is the -submit-hold of the MCP route's servers on the
 // simulator, whose Enter comes 5 ms after the text instead of 300 ms.
-const benchSubmitHold = 20 * time.Millisecond
+const benchSubmitHold = 10 * time.Millisecond
 
 type sample struct {
 	op, route string
@@ -139,16 +140,16 @@ func benchWorld(n, w int) (*sockettest.World, error) {
 		spec.Workspaces = append(spec.Workspaces, sockettest.WorkspaceSpec{Label: fmt.Sprintf("ws%d", i+1), Tabs: []sockettest.TabSpec{{}}})
 	}
 	for i := 0; i < n; i++ {
-		a := &sockettest.AgentSpec{Kind: "claude", Name: fmt.Sprintf("a%d", i), Status: "idle"}
+		// Each agent starts a 1 ms turn 1 ms after Enter: a confirmed send
+		// measures herdr-link's watch, not a model's latency.
+		one := 1
+		a := &sockettest.AgentSpec{Kind: "claude", Name: fmt.Sprintf("a%d", i), Status: "idle", TurnMS: 1, SubmitMS: &one}
 		ws := i % w
 		switch i {
 		case 0:
 			a.Name, ws = "bench-self", 0
 		case 1:
-			// The target starts a 1 ms turn 1 ms after Enter: a confirmed
-			// send measures herdr-link's watch, not a model's latency.
-			one := 1
-			a.Name, ws, a.TurnMS, a.SubmitMS = "bench-peer", 0, 1, &one
+			a.Name, ws = "bench-peer", 0
 		}
 		t := &spec.Workspaces[ws].Tabs[0]
 		t.Panes = append(t.Panes, sockettest.PaneSpec{CWD: "/work", Agent: a})
@@ -160,6 +161,23 @@ type target struct {
 	path, pane, cli string
 	srv             *sockettest.Server
 	desc            string
+	// peers are the send targets, used in turn: consecutive sends to one
+	// agent wait for its delivery lock (-submit-hold), which would measure
+	// the hold instead of the send.
+	peers     []string
+	rotations int
+}
+
+// rotation returns the route's next send target on each call; routes
+// start at different thirds of the list so that they do not meet.
+func (t *target) rotation() func() string {
+	i := t.rotations * len(t.peers) / 3
+	t.rotations++
+	return func() string {
+		p := t.peers[i%len(t.peers)]
+		i++
+		return p
+	}
 }
 
 func setupTarget(c benchConfig, agents int) (*target, error) {
@@ -175,6 +193,7 @@ func setupTarget(c benchConfig, agents int) (*target, error) {
 			t.cli = os.Getenv("HERDR_BIN_PATH")
 		}
 		t.desc = "live Herdr at " + t.path
+		t.peers = []string{"bench-peer"}
 		return t, nil
 	}
 	w, err := benchWorld(agents, c.workspaces)
@@ -188,6 +207,13 @@ func setupTarget(c benchConfig, agents int) (*target, error) {
 	t.srv, t.path = srv, srv.Path()
 	a, _ := w.Agent("bench-self")
 	t.pane = a.PaneID
+	var all []string
+	for _, id := range w.PaneIDs() {
+		if p, ok := w.Agent(id); ok && p.WorkspaceID == a.WorkspaceID && p.Name != nil && *p.Name != "bench-self" {
+			all = append(all, *p.Name)
+		}
+	}
+	t.peers = all
 	t.cli = c.cli
 	if t.cli == "" {
 		t.cli = findSim()
@@ -224,20 +250,27 @@ const benchMessage = "benchmark message: please ignore"
 
 func socketRoute(t *target) *route {
 	c := &socket.Client{Path: t.path, Timeout: 30 * time.Second}
-	l := &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: t.pane}
-	lc := &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: t.pane, Delivery: link.DeliveryConfirm}
+	// Both take the target's delivery lock, as herdr-link's server does.
+	lock := &panelock.Locker{Scope: t.path}
+	hold := time.Duration(0)
+	if t.srv != nil {
+		hold = benchSubmitHold
+	}
+	l := &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: t.pane, Locker: lock, SubmitHold: hold}
+	lc := &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: t.pane, Locker: lock, SubmitHold: hold, Delivery: link.DeliveryConfirm}
+	next := t.rotation()
 	return &route{name: "socket", run: func(ctx context.Context, op string) error {
 		var err error
 		switch op {
 		case opPeers:
 			_, err = l.Peers(ctx)
 		case opSend:
-			_, err = l.Send(ctx, link.SendRequest{To: "bench-peer", Message: benchMessage})
+			_, err = l.Send(ctx, link.SendRequest{To: next(), Message: benchMessage})
 		default:
 			var r link.SendResult
-			r, err = lc.Send(ctx, link.SendRequest{To: "bench-peer", Message: benchMessage})
-			if err == nil && r.Delivery != link.DeliverySubmitted && t.srv != nil {
-				err = fmt.Errorf("delivery %q, want submitted", r.Delivery)
+			r, err = lc.Send(ctx, link.SendRequest{To: next(), Message: benchMessage})
+			if err == nil && r.Delivery == link.DeliveryUnconfirmed && t.srv != nil {
+				err = errors.New("delivery unconfirmed: the simulated target did not start a turn")
 			}
 		}
 		return err
@@ -270,6 +303,7 @@ func cliRoute(t *target) (*route, error) {
 		}
 		return r.Result.Agent, jsonx.Unmarshal(b, &r)
 	}
+	next := t.rotation()
 	return &route{name: "cli", run: func(ctx context.Context, op string) error {
 		out, err := runCLI(ctx, "agent", "get", t.pane)
 		if err != nil {
@@ -299,7 +333,8 @@ func cliRoute(t *target) (*route, error) {
 			_ = n
 			return nil
 		}
-		out, err = runCLI(ctx, "agent", "get", "bench-peer")
+		to := next()
+		out, err = runCLI(ctx, "agent", "get", to)
 		if err != nil {
 			return err
 		}
@@ -307,8 +342,8 @@ func cliRoute(t *target) (*route, error) {
 		if err != nil || peer.WorkspaceID != self.WorkspaceID {
 			return fmt.Errorf("peer not in workspace: %v", err)
 		}
-		text, _ := link.Wrap(link.Envelope{Protocol: link.Protocol, ID: link.NewMessageID(time.Now()), From: self.Name, To: "bench-peer", Message: benchMessage})
-		_, err = runCLI(ctx, "agent", "prompt", "bench-peer", text)
+		text, _ := link.Wrap(link.Envelope{Protocol: link.Protocol, ID: link.NewMessageID(time.Now()), From: self.Name, To: to, Message: benchMessage})
+		_, err = runCLI(ctx, "agent", "prompt", to, text)
 		return err
 	}, close: func() {}, skip: map[string]bool{opSendConfirm: true}}, nil
 }
@@ -349,6 +384,7 @@ func mcpRoute(t *target) (*route, error) {
 		fast.Close()
 		return nil, err
 	}
+	next := t.rotation()
 	return &route{name: "mcp", run: func(ctx context.Context, op string) error {
 		var r mcpclient.ToolResult
 		var err error
@@ -356,9 +392,9 @@ func mcpRoute(t *target) (*route, error) {
 		case opPeers:
 			r, err = fast.CallTool(ctx, "herdr_link_peers", nil)
 		case opSend:
-			r, err = fast.CallTool(ctx, "herdr_link_send", map[string]any{"to": "bench-peer", "message": benchMessage})
+			r, err = fast.CallTool(ctx, "herdr_link_send", map[string]any{"to": next(), "message": benchMessage})
 		default:
-			r, err = confirm.CallTool(ctx, "herdr_link_send", map[string]any{"to": "bench-peer", "message": benchMessage})
+			r, err = confirm.CallTool(ctx, "herdr_link_send", map[string]any{"to": next(), "message": benchMessage})
 		}
 		if err == nil && r.IsError {
 			err = errors.New(r.Text())
@@ -752,7 +788,7 @@ func runBench(c benchConfig, stdout, stderr io.Writer) error {
 				s.Op, s.Route, s.MinMS, s.P50MS, s.P90MS, s.P99MS, s.MaxMS, s.OpsPerSec, s.ConnsPerOp, s.ProcsPerOp, s.VsSocket, s.Penalties)
 		}
 		if t.srv != nil && slices.Contains(c.ops, opSendConfirm) {
-			fmt.Fprintf(stdout, "\ndelivery: send = -delivery fast, send-confirm = -delivery confirm (watching until the target's turn starts: 50 ms agent.get probes);\n          the simulated target submits 1 ms after Enter, Enter comes 5 ms after the text (Herdr: 300 ms), -submit-hold %v\n", benchSubmitHold)
+			fmt.Fprintf(stdout, "\ndelivery: send = -delivery fast, send-confirm = -delivery confirm (watching until the target's turn starts: 50 ms agent.get probes);\n          the simulated targets submit 1 ms after Enter, Enter comes 5 ms after the text (Herdr: 300 ms), -submit-hold %v;\n          sends go to the %d peers in turn (consecutive sends to one agent wait for its lock)\n", benchSubmitHold, len(t.peers))
 		}
 		fmt.Fprintf(stdout, "\nfloors:  bare Unix-socket round trip p50 %.3f ms; bare process spawn p50 %.3f ms\n", ms(sockFloor), ms(spawnFloor))
 		fmt.Fprintf(stdout, "mcp:     herdr-link start → initialize response p50 %.2f ms (%d starts)\n", ms(startup), c.spawns)
