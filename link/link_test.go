@@ -226,6 +226,9 @@ func TestPrivacyOfTargets(t *testing.T) {
 		for _, req := range []link.SendRequest{
 			{To: to, Message: "  \n\t"},
 			{To: to, Message: strings.Repeat("x", link.MaxMessageBytes+1)},
+			// 150 KB, but over Herdr's 1 MiB request line once escaped.
+			{To: to, Message: strings.Repeat("\x01", 150000)},
+			{To: to, Message: strings.Repeat("\"", link.MaxMessageBytes), ReplyTo: "hl_a_b"},
 			{To: to, Message: "hi", ReplyTo: "not-an-id"},
 		} {
 			e.roundTrips()
