@@ -218,8 +218,9 @@ func (l *Link) holdQueued(ctx context.Context, target, before Agent, textBytes i
 }
 
 // watch probes the target until it shows a new turn (true) or ctx ends
-// (false). A target that was working must be seen to leave that turn
-// first; any later change of state is the new turn.
+// (false). A new turn is a change of state_change_seq to working or
+// blocked, or two changes between probes. A target that was working must
+// be seen at rest first (its running turn ended).
 func (l *Link) watch(ctx context.Context, target, before Agent, working bool) bool {
 	sawRest := !working
 	seq := before.Seq
@@ -239,15 +240,20 @@ func (l *Link) watch(ctx context.Context, target, before Agent, working bool) bo
 			return false
 		}
 		if a.Seq != seq {
+			st := State(a.Status)
+			busy := st == "working" || st == "blocked"
 			switch {
-			case sawRest:
+			case a.Seq >= seq+2 && (sawRest || busy):
+				// At least two changes between two probes: a turn
+				// started (and maybe ended already), or the running
+				// turn ended and a new one began.
 				return true
-			case State(a.Status) != "working":
+			case sawRest && busy:
+				return true
+			case !busy:
+				// At rest: a detection change (unknown → idle) or the
+				// end of the running turn. Count from here.
 				sawRest, seq = true, a.Seq
-			case a.Seq >= seq+2:
-				// Working again after at least two changes: the turn
-				// ended and a new one began between two probes.
-				return true
 			}
 		}
 		t.Reset(confirmPoll)
