@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
@@ -279,5 +282,32 @@ func TestCutOffAfterTheWrite(t *testing.T) {
 	srv.Close()
 	if r := send(t, s, "idle-claude", "x"); !r.isErr || !strings.HasPrefix(r.text, "NOT_IN_HERDR: ") {
 		t.Errorf("no server: %q", r.text)
+	}
+}
+
+// The budget grows with the size: a 256 KiB message to an idle Codex,
+// which takes about 15 s to submit it, is still confirmed.
+func TestLargeMessageConfirmed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes 15 s")
+	}
+	srv, w := deliveryServer(t)
+	s := senders(t, srv, w, 1)[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	msg := strings.Repeat("review this line please\n", link.MaxMessageBytes/24)
+	start := time.Now()
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "herdr_link_send", Arguments: map[string]any{"to": "draft-codex", "message": msg}})
+	el := time.Since(start)
+	if err != nil || res.IsError {
+		t.Fatalf("%v %+v", err, res)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !strings.Contains(text, `"delivery":"submitted"`) || el < 10*time.Second || el > link.ConfirmBudget(len(msg)+1024)+2*time.Second {
+		t.Fatalf("%s after %v", text, el)
+	}
+	subs := w.Submissions(paneOf(w, "draft-codex"))
+	if len(subs) != 1 || len(link.ExtractAll(subs[0].Text)) != 1 || link.ExtractAll(subs[0].Text)[0].Message != msg {
+		t.Fatalf("%d submissions", len(subs))
 	}
 }
