@@ -43,14 +43,7 @@ var (
 	// Herdr discards a request line that has no newline, so it did not act.
 	// Refusals ([*Error]) are answers, not failures, and never carry it.
 	ErrAfterWrite = errors.New("the request was written; herdr may have acted on it")
-	// ErrRequestTooLarge: the request line would exceed Herdr's 1 MiB
-	// limit (MaxRequestBytes); nothing was sent.
-	ErrRequestTooLarge = errors.New("request line larger than herdr accepts")
 )
-
-// MaxRequestBytes is the longest request line Herdr reads (1 MiB, the
-// newline not counted); a longer line is dropped without an answer.
-const MaxRequestBytes = 1 << 20
 
 // afterWrite marks err as having happened after the request was written.
 func afterWrite(err error) error {
