@@ -145,6 +145,19 @@ func TestAdapterInHerdr(t *testing.T) {
 	}
 }
 
+// Without the herdr-link binary the adapter registers nothing, says why,
+// and Pi keeps running.
+func TestAdapterWithoutBinary(t *testing.T) {
+	nodeBin := node(t)
+	r := drive(t, nodeBin, filepath.Join(t.TempDir(), "no-such-herdr-link"), nil)
+	if len(r.AtLoad) != 0 || len(r.Notices) != 1 || !strings.Contains(r.Notices[0], "herdr-link could not start") {
+		t.Fatalf("%+v", r)
+	}
+	if len(r.Events) != 0 {
+		t.Errorf("tool changes without a server: %v", r.Events)
+	}
+}
+
 // Outside Herdr the adapter registers nothing and shows the user why.
 func TestAdapterOutsideHerdr(t *testing.T) {
 	nodeBin := node(t)

@@ -65,6 +65,10 @@ type Mode struct {
 	ListChanged bool
 	// Note is a one-line description for the report.
 	Note string
+	// Reviewer, when set, runs the reviewer's session on another host
+	// ("claude" or "claude/direct"), so the run proves the two hosts'
+	// agents exchange messages.
+	Reviewer string
 }
 
 var registry []*Host

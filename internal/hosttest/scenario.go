@@ -63,19 +63,24 @@ const (
 // and submission are short (100 ms), so a duplicate that queues behind the
 // turn the first copy started reaches the model within settleWait; what
 // each kind makes of the text is unchanged.
-func World(kind string) string {
+func World(kind string) string { return WorldOf(kind, kind) }
+
+// WorldOf is World with the reviewer of another host's kind.
+func WorldOf(kind, reviewerKind string) string {
 	return fmt.Sprintf(`{"workspaces":[
  {"id":"w1","label":"app","tabs":[{"id":"w1:t1","panes":[
   {"id":%q,"cwd":"/home/dev/app","agent":{"kind":%q,"name":"brain","status":"idle","turn_ms":100,"submit_ms":100}},
   {"id":%q,"cwd":"/home/dev/app","agent":{"kind":%q,"name":"reviewer","status":"idle","turn_ms":100,"submit_ms":100}}]}]},
  {"id":"w2","label":"infra","tabs":[{"id":"w2:t1","panes":[
   {"id":%q,"cwd":"/home/dev/infra","agent":{"kind":"claude","name":"ops","status":"idle"}}]}]}]}`,
-		SenderPane, kind, ReviewerPane, kind, OtherPane)
+		SenderPane, kind, ReviewerPane, reviewerKind, OtherPane)
 }
 
 // SessionResult is one host session of a run.
 type SessionResult struct {
-	Name     string               `json:"name"`
+	Name string `json:"name"`
+	// Host is set when the session ran another host (Mode.Reviewer).
+	Host     string               `json:"host,omitempty"`
 	Pane     string               `json:"pane"`
 	Outcome  Outcome              `json:"-"`
 	Duration time.Duration        `json:"duration_ns"`
@@ -152,6 +157,7 @@ func Run(ctx context.Context, h *Host, m Mode, cfg Config) *Result {
 		ResultBytes: map[string]int{}, Delivered: map[string]int{}}
 	start := time.Now()
 	defer func() {
+		r.checkContract(cfg.Repo)
 		r.footprint(cfg.Reference[h.Name])
 		if r.Duration = time.Since(start); r.Duration > Budget {
 			r.failf("the run took %s, over the budget of %s", r.Duration.Round(time.Millisecond), Budget)
@@ -161,7 +167,26 @@ func Run(ctx context.Context, h *Host, m Mode, cfg Config) *Result {
 		r.failf("%s %s is not installed in %s (run scripts/hosts.sh, which installs it with npm)", h.Display, h.Version, cfg.Cache)
 		return r
 	}
-	srv, err := StartSim(cfg.SimBin, World(h.Kind))
+	// The reviewer runs the same host, or the one the mode names.
+	rh, rm := h, m
+	if m.Reviewer != "" {
+		name, mode, _ := strings.Cut(m.Reviewer, "/")
+		if rh = Lookup(name); rh == nil {
+			r.failf("mode %s: no host %q to review with", m.Name, name)
+			return r
+		}
+		if err := rh.Install(ctx, cfg.Cache); err != nil {
+			r.failf("the reviewer's host: %v", err)
+			return r
+		}
+		rm = rh.Modes[0]
+		for _, x := range rh.Modes {
+			if x.Name == mode {
+				rm = x
+			}
+		}
+	}
+	srv, err := StartSim(cfg.SimBin, WorldOf(h.Kind, rh.Kind))
 	if err != nil {
 		r.failf("simulator: %v", err)
 		return r
@@ -202,12 +227,19 @@ func Run(ctx context.Context, h *Host, m Mode, cfg Config) *Result {
 	}
 
 	// 2. The reviewer, prompted with what landed in its pane, replies.
-	b := runSession(ctx, h, m, cfg, srv, "reviewer", ReviewerPane, tag, req.text,
+	reviewer := "reviewer"
+	if rh != h {
+		reviewer = "reviewer-" + rh.Name + "-" + rm.Name
+	}
+	b := runSession(ctx, rh, rm, cfg, srv, reviewer, ReviewerPane, tag, req.text,
 		fakemodel.Script{Steps: []fakemodel.Step{
 			{Call: fakemodel.Gateway},
 			{Call: fakemodel.Send, Args: map[string]any{"to": "${envelope.from}", "message": replyMsg, "reply_to": "${envelope.id}"}},
 			{Text: "Replied to brain."},
 		}})
+	if rh != h {
+		b.Host = rh.Name
+	}
 	r.Sessions = append(r.Sessions, b)
 	if !r.checkSession(&b, []string{"activate", "send"}) {
 		return r
