@@ -59,15 +59,18 @@ const (
 )
 
 // World returns the scenario's world: "brain" (the sender) and "reviewer"
-// in one workspace, both of the host's kind, and "ops" in another.
+// in one workspace, both of the host's kind, and "ops" in another. Turns
+// and submission are short (100 ms), so a duplicate that queues behind the
+// turn the first copy started reaches the model within settleWait; what
+// each kind makes of the text is unchanged.
 func World(kind string) string { return WorldOf(kind, kind) }
 
 // WorldOf is World with the reviewer of another host's kind.
 func WorldOf(kind, reviewerKind string) string {
 	return fmt.Sprintf(`{"workspaces":[
  {"id":"w1","label":"app","tabs":[{"id":"w1:t1","panes":[
-  {"id":%q,"cwd":"/home/dev/app","agent":{"kind":%q,"name":"brain","status":"idle"}},
-  {"id":%q,"cwd":"/home/dev/app","agent":{"kind":%q,"name":"reviewer","status":"idle"}}]}]},
+  {"id":%q,"cwd":"/home/dev/app","agent":{"kind":%q,"name":"brain","status":"idle","turn_ms":100,"submit_ms":100}},
+  {"id":%q,"cwd":"/home/dev/app","agent":{"kind":%q,"name":"reviewer","status":"idle","turn_ms":100,"submit_ms":100}}]}]},
  {"id":"w2","label":"infra","tabs":[{"id":"w2:t1","panes":[
   {"id":%q,"cwd":"/home/dev/infra","agent":{"kind":"claude","name":"ops","status":"idle"}}]}]}]}`,
 		SenderPane, kind, ReviewerPane, reviewerKind, OtherPane)
@@ -437,9 +440,11 @@ type delivery struct {
 	env  fakemodel.Envelope
 }
 
-// delivered checks that exactly one envelope reached the agent in pane
-// (what its model received: herdr-sim turns), from → to, with the message
-// and reply_to.
+// delivered checks that exactly one envelope reached the agent in pane,
+// from → to, with the message and reply_to: the agent's model received it
+// (herdr-sim turns) and no second copy waits in its composer or queue
+// (herdr-sim pane read). The sending session has ended, so everything it
+// sent has been typed; only Enter may still be on its way.
 func (r *Result) delivered(srv *Sim, pane, from, to, msg, replyTo string) (delivery, bool) {
 	var turns []Turn
 	var err error
@@ -451,19 +456,22 @@ func (r *Result) delivered(srv *Sim, pane, from, to, msg, replyTo string) (deliv
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if err == nil && len(turns) > 0 {
-		// A duplicate would follow within the kind's submit latency.
-		time.Sleep(duplicateWait)
-		turns, err = srv.Turns(pane)
+	var screen string
+	if err == nil {
+		time.Sleep(settleWait)
+		if turns, err = srv.Turns(pane); err == nil {
+			screen, err = srv.Read(pane)
+		}
 	}
 	if err != nil {
 		r.failf("%s → %s: %v", from, to, err)
 		return delivery{}, false
 	}
 	envs := envelopesIn(turns)
-	r.Delivered[pane] = len(envs)
-	if len(envs) != 1 {
-		r.failf("%s → %s: %d envelopes reached %s's model in %d turn(s), want exactly 1: %q", from, to, len(envs), to, len(turns), turns)
+	typed := len(fakemodel.Envelopes(screen))
+	r.Delivered[pane] = typed
+	if len(envs) != 1 || typed != 1 {
+		r.failf("%s → %s: %d envelope(s) reached %s's model in %d turn(s) and %d are in its pane, want exactly 1: %q", from, to, len(envs), to, len(turns), typed, screen)
 		return delivery{}, false
 	}
 	d := envs[0]
@@ -474,10 +482,11 @@ func (r *Result) delivered(srv *Sim, pane, from, to, msg, replyTo string) (deliv
 	return d, true
 }
 
-// How long to wait for a delivery to be submitted, and for a duplicate.
+// How long to wait for a delivery to be submitted, and for an Enter
+// still on its way (Herdr sends it 300 ms after the text).
 const (
-	deliveryWait  = 10 * time.Second
-	duplicateWait = 700 * time.Millisecond
+	deliveryWait = 10 * time.Second
+	settleWait   = time.Second
 )
 
 // envelopesIn finds the envelopes in what an agent received; the turn's

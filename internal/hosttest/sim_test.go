@@ -36,11 +36,12 @@ func TestSim(t *testing.T) {
 	if !ok || d.env.ID != "hl_mx4gjvcd_61wfrv9c" || !strings.Contains(d.text, "<pasted_content") {
 		t.Fatalf("delivered: %+v %v %v", d, ok, r.Failures)
 	}
-	// A second copy is a failure.
+	// A second copy is a failure, even while it waits behind the turn the
+	// first one started.
 	if _, _, err := s.verb("agent", "prompt", "reviewer", "again\n"+env); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := r.delivered(s, ReviewerPane, "brain", "reviewer", "m", ""); ok || len(r.Failures) != 1 {
+	if _, ok := r.delivered(s, ReviewerPane, "brain", "reviewer", "m", ""); ok || len(r.Failures) != 1 || !strings.Contains(r.Failures[0], "2 envelope(s)") {
 		t.Fatalf("a duplicate passed: %v", r.Failures)
 	}
 	if turns, err := s.Turns(OtherPane); err != nil || len(turns) != 0 {
