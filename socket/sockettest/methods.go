@@ -145,14 +145,18 @@ func (c *call) prompt(p schema.AgentPromptParams) (*pane, schema.AgentInfo, *her
 	if t.state == schema.AgentStatusBlocked {
 		return nil, schema.AgentInfo{}, herr("agent_blocked", "agent %s is blocked and requires interactive input", p.Target)
 	}
-	if t.label == nil || !knownAgents[*t.label] || t.launch == launchPending || t.launch == launchBlocked {
+	kind, known := "", false
+	if t.label != nil {
+		kind, known = knownAgent(*t.label)
+	}
+	if !known || t.launch == launchPending || t.launch == launchBlocked {
 		return nil, schema.AgentInfo{}, herr("agent_not_ready", "agent %s is not an active named agent", p.Target)
 	}
 	if t.notForeground {
 		return nil, schema.AgentInfo{}, herr("agent_not_ready", "agent %s is no longer the pane foreground process", p.Target)
 	}
 	before := w.agentInfo(pn)
-	if *t.label == "copilot" {
+	if kind == "copilot" {
 		t.writes = append(t.writes, "\x1b[I")
 	}
 	if t.promptFails {

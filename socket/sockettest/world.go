@@ -192,13 +192,6 @@ const (
 	launchActive
 )
 
-// knownAgents are the agent kinds Herdr detects as built-in agents.
-var knownAgents = map[string]bool{
-	"pi": true, "omp": true, "claude": true, "codex": true, "copilot": true, "devin": true, "droid": true,
-	"kimi": true, "opencode": true, "qwen": true, "gemini": true, "amp": true, "cursor": true, "goose": true,
-	"crush": true, "aider": true, "grok": true, "kiro": true, "hermes": true,
-}
-
 // NewWorld builds a world from spec.
 func NewWorld(spec WorldSpec) (*World, error) {
 	w := &World{aliases: map[string]*pane{}}
