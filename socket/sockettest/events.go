@@ -1,6 +1,9 @@
 package sockettest
 
 import (
+	"bytes"
+	"encoding/json"
+
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/schema"
 )
@@ -9,9 +12,10 @@ import (
 const maxEvents = 512
 
 type eventRec struct {
-	seq  uint64
-	kind string // snake_case event kind
-	line []byte // the envelope, one JSON line without "\n"
+	seq    uint64
+	kind   string // snake_case event kind
+	line   []byte // the envelope, one JSON line without "\n", keys sorted
+	status *schema.EventDataPaneAgentStatusChanged
 }
 
 type eventRing struct {
@@ -20,29 +24,44 @@ type eventRing struct {
 	ids  []string // ids that appeared in events (for privacy tests)
 }
 
-// emit records a plain lifecycle event (w.mu held).
+// emit records a plain lifecycle event (w.mu held). Herdr turns every
+// event line into a generic JSON value before writing it, so its keys are
+// sorted at every level.
 func (w *World) emit(d schema.EventData) {
 	kind := d.Tag()
 	data, err := jsonx.Marshal(d)
 	if err != nil {
 		panic(err)
 	}
-	line, err := jsonx.Marshal(struct {
-		Event string           `json:"event"`
-		Data  jsonx.RawMessage `json:"data"`
-	}{kind, data})
-	if err != nil {
-		panic(err)
-	}
+	line := sortedEnvelope(kind, data)
 	w.events.seq++
-	w.events.recs = append(w.events.recs, eventRec{seq: w.events.seq, kind: kind, line: line})
+	w.events.recs = append(w.events.recs, eventRec{seq: w.events.seq, kind: kind, line: line, status: d.PaneAgentStatusChanged})
 	if len(w.events.recs) > maxEvents {
 		w.events.recs = append(w.events.recs[:0:0], w.events.recs[len(w.events.recs)-maxEvents:]...)
 	}
 	w.bump()
 }
 
-// eventsAfter returns the first event of kind with a sequence above after.
+// sortedEnvelope writes {"data":…,"event":kind} with every object's keys
+// in alphabetical order, as serde_json::Value (without preserve_order)
+// writes them.
+func sortedEnvelope(kind string, data []byte) []byte {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		panic(err)
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(map[string]any{"event": kind, "data": v}); err != nil {
+		panic(err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// eventAfter returns the first event of kind with a sequence above after.
 func (w *World) eventAfter(kind string, after uint64) (eventRec, bool) {
 	for _, r := range w.events.recs {
 		if r.seq > after && r.kind == kind {
@@ -50,6 +69,18 @@ func (w *World) eventAfter(kind string, after uint64) (eventRec, bool) {
 		}
 	}
 	return eventRec{}, false
+}
+
+// statusEventsAfter returns the pane_agent_status_changed events of
+// paneID with a sequence above after, in order.
+func (w *World) statusEventsAfter(paneID string, after uint64) []eventRec {
+	var out []eventRec
+	for _, r := range w.events.recs {
+		if r.seq > after && r.status != nil && r.status.PaneID == paneID {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func (w *World) emitStatus(p *pane) {
