@@ -137,3 +137,108 @@ func TestAgentWaitSeesTransientStatus(t *testing.T) {
 		t.Fatalf("agent.wait: %+v %v, want the transient status", r.info, r.err)
 	}
 }
+
+// Issue 10 item 6: an agent finishing in the active tab reads idle (seen),
+// not only in the focused pane; in another tab, or while the outer
+// terminal is unfocused, it reads done.
+func TestSeenFollowsActiveTabAndTerminalFocus(t *testing.T) {
+	w := sockettest.DefaultWorld() // focused: w1:p1; w1:p2 shares its tab; w1:p5 is in tab w1:t2
+	finish := func(pane string) schema.AgentStatus {
+		t.Helper()
+		if err := w.SetStatus(pane, "working"); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.SetStatus(pane, "idle"); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := w.Agent(pane)
+		return a.AgentStatus
+	}
+	if got := finish("w1:p2"); got != schema.AgentStatusIdle {
+		t.Errorf("active tab, unfocused pane: %s, want idle", got)
+	}
+	if got := finish("w1:p5"); got != schema.AgentStatusDone {
+		t.Errorf("background tab: %s, want done", got)
+	}
+	w.SetTerminalFocus(false)
+	if got := finish("w1:p2"); got != schema.AgentStatusDone {
+		t.Errorf("terminal unfocused: %s, want done", got)
+	}
+	w.SetTerminalFocus(true)
+	if got := finish("w1:p1"); got != schema.AgentStatusIdle {
+		t.Errorf("focused pane, terminal focused: %s, want idle", got)
+	}
+}
+
+// Issue 10 item 9: workspace and tab agent_status rank blocked > done >
+// working > idle.
+func TestAggregateStatusRank(t *testing.T) {
+	tests := []struct {
+		statuses []string
+		want     schema.AgentStatus
+	}{
+		{[]string{"working", "done"}, schema.AgentStatusDone},
+		{[]string{"done", "blocked", "working"}, schema.AgentStatusBlocked},
+		{[]string{"idle", "working"}, schema.AgentStatusWorking},
+		{[]string{"idle", "unknown"}, schema.AgentStatusIdle},
+	}
+	for _, tt := range tests {
+		panes := ""
+		for i, st := range tt.statuses {
+			if i > 0 {
+				panes += ","
+			}
+			panes += fmt.Sprintf(`{"agent":{"kind":"claude","status":%q}}`, st)
+		}
+		w, err := sockettest.ParseWorld([]byte(`{"workspaces":[{"tabs":[{"panes":[` + panes + `]}]}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := sockettest.New(t, w)
+		var wl schema.ResultWorkspaceList
+		var tl schema.ResultTabList
+		if err := srv.Client().Call(context.Background(), schema.MethodWorkspaceList, nil, &wl); err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.Client().Call(context.Background(), schema.MethodTabList, nil, &tl); err != nil {
+			t.Fatal(err)
+		}
+		if wl.Workspaces[0].AgentStatus != tt.want || tl.Tabs[0].AgentStatus != tt.want {
+			t.Errorf("%v: workspace %s, tab %s, want %s", tt.statuses, wl.Workspaces[0].AgentStatus, tl.Tabs[0].AgentStatus, tt.want)
+		}
+	}
+}
+
+// Issue 10 item 10: pane.get and pane.close take parse_pane_id's loose
+// forms: <ws>:p<n> and <ws>-<n> with <ws> an id, w_<position> or a bare
+// position.
+func TestLoosePaneIDs(t *testing.T) {
+	srv := sockettest.New(t, newWorld(t))
+	c := srv.Client()
+	ctx := context.Background()
+	for arg, want := range map[string]string{
+		"w1:p1": "w1:p1", "1:p1": "w1:p1", "w_1:p1": "w1:p1", "w1-1": "w1:p1", "1-10": "w1:pA",
+		"w_2:p2": "w2:p2", "2-2": "w2:p2", "w2-1": "w2:p1",
+	} {
+		var r schema.ResultPaneInfo
+		if err := c.Call(ctx, schema.MethodPaneGet, schema.PaneTarget{PaneID: arg}, &r); err != nil || r.Pane.PaneID != want {
+			t.Errorf("pane.get %s: %s %v, want %s", arg, r.Pane.PaneID, err, want)
+		}
+	}
+	for _, arg := range []string{"w9-1", "3:p1", "w1:pZZZZ", "w1-x", "w1:p99", "p1", "w_0:p1"} {
+		err := c.Call(ctx, schema.MethodPaneGet, schema.PaneTarget{PaneID: arg}, nil)
+		if codeOf(err) != "pane_not_found" {
+			t.Errorf("pane.get %s: %v, want pane_not_found", arg, err)
+		}
+	}
+	if err := c.Call(ctx, schema.MethodPaneClose, schema.PaneTarget{PaneID: "w_1-3"}, nil); err != nil {
+		t.Fatalf("pane.close w_1-3: %v", err)
+	}
+	if _, err := c.PaneGet(ctx, "w1:p3"); codeOf(err) != "pane_not_found" {
+		t.Fatalf("w1:p3 after closing w_1-3: %v", err)
+	}
+	// Agent targets stay exact: a loose form is a name, and no agent has it.
+	if _, err := c.AgentGet(ctx, "w1-1"); codeOf(err) != "agent_not_found" {
+		t.Fatalf("agent.get w1-1: %v, want agent_not_found", err)
+	}
+}

@@ -129,6 +129,7 @@ type World struct {
 	workspaces []*workspace
 	aliases    map[string]*pane // moved-pane aliases, pane.* only
 	focused    *pane
+	unfocused  bool // the outer terminal reported focus loss
 	termSeq    uint64
 	stateSeq   uint64
 	wsSeq      int
@@ -361,8 +362,8 @@ func (w *World) paneByID(id string) *pane {
 	return nil
 }
 
-// paneByTarget resolves pane.* targets: the current id or a moved-pane
-// alias.
+// paneByTarget resolves pane.* targets: the current id, a moved-pane
+// alias, or a loose form (see paneByLooseID).
 func (w *World) paneByTarget(id string) *pane {
 	if p := w.paneByID(id); p != nil {
 		return p
@@ -370,7 +371,7 @@ func (w *World) paneByTarget(id string) *pane {
 	if p, ok := w.aliases[id]; ok && w.paneByID(p.id) == p {
 		return p
 	}
-	return nil
+	return w.paneByLooseID(id)
 }
 
 func (w *World) workspaceByArg(arg string) *workspace {
@@ -379,11 +380,46 @@ func (w *World) workspaceByArg(arg string) *workspace {
 			return ws
 		}
 	}
-	if n, err := strconv.Atoi(arg); err == nil && n >= 1 && n <= len(w.workspaces) {
+	// w_<N> and a bare N are 1-based positions (parse_workspace_id).
+	pos := strings.TrimPrefix(arg, "w_")
+	if n, err := strconv.ParseUint(pos, 10, 64); err == nil && n >= 1 && n <= uint64(len(w.workspaces)) {
 		return w.workspaces[n-1]
 	}
-	if rest, ok := strings.CutPrefix(arg, "w_"); ok {
-		return w.workspaceByArg("w" + rest)
+	return nil
+}
+
+// paneByLooseID resolves the other pane id forms parse_pane_id accepts:
+// <ws>:p<n> and <ws>-<decimal n>, <ws> being any workspace argument form
+// and n the pane's public number in that workspace.
+func (w *World) paneByLooseID(id string) *pane {
+	var wsArg string
+	var n uint64
+	if i := strings.LastIndex(id, ":p"); i >= 0 {
+		num, ok := DecodeNumber(id[i+2:])
+		if !ok {
+			return nil
+		}
+		wsArg, n = id[:i], num
+	} else if i := strings.LastIndex(id, "-"); i >= 0 {
+		num, err := strconv.ParseUint(id[i+1:], 10, 64)
+		if err != nil {
+			return nil
+		}
+		wsArg, n = id[:i], num
+	} else {
+		return nil
+	}
+	ws := w.workspaceByArg(wsArg)
+	if ws == nil {
+		return nil
+	}
+	want := ws.id + ":p" + EncodeNumber(n)
+	for _, t := range ws.tabs {
+		for _, p := range t.panes {
+			if p.id == want {
+				return p
+			}
+		}
 	}
 	return nil
 }
@@ -445,7 +481,9 @@ func (w *World) paneInfo(p *pane) schema.PaneInfo {
 }
 
 func aggregate(statuses []schema.AgentStatus) schema.AgentStatus {
-	rank := map[schema.AgentStatus]int{schema.AgentStatusBlocked: 5, schema.AgentStatusWorking: 4, schema.AgentStatusDone: 3, schema.AgentStatusIdle: 2, schema.AgentStatusUnknown: 1}
+	// Herdr's attention order (pane_attention_priority): an unseen
+	// completion outranks work in progress.
+	rank := map[schema.AgentStatus]int{schema.AgentStatusBlocked: 5, schema.AgentStatusDone: 4, schema.AgentStatusWorking: 3, schema.AgentStatusIdle: 2, schema.AgentStatusUnknown: 1}
 	best := schema.AgentStatusUnknown
 	for _, s := range statuses {
 		if rank[s] > rank[best] {
@@ -543,13 +581,15 @@ func (w *World) SetStatus(paneID, status string) error {
 	case schema.AgentStatusDone:
 		t.state, t.seen = schema.AgentStatusIdle, false
 	case schema.AgentStatusIdle:
-		// Finishing work (working or blocked → idle) outside the focused
-		// pane is a completion the user has not seen: it reads done. The
-		// first idle after detection (unknown → idle), and idle during a
-		// managed launch, stay seen.
+		// Finishing work (working or blocked → idle) where the user cannot
+		// see it is a completion not yet seen: it reads done. Herdr counts
+		// it seen when the pane is in the active tab of the active
+		// workspace and the outer terminal has not lost focus. The first
+		// idle after detection (unknown → idle), and idle during a managed
+		// launch, stay seen.
 		finished := (t.state == schema.AgentStatusWorking || t.state == schema.AgentStatusBlocked) &&
 			t.launch != launchPending && t.launch != launchBlocked
-		t.state, t.seen = schema.AgentStatusIdle, !(finished && p != w.focused)
+		t.state, t.seen = schema.AgentStatusIdle, !(finished && !w.visible(p))
 	case schema.AgentStatusWorking, schema.AgentStatusBlocked, schema.AgentStatusUnknown:
 		t.state, t.seen = schema.AgentStatus(status), true
 	default:
@@ -569,6 +609,23 @@ func (w *World) SetStatus(paneID, status string) error {
 	}
 	w.bump()
 	return nil
+}
+
+// visible reports (w.mu held) whether the user sees p: it is in the active
+// tab of the active workspace (the focused pane's tab) and the outer
+// terminal is focused.
+func (w *World) visible(p *pane) bool {
+	return w.focused != nil && p.tab == w.focused.tab && !w.unfocused
+}
+
+// SetTerminalFocus records the outer terminal gaining (true) or losing
+// (false) focus, as Herdr learns it from focus reports. While it is
+// unfocused, agents finishing in the active tab read done.
+func (w *World) SetTerminalFocus(focused bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.unfocused = !focused
+	w.bump()
 }
 
 // Detect makes a plain shell pane (or an agent pane) host a detected agent
