@@ -108,8 +108,8 @@ func TestStatusChangesNotCoalesced(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		got = append(got, next(2*time.Second))
 	}
-	if fmt.Sprint(got) != "[working done working]" {
-		t.Fatalf("events %v, want [working done working]", got)
+	if fmt.Sprint(got) != "[working idle working]" {
+		t.Fatalf("events %v, want [working idle working]", got)
 	}
 }
 
