@@ -106,6 +106,8 @@ func (w *World) wsNumber(ws *workspace) int {
 // of a workspace closes the workspace; the last of a tab, the tab.
 func (w *World) closePane(p *pane) {
 	t, ws := p.tab, p.tab.ws
+	// workspace_closed carries the workspace as it was before the close.
+	before := w.workspaceInfo(ws, w.wsNumber(ws))
 	for i, q := range t.panes {
 		if q == p {
 			t.panes = append(t.panes[:i:i], t.panes[i+1:]...)
@@ -129,7 +131,7 @@ func (w *World) closePane(p *pane) {
 		}
 	}
 	if len(ws.tabs) == 0 {
-		info := w.workspaceInfoDetached(ws)
+		info := before
 		for i, x := range w.workspaces {
 			if x == ws {
 				w.workspaces = append(w.workspaces[:i:i], w.workspaces[i+1:]...)
@@ -149,23 +151,21 @@ func (w *World) closePane(p *pane) {
 	w.bump()
 }
 
-func (w *World) workspaceInfoDetached(ws *workspace) schema.WorkspaceInfo {
-	return schema.WorkspaceInfo{WorkspaceID: ws.id, Number: uint(w.wsNumber(ws)), Label: ws.label,
-		ActiveTabID: ws.id + ":t1", AgentStatus: schema.AgentStatusUnknown}
-}
-
 // movePane moves p to the end of tab dst (w.mu held), giving it a new id
-// when the workspace changes. created* describe containers the move made.
-func (w *World) movePane(p *pane, dst *tab, createdTab *schema.TabInfo, createdWS *schema.WorkspaceInfo) schema.PaneMoveResult {
+// when the workspace changes. newTab and newWS say the move made dst (and
+// its workspace). Events follow Herdr's order: tab_closed,
+// workspace_closed (without a snapshot), workspace_created, tab_created,
+// pane_moved, then layout_updated for the source tab (when it remains)
+// and the target tab.
+func (w *World) movePane(p *pane, dst *tab, newTab, newWS bool) schema.PaneMoveResult {
 	src := p.tab
-	res := schema.PaneMoveResult{PreviousPaneID: p.id, PreviousTabID: src.id, PreviousWorkspaceID: src.ws.id,
-		CreatedTab: createdTab, CreatedWorkspace: createdWS}
+	res := schema.PaneMoveResult{PreviousPaneID: p.id, PreviousTabID: src.id, PreviousWorkspaceID: src.ws.id}
 	if src == dst {
 		reason := schema.PaneMoveReasonSameTab
 		res.Reason = &reason
 		res.Pane = w.paneInfo(p)
 		res.TargetLayout = w.layout(dst)
-		res.FocusedPaneID = p.id
+		res.FocusedPaneID = res.TargetLayout.FocusedPaneID
 		return res
 	}
 	for i, q := range src.panes {
@@ -207,16 +207,48 @@ func (w *World) movePane(p *pane, dst *tab, createdTab *schema.TabInfo, createdW
 		sl := w.layout(src)
 		res.SourceLayout = &sl
 	}
+	if w.focused == p || w.focused == nil {
+		w.focused = p
+	}
+	if newTab || newWS {
+		ti := w.tabInfo(dst, w.tabNumber(dst))
+		res.CreatedTab = &ti
+	}
+	if newWS {
+		wi := w.workspaceInfo(dst.ws, w.wsNumber(dst.ws))
+		res.CreatedWorkspace = &wi
+	}
 	res.Pane = w.paneInfo(p)
 	res.TargetLayout = w.layout(dst)
-	res.FocusedPaneID = p.id
-	if w.focused != nil {
-		res.FocusedPaneID = w.focused.id
+	res.FocusedPaneID = res.TargetLayout.FocusedPaneID
+	if res.ClosedTabID != nil {
+		w.emit(schema.EventData{TabClosed: &schema.EventDataTabClosed{TabID: *res.ClosedTabID, WorkspaceID: res.PreviousWorkspaceID}})
+	}
+	if res.ClosedWorkspaceID != nil {
+		w.emit(schema.EventData{WorkspaceClosed: &schema.EventDataWorkspaceClosed{WorkspaceID: *res.ClosedWorkspaceID}})
+	}
+	if res.CreatedWorkspace != nil {
+		w.emit(schema.EventData{WorkspaceCreated: &schema.EventDataWorkspaceCreated{Workspace: *res.CreatedWorkspace}})
+	}
+	if res.CreatedTab != nil {
+		w.emit(schema.EventData{TabCreated: &schema.EventDataTabCreated{Tab: *res.CreatedTab}})
 	}
 	w.emit(schema.EventData{PaneMoved: &schema.EventDataPaneMoved{Pane: res.Pane, PreviousPaneID: res.PreviousPaneID,
 		PreviousTabID: res.PreviousTabID, PreviousWorkspaceID: res.PreviousWorkspaceID, ClosedTabID: res.ClosedTabID,
-		ClosedWorkspaceID: res.ClosedWorkspaceID, CreatedTab: createdTab, CreatedWorkspace: createdWS}})
+		ClosedWorkspaceID: res.ClosedWorkspaceID, CreatedTab: res.CreatedTab, CreatedWorkspace: res.CreatedWorkspace}})
+	if res.SourceLayout != nil {
+		w.emit(schema.EventData{LayoutUpdated: &schema.EventDataLayoutUpdated{Layout: *res.SourceLayout}})
+	}
 	w.emit(schema.EventData{LayoutUpdated: &schema.EventDataLayoutUpdated{Layout: res.TargetLayout}})
 	w.bump()
 	return res
+}
+
+func (w *World) tabNumber(t *tab) int {
+	for i, x := range t.ws.tabs {
+		if x == t {
+			return i + 1
+		}
+	}
+	return 0
 }

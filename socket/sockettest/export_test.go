@@ -72,3 +72,14 @@ func RequiredFields(method string) []string {
 	}
 	return out
 }
+
+// EventLines returns the event hub's lines, oldest first.
+func (w *World) EventLines() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]string, len(w.events.recs))
+	for i, r := range w.events.recs {
+		out[i] = string(r.line)
+	}
+	return out
+}

@@ -574,8 +574,6 @@ func paneMove(c *call) (any, *herdrError) {
 		return nil, herr("pane_not_found", "source pane not found")
 	}
 	var dst *tab
-	var createdTab *schema.TabInfo
-	var createdWS *schema.WorkspaceInfo
 	d := p.Destination
 	switch {
 	case d.Tab != nil:
@@ -613,17 +611,7 @@ func paneMove(c *call) (any, *herdrError) {
 		return nil, herr("invalid_request", "unsupported pane.move destination")
 	}
 	// A new container holds no pane yet; its info is taken after the move.
-	res := w.movePane(pn, dst, nil, nil)
-	if d.NewTab != nil || d.NewWorkspace != nil {
-		ti := w.tabInfo(dst, len(dst.ws.tabs))
-		res.CreatedTab = &ti
-	}
-	if d.NewWorkspace != nil {
-		wi := w.workspaceInfo(dst.ws, w.wsNumber(dst.ws))
-		res.CreatedWorkspace = &wi
-	}
-	_ = createdTab
-	_ = createdWS
+	res := w.movePane(pn, dst, d.NewTab != nil, d.NewWorkspace != nil)
 	return schema.ResultPaneMove{Type: schema.ResultTypePaneMove, MoveResult: res}, nil
 }
 

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/schema"
@@ -41,8 +43,10 @@ type TabSpec struct {
 
 // PaneSpec is one pane of a [TabSpec].
 type PaneSpec struct {
-	ID    string     `json:"id,omitempty"`
-	CWD   string     `json:"cwd,omitempty"`
+	ID  string `json:"id,omitempty"`
+	CWD string `json:"cwd,omitempty"`
+	// Title is the terminal title (OSC 0/2) the pane's program set.
+	Title string     `json:"title,omitempty"`
 	Agent *AgentSpec `json:"agent,omitempty"`
 }
 
@@ -63,6 +67,11 @@ type AgentSpec struct {
 	NotForeground bool `json:"not_foreground,omitempty"`
 	// PromptFails makes prompts fail with agent_prompt_failed.
 	PromptFails bool `json:"prompt_fails,omitempty"`
+	// Session is the agent's native session id, reported as agent_session
+	// (source herdr:<kind>, kind id).
+	Session string `json:"session,omitempty"`
+	// ScreenDetectionSkipped reports a full-lifecycle hook authority.
+	ScreenDetectionSkipped bool `json:"screen_detection_skipped,omitempty"`
 }
 
 // ParseWorld reads a world file.
@@ -89,18 +98,19 @@ func LoadWorld(path string) (*World, error) {
 }
 
 // DefaultWorldJSON is the built-in world: two workspaces, named and unnamed
-// agents, and plain shells.
+// agents, and plain shells; some panes carry the fields a live Herdr fills
+// (terminal titles, agent sessions, a hook authority).
 const DefaultWorldJSON = `{
   "workspaces": [
     {"id": "w1", "label": "app", "tabs": [
       {"id": "w1:t1", "panes": [
-        {"id": "w1:p1", "cwd": "/home/dev/app", "agent": {"kind": "claude", "name": "brain", "status": "working"}},
-        {"id": "w1:p2", "cwd": "/home/dev/app", "agent": {"kind": "codex", "name": "reviewer", "status": "idle"}},
+        {"id": "w1:p1", "cwd": "/home/dev/app", "title": "✳ Refactor the session store", "agent": {"kind": "claude", "name": "brain", "status": "working", "session": "7d0c2a4e-51b3-4f0e-9a6d-0c1e2f3a4b5c"}},
+        {"id": "w1:p2", "cwd": "/home/dev/app", "title": "codex", "agent": {"kind": "codex", "name": "reviewer", "status": "idle"}},
         {"id": "w1:p3", "cwd": "/home/dev/app", "agent": {"kind": "pi", "status": "idle"}},
-        {"id": "w1:p4", "cwd": "/home/dev/app"}
+        {"id": "w1:p4", "cwd": "/home/dev/app", "title": "dev@box: ~/app"}
       ]},
       {"id": "w1:t2", "panes": [
-        {"id": "w1:p5", "cwd": "/home/dev/app/docs", "agent": {"kind": "opencode", "name": "writer", "status": "done"}}
+        {"id": "w1:p5", "cwd": "/home/dev/app/docs", "title": "OC | Write the changelog", "agent": {"kind": "opencode", "name": "writer", "status": "done", "session": "ses_3f9a1c0d2e4b", "screen_detection_skipped": true}}
       ]}
     ]},
     {"id": "w2", "label": "infra", "tabs": [
@@ -182,6 +192,9 @@ type terminal struct {
 	seq              uint64
 	revision         uint64
 	writes           []string
+	title            *string // terminal title (OSC 0/2)
+	session          *schema.AgentSessionInfo
+	skipDetection    bool
 }
 
 type launchPhase int
@@ -242,6 +255,10 @@ func NewWorld(spec WorldSpec) (*World, error) {
 					return nil, err
 				}
 				p.term = w.newTerminal()
+				if ps.Title != "" {
+					title := ps.Title
+					p.term.title = &title
+				}
 				if a := ps.Agent; a != nil {
 					if err := w.occupy(p.term, a); err != nil {
 						return nil, fmt.Errorf("sockettest: world: pane %s: %w", p.id, err)
@@ -325,6 +342,11 @@ func (w *World) occupy(t *terminal, a *AgentSpec) error {
 	t.bracketed = a.BracketedPaste
 	t.notForeground = a.NotForeground
 	t.promptFails = a.PromptFails
+	t.skipDetection = a.ScreenDetectionSkipped
+	if a.Session != "" {
+		kind := derefOr(t.label)
+		t.session = &schema.AgentSessionInfo{Source: "herdr:" + kind, Agent: kind, Kind: schema.AgentSessionRefKindID, Value: a.Session}
+	}
 	w.stateSeq++
 	t.seq = w.stateSeq
 	t.revision++
@@ -450,12 +472,35 @@ func (w *World) agentInfo(p *pane) schema.AgentInfo {
 		Revision:         t.revision,
 		LaunchPending:    t.launch == launchPending || t.launch == launchBlocked,
 		InteractiveReady: t.interactiveReady,
+		AgentSession:     t.session,
+		// Written only when true, as Herdr does.
+		ScreenDetectionSkipped: t.skipDetection,
 	}
-	if p.cwd != "" {
-		c := p.cwd
-		info.CWD = &c
-	}
+	info.TerminalTitle, info.TerminalTitleStripped = t.titles()
+	info.CWD, info.ForegroundCWD = p.cwds()
 	return info
+}
+
+// cwds are a pane's cwd and its foreground process's cwd (the same here).
+func (p *pane) cwds() (*string, *string) {
+	if p.cwd == "" {
+		return nil, nil
+	}
+	a, b := p.cwd, p.cwd
+	return &a, &b
+}
+
+// titles are the terminal title and the title without a leading spinner
+// or status glyph ("✳ task" → "task").
+func (t *terminal) titles() (*string, *string) {
+	if t.title == nil {
+		return nil, nil
+	}
+	full, stripped := *t.title, *t.title
+	if r, size := utf8.DecodeRuneInString(stripped); r >= 0x80 && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+		stripped = strings.TrimLeft(stripped[size:], " ")
+	}
+	return &full, &stripped
 }
 
 func (w *World) paneInfo(p *pane) schema.PaneInfo {
@@ -472,11 +517,10 @@ func (w *World) paneInfo(p *pane) schema.PaneInfo {
 	}
 	if p.term.label != nil {
 		info.AgentStatus = p.term.status()
+		info.AgentSession = p.term.session
 	}
-	if p.cwd != "" {
-		c := p.cwd
-		info.CWD = &c
-	}
+	info.TerminalTitle, info.TerminalTitleStripped = p.term.titles()
+	info.CWD, info.ForegroundCWD = p.cwds()
 	return info
 }
 
@@ -629,7 +673,9 @@ func (w *World) SetTerminalFocus(focused bool) {
 }
 
 // Detect makes a plain shell pane (or an agent pane) host a detected agent
-// of kind, unnamed and in status unknown, as Herdr's process detection does.
+// of kind, unnamed and in status unknown, as Herdr's process detection
+// does. Events: pane_agent_detected, pane_updated when a name was dropped,
+// pane_agent_status_changed when the status changed.
 func (w *World) Detect(paneID, kind string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -637,21 +683,38 @@ func (w *World) Detect(paneID, kind string) error {
 	if err != nil {
 		return err
 	}
-	if p.term.label != nil && *p.term.label != kind {
-		p.term.name = nil // a different agent replaces the occupant and its name
+	t := p.term
+	old, hadName := t.status(), t.name != nil
+	if t.label != nil && *t.label != kind {
+		t.name = nil // a different agent replaces the occupant and its name
+		t.session = nil
 	}
 	k := kind
-	p.term.label = &k
-	p.term.state, p.term.seen = schema.AgentStatusUnknown, true
-	w.stateSeq++
-	p.term.seq = w.stateSeq
-	w.emitPaneUpdated(p)
+	changedLabel := t.label == nil || *t.label != kind
+	t.label = &k
+	prevState := t.state
+	t.state, t.seen = schema.AgentStatusUnknown, true
+	if prevState != t.state {
+		w.stateSeq++
+		t.seq = w.stateSeq
+	}
+	if changedLabel {
+		w.emit(schema.EventData{PaneAgentDetected: &schema.EventDataPaneAgentDetected{PaneID: p.id, WorkspaceID: p.tab.ws.id, Agent: &k}})
+	}
+	if hadName && t.name == nil {
+		w.emitPaneUpdated(p)
+	}
+	if t.status() != old {
+		w.emitStatus(p)
+	}
 	w.bump()
 	return nil
 }
 
 // Exit makes the agent in paneID exit: its label and name are cleared and
-// the pane becomes a plain shell.
+// the pane becomes a plain shell. Events: pane_agent_detected with
+// released and the final status, pane_updated when a name was dropped,
+// pane_agent_status_changed when the status changed.
 func (w *World) Exit(paneID string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -659,10 +722,41 @@ func (w *World) Exit(paneID string) error {
 	if err != nil {
 		return err
 	}
-	p.term.label, p.term.name = nil, nil
-	p.term.state, p.term.seen, p.term.launch = schema.AgentStatusUnknown, true, launchNone
-	w.stateSeq++
-	p.term.seq = w.stateSeq
+	t := p.term
+	final, label, hadName, prevState := t.status(), t.label, t.name != nil, t.state
+	t.label, t.name, t.session = nil, nil, nil
+	t.state, t.seen, t.launch = schema.AgentStatusUnknown, true, launchNone
+	if prevState != t.state {
+		w.stateSeq++
+		t.seq = w.stateSeq
+	}
+	if label != nil || hadName {
+		w.emit(schema.EventData{PaneAgentDetected: &schema.EventDataPaneAgentDetected{PaneID: p.id, WorkspaceID: p.tab.ws.id,
+			Agent: label, Released: true, FinalStatus: &final}})
+	}
+	if hadName {
+		w.emitPaneUpdated(p)
+	}
+	if t.status() != final {
+		w.emitStatus(p)
+	}
+	w.bump()
+	return nil
+}
+
+// SetTitle changes the terminal title of paneID, as a program's OSC 0/2
+// sequence does; Herdr emits pane_updated for every title change.
+func (w *World) SetTitle(paneID, title string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p, err := w.lockedPane(paneID)
+	if err != nil {
+		return err
+	}
+	if p.term.title != nil && *p.term.title == title {
+		return nil
+	}
+	p.term.title = &title
 	w.emitPaneUpdated(p)
 	w.bump()
 	return nil
@@ -701,7 +795,7 @@ func (w *World) Move(paneID, wsID string) (string, error) {
 	if ws == nil {
 		return "", fmt.Errorf("sockettest: no workspace %s", wsID)
 	}
-	res := w.movePane(p, ws.tabs[0], nil, nil)
+	res := w.movePane(p, ws.tabs[0], false, false)
 	return res.Pane.PaneID, nil
 }
 
