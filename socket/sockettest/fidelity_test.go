@@ -3,7 +3,10 @@ package sockettest_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -351,5 +354,95 @@ func TestLiveFields(t *testing.T) {
 	}
 	if strings.Contains(brain, "screen_detection_skipped") {
 		t.Errorf("screen_detection_skipped written while false: %s", brain)
+	}
+}
+
+// Issue 10 item 11 (framing): a byte sent after a waiting request, even in
+// the same write, abandons the wait silently, as Herdr's byte-by-byte read
+// leaves it for the disconnect check.
+func TestStrayByteAbandonsWait(t *testing.T) {
+	srv := sockettest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 10 * time.Millisecond })
+	for name, line := range map[string]string{
+		"agent.wait":          `{"id":"w","method":"agent.wait","params":{"target":"brain","timeout_ms":1500}}`,
+		"agent.prompt + wait": `{"id":"p","method":"agent.prompt","params":{"target":"w1:p2","text":"hi","wait":{"timeout_ms":1500}}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			start := time.Now()
+			if got := exchange(t, srv.Path(), []byte(line+"\nX")); got != "" {
+				t.Fatalf("reply %q, want none (the wait is abandoned)", got)
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Fatalf("the wait ran %v; the stray byte should end it at once", d)
+			}
+		})
+	}
+	// The prompt itself was written before the wait began.
+	if in := srv.World.Inputs("w1:p2"); len(in) == 0 || in[0] != "hi" {
+		t.Fatalf("prompt inputs %q", in)
+	}
+	// A subscription gets its acknowledgement, then the stream ends.
+	got := exchange(t, srv.Path(), []byte(`{"id":"s","method":"events.subscribe","params":{"subscriptions":[{"type":"pane.closed"}]}}`+"\nX"))
+	if got != `{"id":"s","result":{"type":"subscription_started"}}`+"\n" {
+		t.Fatalf("subscription with a stray byte: %q", got)
+	}
+	// An ordinary request does not look at the rest of the connection.
+	if got := exchange(t, srv.Path(), []byte(`{"id":"g","method":"agent.get","params":{"target":"brain"}}`+"\nX")); !strings.Contains(got, `"agent_info"`) {
+		t.Fatalf("agent.get with a stray byte: %q", got)
+	}
+}
+
+// Issue 10 item 11 (framing): Herdr answers every ordinary request of a
+// client that half-closed its write side after the request line.
+func TestHalfClosedClientsGetReplies(t *testing.T) {
+	for _, poll := range []bool{false, true} {
+		t.Run(fmt.Sprintf("poll read %v", poll), func(t *testing.T) {
+			halfClosed(t, sockettest.New(t, nil, func(s *sockettest.Server) { s.PollRead = poll }))
+		})
+	}
+}
+
+func halfClosed(t *testing.T, srv *sockettest.Server) {
+	lines := []string{
+		`{"id":"1","method":"ping","params":{}}`,
+		`{"id":"2","method":"agent.get","params":{"target":"brain"}}`,
+		`{"id":"3","method":"agent.list","params":{}}`,
+		`{"id":"4","method":"pane.get","params":{"pane_id":"w1:p4"}}`,
+		`{"id":"5","method":"pane.list","params":{}}`,
+		`{"id":"6","method":"session.snapshot","params":{}}`,
+		`{"id":"7","method":"agent.get","params":{"target":"nobody"}}`,
+		`{"id":"8","method":"bogus","params":{}}`,
+		// A no-wait agent.prompt belongs here too once the simulator stops
+		// treating it as a wait (the delivery-sim branch's part of item 11).
+	}
+	const n = 300
+	var wg sync.WaitGroup
+	missing := make(chan string, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(line string) {
+			defer wg.Done()
+			c, err := net.Dial("unix", srv.Path())
+			if err != nil {
+				missing <- err.Error()
+				return
+			}
+			defer c.Close()
+			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+			_, _ = c.Write([]byte(line + "\n"))
+			_ = c.(*net.UnixConn).CloseWrite()
+			out, _ := io.ReadAll(c)
+			if !strings.HasSuffix(string(out), "}\n") {
+				missing <- line
+			}
+		}(lines[i%len(lines)])
+	}
+	wg.Wait()
+	close(missing)
+	var lost []string
+	for m := range missing {
+		lost = append(lost, m)
+	}
+	if len(lost) > 0 {
+		t.Fatalf("%d of %d half-closed requests got no reply, e.g. %s", len(lost), n, lost[0])
 	}
 }

@@ -423,7 +423,11 @@ func (s *Server) serve(c net.Conn) {
 	} else {
 		_ = c.SetReadDeadline(deadline)
 	}
-	line, err := ndjson.NewReader(src, MaxRequestBytes).ReadLine()
+	lr := ndjson.NewReader(src, MaxRequestBytes)
+	line, err := lr.ReadLine()
+	// Herdr reads the request byte by byte, so bytes after the newline stay
+	// in the socket, where a wait's disconnect check finds them.
+	extra := lr.Buffered() > 0
 	if pr != nil && pr.slept {
 		s.penalty.Add(1)
 	}
@@ -458,7 +462,7 @@ func (s *Server) serve(c net.Conn) {
 	if hasFault && s.applyFault(c, req, fault) {
 		return
 	}
-	s.dispatch(c, req)
+	s.dispatch(c, req, extra)
 }
 
 // applyFault reports whether the fault ended the exchange.
@@ -523,10 +527,18 @@ func (s *Server) awaitGone(c net.Conn) {
 	}
 }
 
+// strayConn is a connection whose client sent bytes after its request
+// line: a wait's first disconnect check sees them.
+type strayConn struct{ net.Conn }
+
 // watchGone returns a channel closed when the client sends any byte or
 // EOF (Unix semantics of Herdr's disconnect check).
 func (s *Server) watchGone(c net.Conn) <-chan struct{} {
 	ch := make(chan struct{})
+	if _, stray := c.(strayConn); stray {
+		close(ch)
+		return ch
+	}
 	go func() {
 		var b [1]byte
 		_, _ = c.Read(b[:])
@@ -588,7 +600,10 @@ func truncate(b []byte) string {
 	return string(b)
 }
 
-func (s *Server) dispatch(c net.Conn, req parsedRequest) {
+func (s *Server) dispatch(c net.Conn, req parsedRequest, extra bool) {
+	if extra {
+		c = strayConn{c}
+	}
 	switch req.Method {
 	case schema.MethodEventsSubscribe:
 		s.subscribe(c, req)
