@@ -165,7 +165,7 @@ func (l *Link) resolve(ctx context.Context) (snapshot, error) {
 // environment failures are NOT_IN_HERDR; refusals become fallback.
 func (l *Link) fail(op string, err error, fallback Code) *Error {
 	if te := transport(err); te != nil {
-		l.log().Warn("herdr unreachable", "op", op, "err", err)
+		l.log().Warn(transportLog(err), "op", op, "err", err)
 		return te
 	}
 	var le *Error
@@ -287,7 +287,7 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 
 func (l *Link) sendError(err error) error {
 	if te := transport(err); te != nil {
-		l.log().Warn("herdr unreachable", "op", "agent.prompt", "err", err)
+		l.log().Warn(transportLog(err), "op", "agent.prompt", "err", err)
 		return te
 	}
 	l.log().Warn("herdr refused the prompt", "err", err)
@@ -320,7 +320,7 @@ func (l *Link) Close(ctx context.Context, agent string) (CloseResult, error) {
 	}
 	if err := l.Herdr.ClosePane(ctx, target.PaneID); err != nil {
 		if te := transport(err); te != nil {
-			l.log().Warn("herdr unreachable", "op", "pane.close", "err", err)
+			l.log().Warn(transportLog(err), "op", "pane.close", "err", err)
 			return CloseResult{}, te
 		}
 		l.log().Warn("herdr refused to close", "pane_id", target.PaneID, "err", err)

@@ -123,8 +123,8 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	path := fs.String("socket", "", "socket path (default: a new temporary directory)")
 	worldFile := fs.String("world", "", "world file (default: the built-in world; see 'herdr-sim world')")
 	pollRead := fs.Bool("poll-read", false, "reproduce Herdr's 100 ms sleep when a request has not arrived at the first poll")
-	protocol := fs.Uint("protocol", uint(schema.Protocol), "protocol number ping reports")
-	version := fs.String("herdr-version", "0.8.2", "Herdr version ping reports")
+	protocol := fs.Uint("protocol", uint(schema.Protocol), "protocol number ping reports; 19–25 also set that release's version and capabilities")
+	version := fs.String("herdr-version", "", "Herdr version ping reports (default: the protocol's, 0.8.2 for 20)")
 	validate := fs.String("validate", "", "check every response against this Herdr schema document and report failures on stderr")
 	var faults faultFlags
 	fs.Var(&faults, "fault", "METHOD:KIND[=ARG], repeatable; METHOD * for all; KIND latency=DUR, hang, drop, drop-mid, garbage, wrong-id, oversize=BYTES, error=CODE:MESSAGE")
@@ -145,7 +145,10 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	srv := sockettest.NewUnstartedServer(w)
 	srv.PollRead = *pollRead
 	srv.Protocol = uint32(*protocol)
-	srv.Version = *version
+	_ = srv.UseProtocol(srv.Protocol) // known protocols get their pong; others keep 0.8.2's
+	if *version != "" {
+		srv.Version = *version
+	}
 	srv.Logf = func(format string, a ...any) { fmt.Fprintf(stderr, "herdr-sim: "+format+"\n", a...) }
 	if *validate != "" {
 		v, err := schemalite.Load(*validate)

@@ -49,6 +49,22 @@ func wireMethods() string {
 
 var wireMethodList = wireMethods()
 
+// missingMethod is serde's error for a method a Herdr without the methods
+// in missing does not know.
+func missingMethod(method string, missing map[string]bool, line []byte) error {
+	var b strings.Builder
+	for _, m := range schema.Methods {
+		if missing[m.Name] {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("`" + m.Name + "`")
+	}
+	return &requestError{fmt.Sprintf("unknown variant `%s`, expected one of %s", method, b.String()) + at(line, len(line))}
+}
+
 func kindOf(raw json.RawMessage) string {
 	s := strings.TrimSpace(string(raw))
 	switch {

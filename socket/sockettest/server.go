@@ -74,6 +74,10 @@ type Server struct {
 	Protocol uint32
 	// Capabilities is ping's capabilities; nil reports null.
 	Capabilities *schema.ServerCapabilities
+	// CapabilitiesJSON, when set, is reported instead of Capabilities
+	// (newer protocols add fields; see [Server.UseProtocol]).
+	CapabilitiesJSON jsonx.RawMessage
+
 	// PollRead reproduces Herdr's first read: when the request has not
 	// arrived at the first poll, the server sleeps 100 ms before reading
 	// again.
@@ -109,6 +113,25 @@ type Server struct {
 	done     chan struct{}
 	penalty  atomic.Int64
 	protocol atomic.Uint32
+	missingM map[string]bool
+}
+
+// SetMissing makes the server pretend not to have methods: their requests
+// fail to parse (unknown variant), as in a Herdr that predates them.
+func (s *Server) SetMissing(methods ...string) {
+	m := map[string]bool{}
+	for _, x := range methods {
+		m[x] = true
+	}
+	s.mu.Lock()
+	s.missingM = m
+	s.mu.Unlock()
+}
+
+func (s *Server) missing() map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.missingM
 }
 
 // NewUnstartedServer returns a server for w (the default world when nil)
@@ -455,6 +478,9 @@ func (s *Server) serve(c net.Conn) {
 		fault, hasFault = s.faults[""]
 	}
 	s.mu.Unlock()
+	if missing := s.missing(); req.Method != "" && missing[req.Method] {
+		perr = missingMethod(req.Method, missing, trimmed)
+	}
 	if perr != nil {
 		s.reply(c, errorLine("", "invalid_request", perr.Error()))
 		return
@@ -618,6 +644,9 @@ func (s *Server) dispatch(c net.Conn, req parsedRequest, extra bool) {
 // nil means "write nothing" (client gone).
 func (s *Server) respond(c net.Conn, req parsedRequest) []byte {
 	if req.Method == schema.MethodPing {
+		if line := s.pongLine(req.ID); line != nil {
+			return line
+		}
 		return resultLine(req.ID, schema.ResultPong{Type: schema.ResultTypePong, Version: s.Version, Protocol: s.protocol.Load(), Capabilities: s.Capabilities})
 	}
 	if req.Method == schema.MethodServerStop {
