@@ -1,0 +1,68 @@
+package sockettest
+
+import "github.com/herdr-link/herdr-link/schema"
+
+// SpecFromSnapshot returns the world file of a session.snapshot answer:
+// its workspaces, tabs and panes (in layout order) with their ids, labels,
+// cwds and terminal titles, the agents with their kinds, names, statuses,
+// sessions and launch flags, and the focused pane. A world built from it
+// renders a snapshot of the same shape (ids and counters aside), which is
+// how live recordings are replayed against the simulator.
+func SpecFromSnapshot(snap schema.SessionSnapshot) WorldSpec {
+	agents := map[string]schema.AgentInfo{}
+	for _, a := range snap.Agents {
+		agents[a.PaneID] = a
+	}
+	var spec WorldSpec
+	if snap.FocusedPaneID != nil {
+		spec.Focused = *snap.FocusedPaneID
+	}
+	for _, ws := range snap.Workspaces {
+		wsp := WorkspaceSpec{ID: ws.WorkspaceID, Label: ws.Label}
+		for _, tab := range snap.Tabs {
+			if tab.WorkspaceID != ws.WorkspaceID {
+				continue
+			}
+			ts := TabSpec{ID: tab.TabID, Label: tab.Label}
+			for _, p := range snap.Panes {
+				if p.TabID != tab.TabID {
+					continue
+				}
+				ps := PaneSpec{ID: p.PaneID, CWD: derefOr(p.CWD), Title: derefOr(p.TerminalTitle)}
+				a, isAgent := agents[p.PaneID]
+				if isAgent || p.Agent != nil {
+					as := &AgentSpec{Kind: derefOr(p.Agent), Status: string(p.AgentStatus)}
+					if isAgent {
+						as.Kind, as.Name, as.Status = derefOr(a.Agent), derefOr(a.Name), string(a.AgentStatus)
+						as.LaunchPending, as.InteractiveReady, as.ScreenDetectionSkipped = a.LaunchPending, a.InteractiveReady, a.ScreenDetectionSkipped
+						if a.AgentSession != nil {
+							as.Session = a.AgentSession.Value
+						}
+					}
+					ps.Agent = as
+				}
+				ts.Panes = append(ts.Panes, ps)
+			}
+			if len(ts.Panes) > 0 {
+				wsp.Tabs = append(wsp.Tabs, ts)
+			}
+		}
+		if len(wsp.Tabs) > 0 {
+			spec.Workspaces = append(spec.Workspaces, wsp)
+		}
+	}
+	if spec.Focused != "" {
+		found := false
+		for _, ws := range spec.Workspaces {
+			for _, t := range ws.Tabs {
+				for _, p := range t.Panes {
+					found = found || p.ID == spec.Focused
+				}
+			}
+		}
+		if !found {
+			spec.Focused = ""
+		}
+	}
+	return spec
+}
