@@ -371,6 +371,7 @@ func probe(args []string, stdout, stderr io.Writer) int {
 	validate := fs.String("validate", "", "check each live response against this Herdr schema document (e.g. `herdr api schema --json > s.json`)")
 	watch := fs.Bool("watch", false, "print agent status changes and pane events until interrupted")
 	mcpCmd := fs.Bool("mcp", false, "run the MCP handshake against herdr-link (or the command given as arguments) and print it")
+	record := fs.String("record", "", "make read-only calls and write their exact lines, ids and names replaced, to `FILE` (see herdr-sim verify)")
 	if err := fs.Parse(flagsFirst(fs, args)); err != nil {
 		return 2
 	}
@@ -392,6 +393,8 @@ func probe(args []string, stdout, stderr io.Writer) int {
 		return p.watch(ctx, stdout, stderr)
 	case *mcpCmd:
 		return probeMCP(ctx, fs.Args(), *raw, stdout, stderr)
+	case *record != "":
+		return p.record(ctx, *record, stdout, stderr)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "herdr-link probe: unexpected arguments", fs.Args())

@@ -8,6 +8,7 @@
 //	herdr-sim pane list [--workspace W] | get ID | close ID | read ID [--lines N]
 //	herdr-sim workspace list | tab list [--workspace W] | api snapshot
 //	herdr-sim world
+//	herdr-sim verify FILE
 //
 // The CLI verbs behave like herdr's: a ping to check the protocol, then the
 // request, each on its own connection to HERDR_SOCKET_PATH (or the default
@@ -43,6 +44,7 @@ func main() {
 const usage = `usage:
   herdr-sim serve [flags]           serve a simulated Herdr socket until SIGINT/SIGTERM
   herdr-sim world                   print the built-in world file
+  herdr-sim verify FILE             replay a herdr-link probe --record recording; report structural differences
   herdr-sim agent list|get|prompt|rename ...   the herdr CLI's agent verbs
   herdr-sim pane list|get|close|read ...       the herdr CLI's pane verbs
   herdr-sim workspace list | tab list | api snapshot
@@ -59,6 +61,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "world":
 		fmt.Fprintln(stdout, sockettest.DefaultWorldJSON)
 		return 0
+	case "verify":
+		return verify(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,6 +1,11 @@
 package sockettest
 
-import "github.com/herdr-link/herdr-link/schema"
+import (
+	"fmt"
+
+	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/schema"
+)
 
 // SpecFromSnapshot returns the world file of a session.snapshot answer:
 // its workspaces, tabs and panes (in layout order) with their ids, labels,
@@ -65,4 +70,40 @@ func SpecFromSnapshot(snap schema.SessionSnapshot) WorldSpec {
 		}
 	}
 	return spec
+}
+
+// RenderEvent returns the event line this world would write now for an
+// event of kind about paneID (a pane_updated, pane_agent_detected,
+// pane_closed or pane_agent_status_changed hub event, or a
+// pane.agent_status_changed subscription line), keys sorted as Herdr
+// writes them. It lets a recorded event line be compared with the
+// simulator's rendering of the same event.
+func (w *World) RenderEvent(kind, paneID string) ([]byte, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.paneByTarget(paneID)
+	if p == nil {
+		return nil, fmt.Errorf("sockettest: no pane %s", paneID)
+	}
+	var d schema.EventData
+	switch kind {
+	case schema.SubscriptionTagPaneAgentStatusChanged:
+		return statusLine(w.statusEvent(p)), nil
+	case "pane_updated":
+		d.PaneUpdated = &schema.EventDataPaneUpdated{Pane: w.paneInfo(p)}
+	case "pane_agent_detected":
+		d.PaneAgentDetected = &schema.EventDataPaneAgentDetected{PaneID: p.id, WorkspaceID: p.tab.ws.id, Agent: p.term.label}
+	case "pane_closed":
+		d.PaneClosed = &schema.EventDataPaneClosed{PaneID: p.id, WorkspaceID: p.tab.ws.id}
+	case "pane_agent_status_changed":
+		d.PaneAgentStatusChanged = &schema.EventDataPaneAgentStatusChanged{PaneID: p.id, WorkspaceID: p.tab.ws.id,
+			AgentStatus: p.term.status(), Agent: p.term.label}
+	default:
+		return nil, fmt.Errorf("sockettest: cannot render %s events", kind)
+	}
+	data, err := jsonx.Marshal(d)
+	if err != nil {
+		return nil, err
+	}
+	return sortedEnvelope(kind, data), nil
 }
