@@ -9,11 +9,19 @@ default:
 # fetch modules and build both binaries into ./bin
 setup:
     go mod download
-    go build -o bin/ ./cmd/herdr-link ./cmd/herdr-sim
+    CGO_ENABLED=0 go build -trimpath -o bin/ ./cmd/herdr-link ./cmd/herdr-sim
 
-# build both binaries into ./bin
+# build both binaries into ./bin (static: no cgo)
 build:
-    go build -o bin/ ./cmd/herdr-link ./cmd/herdr-sim
+    CGO_ENABLED=0 go build -trimpath -o bin/ ./cmd/herdr-link ./cmd/herdr-sim
+
+# static binaries for linux and darwin × amd64 and arm64, with SHA256SUMS, in ./dist
+release:
+    bash scripts/release.sh dist
+
+# install both commands into $(go env GOPATH)/bin
+install:
+    CGO_ENABLED=0 go install -trimpath ./cmd/herdr-link ./cmd/herdr-sim
 
 # the main job without Herdr: two agents over MCP on an embedded simulator
 demo: build

@@ -3,8 +3,6 @@ package link_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	_ "github.com/herdr-link/herdr-link/internal/schemacheck/autoload"
 	"os"
 	"regexp"
 	"strings"
@@ -17,15 +15,10 @@ import (
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if n := sockettest.ValidatedLines(); n > 0 {
-		fmt.Printf("link: %d simulator lines validated against Herdr's schema\n", n)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(simtest.Main(m)) }
 
 // The world of these tests. w1 holds brain (named), an unnamed pi, a
 // shell, reviewer, a blocked agent, a custom hook label; w2 holds ops.
@@ -58,7 +51,7 @@ func setup(t *testing.T, opts ...func(*sockettest.Server)) env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return env{srv: sockettest.New(t, w, opts...), w: w}
+	return env{srv: simtest.New(t, w, opts...), w: w}
 }
 
 func (e env) link(pane string) *link.Link {
@@ -181,7 +174,7 @@ func TestSend(t *testing.T) {
 	if rt := strings.Join(e.roundTrips(), ","); rt != "agent.list,agent.prompt" {
 		t.Errorf("round trips %s", rt)
 	}
-	in := e.w.Inputs("w1:p2")
+	in := e.w.Prompts("w1:p2")
 	if len(in) == 0 {
 		t.Fatal("nothing delivered")
 	}
@@ -194,7 +187,7 @@ func TestSend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, ok := link.Extract(e.w.Inputs("w1:p1")[0])
+	back, ok := link.Extract(e.w.Prompts("w1:p1")[0])
 	if !ok || back.ReplyTo != res.ID || back.From != "reviewer" || back.ID != rep.ID {
 		t.Fatalf("reply envelope %+v", back)
 	}

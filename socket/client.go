@@ -99,12 +99,6 @@ type request struct {
 	Params any    `json:"params"`
 }
 
-type envelope struct {
-	ID     *string           `json:"id"`
-	Result jsonx.RawMessage  `json:"result"`
-	Error  *schema.ErrorBody `json:"error"`
-}
-
 var emptyParams = struct{}{}
 
 func (c *Client) nextID() string {
@@ -229,10 +223,7 @@ func (c *Client) dial(ctx context.Context) (net.Conn, error) {
 	}
 	dial := c.Dial
 	if dial == nil {
-		dial = func(ctx context.Context, path string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", path)
-		}
+		dial = dialUnix
 	}
 	conn, err := dial(ctx, res.Path)
 	if err == nil {

@@ -3,7 +3,6 @@ package socket_test
 import (
 	"context"
 	"errors"
-	_ "github.com/herdr-link/herdr-link/internal/schemacheck/autoload"
 	"net"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -129,7 +129,7 @@ func TestResponseErrors(t *testing.T) {
 }
 
 func TestDeadlines(t *testing.T) {
-	srv := sockettest.New(t, nil)
+	srv := simtest.New(t, nil)
 	srv.SetFault("", sockettest.Fault{Hang: true})
 	c := srv.Client()
 	c.Timeout = 200 * time.Millisecond
@@ -176,7 +176,7 @@ func TestProtocolCheck(t *testing.T) {
 		{18, socket.ProtocolOff, false, ""},
 	}
 	for _, tt := range tests {
-		srv := sockettest.New(t, nil, func(s *sockettest.Server) { s.Protocol = tt.protocol })
+		srv := simtest.New(t, nil, func(s *sockettest.Server) { s.Protocol = tt.protocol })
 		c := srv.Client()
 		c.Protocol = tt.policy
 		var warned string
@@ -207,7 +207,7 @@ func TestProtocolCheck(t *testing.T) {
 }
 
 func TestCallAnyMethod(t *testing.T) {
-	srv := sockettest.New(t, nil)
+	srv := simtest.New(t, nil)
 	c := srv.Client()
 	var r schema.ResponseResult
 	if err := c.Call(context.Background(), schema.MethodWorkspaceList, nil, &r); err != nil || r.WorkspaceList == nil {

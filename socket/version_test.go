@@ -10,12 +10,13 @@ import (
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 // Version tolerance (issue 10): a method Herdr does not know is reported
 // as such; nothing else about the error changes.
 func TestMethodUnsupported(t *testing.T) {
-	srv := sockettest.New(t, nil)
+	srv := simtest.New(t, nil)
 	srv.SetMissing(schema.MethodAgentRename)
 	c := srv.Client()
 	_, err := c.AgentRename(context.Background(), "brain", nil)
@@ -95,7 +96,7 @@ func TestResultTolerance(t *testing.T) {
 // strict client accepts each.
 func TestEveryProtocolAccepted(t *testing.T) {
 	for p := uint32(sockettest.MinProtocol); p <= sockettest.MaxProtocol; p++ {
-		srv := sockettest.New(t, nil, func(s *sockettest.Server) {
+		srv := simtest.New(t, nil, func(s *sockettest.Server) {
 			if err := s.UseProtocol(p); err != nil {
 				t.Fatal(err)
 			}

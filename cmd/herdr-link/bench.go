@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/buildinfo"
+	"github.com/herdr-link/herdr-link/internal/cliflag"
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/internal/mcpclient"
 	"github.com/herdr-link/herdr-link/link"
@@ -72,8 +72,7 @@ type stat struct {
 }
 
 func bench(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cliflag.New("herdr-link bench [flags]", "Measures peer resolution and tool calls side by side: herdr-link's socket route, the reference's herdr CLI route, and tools/call over MCP.", stderr)
 	c := benchConfig{}
 	fs.BoolVar(&c.sim, "sim", false, "run against an embedded simulator (default when HERDR_SOCKET_PATH is not set)")
 	fs.IntVar(&c.agents, "agents", 100, "agents in the simulated world")
@@ -89,7 +88,11 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.cli, "herdr", "", "herdr CLI for the cli route (default: $HERDR_BIN_PATH live, herdr-sim beside this binary on the simulator)")
 	fs.IntVar(&c.count, "count", 1, "repeat the whole measurement (for benchstat)")
 	fs.IntVar(&c.spawns, "spawns", 10, "MCP server starts to time (start → initialize response)")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+	if code, done := cliflag.Parse(fs, args, stdout); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "herdr-link bench: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
 	c.ops, c.routes = strings.Split(*ops, ","), strings.Split(*routes, ",")

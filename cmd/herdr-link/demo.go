@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/herdr-link/herdr-link/internal/cliflag"
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/internal/mcpclient"
 	"github.com/herdr-link/herdr-link/link"
@@ -60,12 +60,11 @@ func (s *demoSession) tool(ctx context.Context, name string, args map[string]any
 }
 
 func demo(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cliflag.New("herdr-link demo [flags]", "Runs two agents' herdr-link MCP servers against an embedded Herdr simulator and prints the transcript. It never touches a live Herdr.", stderr)
 	worldFile := fs.String("world", "", "world file for the embedded simulator (default: a built-in two-agent world)")
 	verbose := fs.Bool("v", false, "also print every JSON-RPC line")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := cliflag.Parse(fs, args, stdout); done {
+		return code
 	}
 	if err := runDemo(*worldFile, *verbose, stdout); err != nil {
 		fmt.Fprintln(stderr, "herdr-link demo:", err)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	_ "github.com/herdr-link/herdr-link/internal/schemacheck/autoload"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 // binary is herdr-link built once for the end-to-end tests.
@@ -35,10 +35,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "build herdr-link: %v\n%s", err, out)
 		os.Exit(1)
 	}
-	code := m.Run()
-	if n := sockettest.ValidatedLines(); n > 0 {
-		fmt.Printf("herdr-link e2e: %d simulator lines validated against Herdr's schema\n", n)
-	}
+	code := simtest.Main(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -115,7 +112,7 @@ func TestEndToEndWithGoSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := sockettest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
+	srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
 	brain := connect(t, srv, "w1:p1")
 	if got := toolNames(t, brain); got != "herdr_link" {
 		t.Fatalf("dormant tools %q", got)
@@ -211,7 +208,7 @@ func TestOutsideHerdr(t *testing.T) {
 func TestProcessLifecycle(t *testing.T) {
 	for _, how := range []string{"eof", "sigterm"} {
 		t.Run(how, func(t *testing.T) {
-			srv := sockettest.New(t, nil)
+			srv := simtest.New(t, nil)
 			srv.SetFault("", sockettest.Fault{Hang: true})
 			cmd := exec.Command(binary, "-log-level", "debug")
 			cmd.Env = append(os.Environ(), srv.Env("w1:p1")...)

@@ -6,6 +6,7 @@
 //	herdr-link probe           diagnose the Herdr socket of this pane
 //	herdr-link bench           peer-resolution latency, socket vs CLI vs MCP
 //	herdr-link version         print the version
+//	herdr-link help [command]  usage, or one command's flags
 package main
 
 import (
@@ -21,50 +22,93 @@ import (
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/buildinfo"
+	"github.com/herdr-link/herdr-link/internal/cliflag"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/link/mcpserver"
 	"github.com/herdr-link/herdr-link/socket"
 )
 
-const usage = `usage: herdr-link [command] [flags]
+const usage = `herdr-link: the herdr-link/1 MCP server for agents in Herdr panes.
+
+usage: herdr-link [command] [flags]
 
 commands:
   (none), serve   serve MCP on stdio; this is what an MCP host runs
   demo            run two agents' MCP sessions against an embedded Herdr simulator
   probe           check this pane's Herdr socket step by step
   bench           measure peer resolution: socket vs herdr CLI vs MCP
-  version         print the version
+  version         print the version (also --version)
+  help [command]  print this text, or one command's usage and flags
 
-Run 'herdr-link <command> -h' for a command's flags.
+Run 'herdr-link help <command>' or 'herdr-link <command> -h' for a command's flags.
 `
 
+// command is one subcommand's entry point. Each accepts -h.
+type command func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+
+var commands = map[string]command{
+	"serve": serve,
+	"demo":  func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return demo(args, stdout, stderr) },
+	"probe": func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return probe(args, stdout, stderr) },
+	"bench": func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return bench(args, stdout, stderr) },
+}
+
 func main() {
+	if len(os.Args) == 1 && isTerminal(os.Stdin) {
+		fmt.Fprintln(os.Stderr, "herdr-link is an MCP server on stdio: an MCP host (Claude Code, Codex, …) starts it and speaks JSON-RPC on its stdin. 'herdr-link help' lists the commands; Ctrl-D ends.")
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch {
+		case cliflag.IsHelp(args[0]):
+			return help(nil, stdout, stderr)
+		case cliflag.IsVersion(args[0]):
+			args = []string{"version"}
+		}
+	}
 	cmd := "serve"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
-	case "serve":
-		return serve(args, stdin, stdout, stderr)
-	case "demo":
-		return demo(args, stdout, stderr)
-	case "probe":
-		return probe(args, stdout, stderr)
-	case "bench":
-		return bench(args, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "herdr-link", buildinfo.Version())
+		return 0
+	case "help":
+		return help(args, stdout, stderr)
+	}
+	if f, ok := commands[cmd]; ok {
+		return f(args, stdin, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "herdr-link: unknown command %q\n\n%s", cmd, usage)
+	return 2
+}
+
+// help prints the overview with serve's flags, or one command's usage.
+func help(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stdout, usage, "\n")
+		fs, _ := serveFlags(stdout)
+		fs.Usage()
+		return 0
+	}
+	switch args[0] {
+	case "version":
+		fmt.Fprint(stdout, "usage: herdr-link version\n\nPrints the version; 'herdr-link --version' is the same.\n")
 		return 0
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
-	fmt.Fprintf(stderr, "herdr-link: unknown command %q\n%s", cmd, usage)
-	return 2
+	f, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "herdr-link help: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	return f([]string{"-h"}, nil, stdout, stderr)
 }
 
 // newLogger writes to stderr at level (debug, info, warn, error).
@@ -83,25 +127,40 @@ func envOr(key, def string) string {
 	return def
 }
 
+type serveConfig struct {
+	level   string
+	timeout time.Duration
+	noBoot  bool
+}
+
+func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
+	c := &serveConfig{}
+	fs := cliflag.New("herdr-link [serve] [flags]", "Serves MCP on stdin and stdout for the agent of this Herdr pane; logs go to stderr.", stderr)
+	fs.StringVar(&c.level, "log-level", envOr("HERDR_LINK_LOG", "info"), "stderr log level: debug, info, warn, error (env HERDR_LINK_LOG)")
+	fs.DurationVar(&c.timeout, "timeout", socket.DefaultTimeout, "deadline of one Herdr socket call")
+	fs.BoolVar(&c.noBoot, "no-bootstrap", false, "do not name an unnamed occupant at start-up (it is still named on first use)")
+	return fs, c
+}
+
 func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	level := fs.String("log-level", envOr("HERDR_LINK_LOG", "info"), "stderr log level: debug, info, warn, error (env HERDR_LINK_LOG)")
-	timeout := fs.Duration("timeout", socket.DefaultTimeout, "deadline of one Herdr socket call")
-	noBoot := fs.Bool("no-bootstrap", false, "do not name an unnamed occupant at start-up (it is still named on first use)")
-	if err := fs.Parse(args); err != nil {
+	fs, c := serveFlags(stderr)
+	if code, done := cliflag.Parse(fs, args, stdout); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "herdr-link: unexpected arguments %q (see 'herdr-link help')\n", fs.Args())
 		return 2
 	}
-	log, err := newLogger(stderr, *level)
+	log, err := newLogger(stderr, c.level)
 	if err != nil {
 		fmt.Fprintln(stderr, "herdr-link:", err)
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	l := linkFromEnv(os.Getenv, *timeout, log)
+	l := linkFromEnv(os.Getenv, c.timeout, log)
 	if err := mcpserver.Serve(ctx, stdin, stdout, mcpserver.Options{
-		Link: l, Version: buildinfo.Version(), Logger: log, Bootstrap: !*noBoot,
+		Link: l, Version: buildinfo.Version(), Logger: log, Bootstrap: !c.noBoot,
 	}); err != nil {
 		log.Error("serve", "err", err)
 		return 1

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/buildinfo"
+	"github.com/herdr-link/herdr-link/internal/cliflag"
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/internal/mcpclient"
 	"github.com/herdr-link/herdr-link/internal/schemalite"
@@ -156,10 +157,10 @@ func (p *prober) run(ctx context.Context) bool {
 		p.add("socket file", fail, start, fmt.Sprintf("%s is a %v, not a socket", res.Path, fi.Mode().Type()), "remove the file and start Herdr again")
 		return p.finish()
 	default:
-		st, _ := fi.Sys().(*syscall.Stat_t)
+		uid, known := fileOwner(fi)
 		switch {
-		case st != nil && int(st.Uid) != os.Getuid():
-			p.add("socket file", fail, start, fmt.Sprintf("%s is owned by uid %d, you are uid %d", res.Path, st.Uid, os.Getuid()),
+		case known && uid != os.Getuid():
+			p.add("socket file", fail, start, fmt.Sprintf("%s is owned by uid %d, you are uid %d", res.Path, uid, os.Getuid()),
 				"this socket belongs to another user's Herdr: run your own (set XDG_CONFIG_HOME or HERDR_SESSION), do not share sockets between users")
 			return p.finish()
 		case fi.Mode().Perm() != 0o600:
@@ -362,18 +363,17 @@ func (p *prober) print(w io.Writer) {
 }
 
 func probe(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cliflag.New("herdr-link probe [flags] [-- COMMAND ARGS...]", "Checks this pane's Herdr socket step by step and says what to fix. With -mcp it runs the MCP handshake against herdr-link, or against the COMMAND after --.", stderr)
 	asJSON := fs.Bool("json", false, "print a machine-readable report")
 	timeout := fs.Duration("timeout", 2*time.Second, "deadline of each step")
 	callMethod := fs.String("call", "", "send METHOD (with an optional PARAMS_JSON argument) and print the response")
 	raw := fs.Bool("raw", false, "print the exact request and response lines")
-	validate := fs.String("validate", "", "check each live response against this Herdr schema document (e.g. `herdr api schema --json > s.json`)")
+	validate := fs.String("validate", "", "check each live response against the Herdr schema document in `FILE` (write one with: herdr api schema --json > FILE)")
 	watch := fs.Bool("watch", false, "print agent status changes and pane events until interrupted")
 	mcpCmd := fs.Bool("mcp", false, "run the MCP handshake against herdr-link (or the command given as arguments) and print it")
 	record := fs.String("record", "", "make read-only calls and write their exact lines, ids and names replaced, to `FILE` (see herdr-sim verify)")
-	if err := fs.Parse(flagsFirst(fs, args)); err != nil {
-		return 2
+	if code, done := cliflag.Parse(fs, flagsFirst(fs, args), stdout); done {
+		return code
 	}
 	p := &prober{getenv: os.Getenv, timeout: *timeout, raw: *raw, out: stdout}
 	if *validate != "" {
@@ -418,9 +418,12 @@ func probe(args []string, stdout, stderr io.Writer) int {
 }
 
 // flagsFirst moves flags (and their values) ahead of positional
-// arguments, so "--call METHOD PARAMS --raw" parses as written.
+// arguments, so "--call METHOD PARAMS --raw" parses as written. After
+// -mcp, the first positional argument starts the command to run, and
+// everything from there on is that command's ("--mcp npx -y pkg").
 func flagsFirst(fs *flag.FlagSet, args []string) []string {
 	var flags, pos []string
+	mcp := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -429,8 +432,15 @@ func flagsFirst(fs *flag.FlagSet, args []string) []string {
 		}
 		name := strings.TrimLeft(a, "-")
 		if !strings.HasPrefix(a, "-") || name == "" {
+			if mcp {
+				pos = append(pos, args[i:]...)
+				break
+			}
 			pos = append(pos, a)
 			continue
+		}
+		if name == "mcp" || name == "mcp=true" {
+			mcp = true
 		}
 		flags = append(flags, a)
 		if strings.Contains(name, "=") {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 // verifyRecording runs the herdr-sim binary's verify on file.
@@ -30,13 +31,18 @@ func verifyRecording(t *testing.T, file string) (string, int) {
 // it report exactly that difference.
 func TestRecordThenVerify(t *testing.T) {
 	old := recordEvents
-	recordEvents = 400 * time.Millisecond
+	recordEvents = 600 * time.Millisecond
 	t.Cleanup(func() { recordEvents = old })
-	srv := sockettest.New(t, nil, func(s *sockettest.Server) { s.Tick = 10 * time.Millisecond })
+	srv := simtest.New(t, nil, func(s *sockettest.Server) { s.Tick = 10 * time.Millisecond })
 	setPane(t, srv, "w1:p1")
 	// Events during the recording's subscription.
 	go func() {
-		time.Sleep(100 * time.Millisecond)
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if m := srv.Methods(); len(m) > 0 && m[len(m)-1] == "events.subscribe" {
+				break
+			}
+		}
+		time.Sleep(50 * time.Millisecond) // the subscription has probed its pane
 		_ = srv.World.SetTitle("w1:p2", "codex: reviewing")
 		_ = srv.World.SetStatus("w1:p1", "idle")
 	}()

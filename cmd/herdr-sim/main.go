@@ -8,6 +8,7 @@
 //	herdr-sim pane list [--workspace W] | get ID | close ID | read ID [--lines N]
 //	herdr-sim workspace list | tab list [--workspace W] | api snapshot
 //	herdr-sim world
+//	herdr-sim turns [--socket PATH] PANE_ID
 //	herdr-sim verify FILE
 //
 // The CLI verbs behave like herdr's: a ping to check the protocol, then the
@@ -30,6 +31,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/herdr-link/herdr-link/internal/buildinfo"
+	"github.com/herdr-link/herdr-link/internal/cliflag"
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/internal/schemalite"
 	"github.com/herdr-link/herdr-link/schema"
@@ -41,13 +44,18 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = `usage:
+const usage = `herdr-sim: a simulated Herdr 0.8.2 socket, and the herdr CLI's verbs against it.
+
+usage:
   herdr-sim serve [flags]           serve a simulated Herdr socket until SIGINT/SIGTERM
   herdr-sim world                   print the built-in world file
+  herdr-sim turns PANE_ID           print what the agent in a pane of a running serve received
   herdr-sim verify FILE             replay a herdr-link probe --record recording; report structural differences
   herdr-sim agent list|get|prompt|rename ...   the herdr CLI's agent verbs
   herdr-sim pane list|get|close|read ...       the herdr CLI's pane verbs
   herdr-sim workspace list | tab list | api snapshot
+  herdr-sim version                 print the version (also --version)
+  herdr-sim help [serve]            print this text, or serve's flags
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -61,10 +69,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "world":
 		fmt.Fprintln(stdout, sockettest.DefaultWorldJSON)
 		return 0
+	case "turns":
+		return turns(args[1:], stdout, stderr)
 	case "verify":
 		return verify(args[1:], stdout, stderr)
-	case "help", "-h", "--help":
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[1] == "serve" {
+			return serve([]string{"-h"}, stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
+		return 0
+	case "version", "-version", "--version":
+		fmt.Fprintln(stdout, "herdr-sim", buildinfo.Version())
 		return 0
 	}
 	return cli(args, stdout, stderr)
@@ -122,17 +138,21 @@ func parseFault(spec string) (string, sockettest.Fault, error) {
 }
 
 func serve(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cliflag.New("herdr-sim serve [flags]", "Serves a simulated Herdr socket until SIGINT or SIGTERM and prints the HERDR_* lines a pane would have.", stderr)
 	path := fs.String("socket", "", "socket path (default: a new temporary directory)")
 	worldFile := fs.String("world", "", "world file (default: the built-in world; see 'herdr-sim world')")
 	pollRead := fs.Bool("poll-read", false, "reproduce Herdr's 100 ms sleep when a request has not arrived at the first poll")
 	protocol := fs.Uint("protocol", uint(schema.Protocol), "protocol number ping reports; 19–25 also set that release's version and capabilities")
 	version := fs.String("herdr-version", "", "Herdr version ping reports (default: the protocol's, 0.8.2 for 20)")
 	validate := fs.String("validate", "", "check every response against this Herdr schema document and report failures on stderr")
+	herdrOnly := fs.Bool("herdr-only", false, "answer the simulator-only methods (sim.turns, used by 'herdr-sim turns') as unknown methods, as real Herdr does")
 	var faults faultFlags
 	fs.Var(&faults, "fault", "METHOD:KIND[=ARG], repeatable; METHOD * for all; KIND latency=DUR, hang, drop, drop-mid, garbage, wrong-id, oversize=BYTES, error=CODE:MESSAGE")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+	if code, done := cliflag.Parse(fs, args, stdout); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "herdr-sim serve: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
 	var w *sockettest.World
@@ -148,6 +168,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	}
 	srv := sockettest.NewUnstartedServer(w)
 	srv.PollRead = *pollRead
+	srv.HerdrOnly = *herdrOnly
 	srv.Protocol = uint32(*protocol)
 	_ = srv.UseProtocol(srv.Protocol) // known protocols get their pong; others keep 0.8.2's
 	if *version != "" {
@@ -427,4 +448,69 @@ func transportFailure(stderr io.Writer, id string, err error) int {
 	}
 	fmt.Fprintf(stderr, "Error: %v\n", err)
 	return 1
+}
+
+// turns prints the submissions of a pane of a running herdr-sim serve, one
+// JSON line {"at":RFC3339Nano,"text":…} each, oldest first, through the
+// simulator-only method sim.turns.
+func turns(args []string, stdout, stderr io.Writer) int {
+	fs := cliflag.New("herdr-sim turns [--socket PATH] PANE_ID",
+		"Prints what the agent in PANE_ID of a running 'herdr-sim serve' received: one JSON line\n"+
+			`{"at":"<RFC 3339 time>","text":"<the exact text of the turn>"} per user turn, oldest first.`+"\n"+
+			"The socket is --socket, else HERDR_SOCKET_PATH (or the default socket), as for the other verbs.", stderr)
+	path := fs.String("socket", "", "socket of the running herdr-sim serve")
+	if code, done := cliflag.Parse(fs, reorder(args), stdout); done {
+		return code
+	}
+	if fs.NArg() != 1 || fs.Arg(0) == "" {
+		fmt.Fprintln(stderr, "herdr-sim turns: want exactly one PANE_ID")
+		fs.Usage()
+		return 2
+	}
+	line, err := jsonx.Marshal(struct {
+		ID     string `json:"id"`
+		Method string `json:"method"`
+		Params struct {
+			PaneID string `json:"pane_id"`
+		} `json:"params"`
+	}{ID: "cli:turns", Method: sockettest.SimMethodTurns, Params: struct {
+		PaneID string `json:"pane_id"`
+	}{fs.Arg(0)}})
+	if err != nil {
+		fmt.Fprintln(stderr, "herdr-sim turns:", err)
+		return 1
+	}
+	c := &socket.Client{Path: *path, Timeout: 10 * time.Second}
+	resp, err := c.RoundTrip(context.Background(), line)
+	if err != nil {
+		return transportFailure(stderr, "cli:turns", err)
+	}
+	var env struct {
+		Result *sockettest.SimTurnsResult `json:"result"`
+		Error  *schema.ErrorBody          `json:"error"`
+	}
+	if err := jsonx.Unmarshal(resp, &env); err != nil {
+		fmt.Fprintf(stderr, "herdr-sim turns: invalid response: %v\n", err)
+		return 1
+	}
+	switch {
+	case env.Error != nil && env.Error.Code == "invalid_request":
+		fmt.Fprintf(stderr, "herdr-sim turns: the server does not know %s: it is not a herdr-sim serve (or runs with --herdr-only)\n", sockettest.SimMethodTurns)
+		return 1
+	case env.Error != nil:
+		fmt.Fprintln(stderr, string(resp))
+		return 1
+	case env.Result == nil || env.Result.Type != "sim_turns":
+		fmt.Fprintf(stderr, "herdr-sim turns: unexpected response %s\n", resp)
+		return 1
+	}
+	for _, t := range env.Result.Turns {
+		b, err := jsonx.Marshal(t)
+		if err != nil {
+			fmt.Fprintln(stderr, "herdr-sim turns:", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, string(b))
+	}
+	return 0
 }

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	_ "github.com/herdr-link/herdr-link/internal/schemacheck/autoload"
 	"net"
 	"os"
 	"os/exec"
@@ -15,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdr-link/herdr-link/internal/buildinfo"
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 // The test binary doubles as herdr-sim for the serve tests.
@@ -36,7 +37,7 @@ func runCLI(t *testing.T, args ...string) (string, string, int) {
 }
 
 func TestCLIVerbs(t *testing.T) {
-	srv := sockettest.New(t, nil)
+	srv := simtest.New(t, nil)
 	t.Setenv("HERDR_SOCKET_PATH", srv.Path())
 	// The same JSON a direct agent.list answers, as herdr prints it.
 	out, _, code := runCLI(t, "agent", "list")
@@ -92,7 +93,7 @@ func TestCLIServerNotRunningAndMismatch(t *testing.T) {
 	if code != 1 || json.Unmarshal([]byte(errOut), &resp) != nil || resp.ID != "cli:agent:list" || resp.Error.Code != "server_not_running" || !strings.Contains(resp.Error.Message, "run `herdr` to start") {
 		t.Fatalf("exit %d stderr %q", code, errOut)
 	}
-	srv := sockettest.New(t, nil, func(s *sockettest.Server) { s.Protocol = 22 })
+	srv := simtest.New(t, nil, func(s *sockettest.Server) { s.Protocol = 22 })
 	t.Setenv("HERDR_SOCKET_PATH", srv.Path())
 	_, errOut, code = runCLI(t, "agent", "list")
 	if code != 1 || !strings.Contains(errOut, `"protocol_mismatch"`) || !strings.Contains(errOut, "older than server protocol 22") {
@@ -168,5 +169,36 @@ func TestServe(t *testing.T) {
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Fatalf("socket left behind: %v", err)
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		want string // in stdout
+	}{
+		{[]string{"--help"}, 0, "herdr-sim serve [flags]"},
+		{[]string{"-h"}, 0, "herdr-sim version"},
+		{[]string{"help"}, 0, "herdr-sim help [serve]"},
+		{[]string{"help", "serve"}, 0, "-world string"},
+		{[]string{"serve", "-h"}, 0, "usage: herdr-sim serve [flags]"},
+		{[]string{"version"}, 0, "herdr-sim " + buildinfo.Version()},
+		{[]string{"--version"}, 0, "herdr-sim " + buildinfo.Version()},
+		{[]string{"serve", "-bogus"}, 2, ""},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			if code := run(tt.args, &out, &errOut); code != tt.code {
+				t.Fatalf("exit %d, want %d; stderr %q", code, tt.code, errOut.String())
+			}
+			if !strings.Contains(out.String(), tt.want) {
+				t.Errorf("stdout lacks %q:\n%s", tt.want, out.String())
+			}
+			if tt.code == 0 && errOut.Len() > 0 {
+				t.Errorf("stderr = %q, want empty", errOut.String())
+			}
+		})
 	}
 }

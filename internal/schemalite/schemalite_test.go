@@ -38,7 +38,7 @@ func load(t *testing.T) (*schemalite.Validator, *schemacheck.Validator) {
 }
 
 // corpus collects every line a simulator session writes.
-func corpus(t *testing.T) [][]byte {
+func corpus(t testing.TB) [][]byte {
 	var mu sync.Mutex
 	var lines [][]byte
 	srv := sockettest.NewUnstartedServer(nil)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	_ "github.com/herdr-link/herdr-link/internal/schemacheck/autoload"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,16 +17,14 @@ import (
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/link/mcpserver"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden transcripts")
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	code := m.Run()
-	if n := sockettest.ValidatedLines(); n > 0 {
-		fmt.Printf("mcpserver: %d simulator lines validated against Herdr's schema\n", n)
-	}
+	code := simtest.Main(m)
 	os.Exit(code)
 }
 
@@ -74,7 +71,7 @@ func start(t testing.TB, o hopt) *harness {
 	t.Helper()
 	h := &harness{t: t, lines: make(chan string, 1024), done: make(chan error, 1)}
 	h.world = newWorld(t)
-	h.srv = sockettest.New(t, h.world, o.simOpts...)
+	h.srv = simtest.New(t, h.world, o.simOpts...)
 	opt := mcpserver.Options{Version: "test", MaxLineBytes: o.maxLine}
 	if !o.outside {
 		pane := o.pane

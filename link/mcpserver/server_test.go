@@ -16,6 +16,7 @@ import (
 	"github.com/herdr-link/herdr-link/link/mcpserver"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 func TestInitializeRevisions(t *testing.T) {
@@ -351,7 +352,7 @@ func TestModelFacingTextHasNoIDs(t *testing.T) {
 // exactly one answer.
 func TestSoak(t *testing.T) {
 	w := newWorld(t)
-	srv := sockettest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
+	srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	c := srv.Client()
@@ -414,7 +415,7 @@ func TestSoak(t *testing.T) {
 		t.Fatalf("answers %v (sum %d)", counts, sum)
 	}
 	sends := 0
-	for _, s := range w.Inputs("w1:p2") {
+	for _, s := range w.Prompts("w1:p2") {
 		if _, ok := link.Extract(s); ok {
 			sends++
 		}

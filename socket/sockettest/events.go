@@ -120,6 +120,10 @@ func (w *World) closePane(p *pane) {
 		}
 	}
 	p.term.name, p.term.label = nil, nil
+	if p.term.recv != nil {
+		p.term.recv.stop()
+		p.term.recv = nil
+	}
 	w.events.ids = append(w.events.ids, p.id, p.term.id)
 	w.emit(schema.EventData{PaneClosed: &schema.EventDataPaneClosed{PaneID: p.id, WorkspaceID: ws.id}})
 	if len(t.panes) == 0 {

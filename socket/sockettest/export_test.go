@@ -83,3 +83,9 @@ func (w *World) EventLines() []string {
 	}
 	return out
 }
+
+// LockWorld holds w's lock (the app loop busy) until the returned func.
+func LockWorld(w *World) (unlock func()) {
+	w.mu.Lock()
+	return w.mu.Unlock
+}

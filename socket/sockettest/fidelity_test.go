@@ -14,6 +14,7 @@ import (
 
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 // worldOf builds a one-tab world with one agent pane per kind, named
@@ -42,7 +43,7 @@ func TestBuiltinAgentKinds(t *testing.T) {
 		"claude-code", "antigravity", "kiro-cli", "github-copilot", "Claude", "codex.exe", "qoder"}
 	refused := []string{"goose", "crush", "aider", "my-hook-bot", "claudex"}
 	kinds := append(append([]string(nil), accepted...), refused...)
-	srv := sockettest.New(t, worldOf(t, "idle", kinds...))
+	srv := simtest.New(t, worldOf(t, "idle", kinds...))
 	c := srv.Client()
 	for i, k := range kinds {
 		_, err := c.AgentPrompt(context.Background(), schema.AgentPromptParams{Target: fmt.Sprintf("a%d", i), Text: "hello"})
@@ -84,7 +85,7 @@ func statusSub(t *testing.T, srv *sockettest.Server, paneID string, filter *sche
 // Issue 10 item 3: a status subscription filtered on the status the pane
 // already has gets that status as its first event.
 func TestStatusSubscriptionInitialEvent(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
+	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
 	next := statusSub(t, srv, "w1:p2", ptr(schema.AgentStatusIdle))
 	if got := next(2 * time.Second); got != schema.AgentStatusIdle {
 		t.Fatalf("first event %q, want idle", got)
@@ -103,7 +104,7 @@ func TestStatusSubscriptionInitialEvent(t *testing.T) {
 // even when several happen within one tick; agent.wait sees a status the
 // agent only passed through.
 func TestStatusChangesNotCoalesced(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 20 * time.Millisecond })
+	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 20 * time.Millisecond })
 	next := statusSub(t, srv, "w1:p2", nil)
 	for _, st := range []string{"working", "idle", "working"} {
 		if err := srv.World.SetStatus("w1:p2", st); err != nil {
@@ -120,7 +121,7 @@ func TestStatusChangesNotCoalesced(t *testing.T) {
 }
 
 func TestAgentWaitSeesTransientStatus(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 300 * time.Millisecond })
+	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 300 * time.Millisecond })
 	type result struct {
 		info schema.AgentInfo
 		err  error
@@ -200,7 +201,7 @@ func TestAggregateStatusRank(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv := sockettest.New(t, w)
+		srv := simtest.New(t, w)
 		var wl schema.ResultWorkspaceList
 		var tl schema.ResultTabList
 		if err := srv.Client().Call(context.Background(), schema.MethodWorkspaceList, nil, &wl); err != nil {
@@ -219,7 +220,7 @@ func TestAggregateStatusRank(t *testing.T) {
 // forms: <ws>:p<n> and <ws>-<n> with <ws> an id, w_<position> or a bare
 // position.
 func TestLoosePaneIDs(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t))
+	srv := simtest.New(t, newWorld(t))
 	c := srv.Client()
 	ctx := context.Background()
 	for arg, want := range map[string]string{
@@ -265,7 +266,7 @@ func hubSince(w *sockettest.World, n int) ([]string, []string) {
 // Issue 10 item 8: the events Herdr emits for detection, exit, moves,
 // closes and title changes.
 func TestLifecycleEvents(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
+	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
 	w := srv.World
 	c := srv.Client()
 	ctx := context.Background()
@@ -328,7 +329,7 @@ func TestLifecycleEvents(t *testing.T) {
 
 // Issue 10 item 13: the fields a live Herdr fills reach clients.
 func TestLiveFields(t *testing.T) {
-	srv := sockettest.New(t, nil)
+	srv := simtest.New(t, nil)
 	raw := func(method string, params any) string {
 		var r jsonx.RawMessage
 		if err := srv.Client().Call(context.Background(), method, params, &r); err != nil {
@@ -361,7 +362,7 @@ func TestLiveFields(t *testing.T) {
 // the same write, abandons the wait silently, as Herdr's byte-by-byte read
 // leaves it for the disconnect check.
 func TestStrayByteAbandonsWait(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 10 * time.Millisecond })
+	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 10 * time.Millisecond })
 	for name, line := range map[string]string{
 		"agent.wait":          `{"id":"w","method":"agent.wait","params":{"target":"brain","timeout_ms":1500}}`,
 		"agent.prompt + wait": `{"id":"p","method":"agent.prompt","params":{"target":"w1:p2","text":"hi","wait":{"timeout_ms":1500}}}`,
@@ -377,8 +378,8 @@ func TestStrayByteAbandonsWait(t *testing.T) {
 		})
 	}
 	// The prompt itself was written before the wait began.
-	if in := srv.World.Inputs("w1:p2"); len(in) == 0 || in[0] != "hi" {
-		t.Fatalf("prompt inputs %q", in)
+	if in := srv.World.Prompts("w1:p2"); len(in) == 0 || in[0] != "hi" {
+		t.Fatalf("prompts %q", in)
 	}
 	// A subscription gets its acknowledgement, then the stream ends.
 	got := exchange(t, srv.Path(), []byte(`{"id":"s","method":"events.subscribe","params":{"subscriptions":[{"type":"pane.closed"}]}}`+"\nX"))
@@ -396,7 +397,7 @@ func TestStrayByteAbandonsWait(t *testing.T) {
 func TestHalfClosedClientsGetReplies(t *testing.T) {
 	for _, poll := range []bool{false, true} {
 		t.Run(fmt.Sprintf("poll read %v", poll), func(t *testing.T) {
-			halfClosed(t, sockettest.New(t, nil, func(s *sockettest.Server) { s.PollRead = poll }))
+			halfClosed(t, simtest.New(t, nil, func(s *sockettest.Server) { s.PollRead = poll }))
 		})
 	}
 }
@@ -411,8 +412,7 @@ func halfClosed(t *testing.T, srv *sockettest.Server) {
 		`{"id":"6","method":"session.snapshot","params":{}}`,
 		`{"id":"7","method":"agent.get","params":{"target":"nobody"}}`,
 		`{"id":"8","method":"bogus","params":{}}`,
-		// A no-wait agent.prompt belongs here too once the simulator stops
-		// treating it as a wait (the delivery-sim branch's part of item 11).
+		`{"id":"9","method":"agent.prompt","params":{"target":"reviewer","text":"x"}}`,
 	}
 	const n = 300
 	var wg sync.WaitGroup

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	_ "github.com/herdr-link/herdr-link/internal/schemacheck/autoload"
 	"io"
 	"net"
 	"os"
@@ -19,15 +18,10 @@ import (
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if n := sockettest.ValidatedLines(); n > 0 {
-		fmt.Printf("sockettest: %d simulator lines validated against Herdr's schema\n", n)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(simtest.Main(m)) }
 
 // exchange writes data on a fresh connection and reads everything the
 // server writes until it closes the connection.
@@ -50,7 +44,7 @@ func exchange(t *testing.T, path string, data []byte) string {
 }
 
 func TestSilentCloses(t *testing.T) {
-	srv := sockettest.New(t, nil, func(s *sockettest.Server) { s.ReadTimeout = 200 * time.Millisecond })
+	srv := simtest.New(t, nil, func(s *sockettest.Server) { s.ReadTimeout = 200 * time.Millisecond })
 	tests := []struct {
 		name string
 		data []byte
@@ -103,7 +97,7 @@ func TestSilentCloses(t *testing.T) {
 }
 
 func TestInvalidRequests(t *testing.T) {
-	srv := sockettest.New(t, nil)
+	srv := simtest.New(t, nil)
 	tests := []struct {
 		name, line, want string
 	}{
@@ -139,7 +133,7 @@ func TestInvalidRequests(t *testing.T) {
 }
 
 func TestLenientParsing(t *testing.T) {
-	srv := sockettest.New(t, nil)
+	srv := simtest.New(t, nil)
 	for _, line := range []string{
 		`{"jsonrpc":"2.0","id":"a","method":"ping","params":{"extra":1}}`,
 		`  {"id":"a","method":"ping","params":[]}  `,
@@ -154,7 +148,7 @@ func TestLenientParsing(t *testing.T) {
 }
 
 func TestOneRequestPerConnection(t *testing.T) {
-	srv := sockettest.New(t, nil)
+	srv := simtest.New(t, nil)
 	got := exchange(t, srv.Path(), []byte(`{"id":"1","method":"ping","params":{}}`+"\n"+`{"id":"2","method":"ping","params":{}}`+"\n"))
 	if strings.Count(got, "\n") != 1 || !strings.Contains(got, `"id":"1"`) {
 		t.Fatalf("reply %q, want only the first request answered", got)
@@ -177,7 +171,7 @@ func TestPing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := sockettest.New(t, nil, func(s *sockettest.Server) {
+			srv := simtest.New(t, nil, func(s *sockettest.Server) {
 				if tt.protocol != 0 {
 					s.Protocol, s.Version = tt.protocol, tt.version
 				}
@@ -192,7 +186,7 @@ func TestPing(t *testing.T) {
 }
 
 func TestSocketFile(t *testing.T) {
-	srv := sockettest.New(t, nil)
+	srv := simtest.New(t, nil)
 	fi, err := os.Stat(srv.Path())
 	if err != nil {
 		t.Fatal(err)
@@ -229,7 +223,7 @@ func TestSocketFile(t *testing.T) {
 }
 
 func TestConcurrentClients(t *testing.T) {
-	srv := sockettest.New(t, nil)
+	srv := simtest.New(t, nil)
 	c := srv.Client()
 	var wg sync.WaitGroup
 	errs := make(chan error, 64*5)
@@ -271,7 +265,7 @@ func TestConcurrentClients(t *testing.T) {
 }
 
 func TestPollRead(t *testing.T) {
-	srv := sockettest.New(t, nil, func(s *sockettest.Server) { s.PollRead = true })
+	srv := simtest.New(t, nil, func(s *sockettest.Server) { s.PollRead = true })
 	// A request written at once is usually read at the first poll.
 	c, err := net.Dial("unix", srv.Path())
 	if err != nil {
@@ -295,7 +289,7 @@ func TestPollRead(t *testing.T) {
 }
 
 func TestServerStop(t *testing.T) {
-	srv := sockettest.New(t, nil)
+	srv := simtest.New(t, nil)
 	c := srv.Client()
 	ctx := context.Background()
 	if err := c.Call(ctx, schema.MethodServerStop, nil, nil); err != nil {

@@ -133,7 +133,14 @@ func agentList(c *call) (any, *herdrError) {
 
 // prompt applies agent.prompt's checks and writes (w.mu held).
 func (c *call) prompt(p schema.AgentPromptParams) (*pane, schema.AgentInfo, *herdrError) {
-	w := c.w
+	return c.w.prompt(p, c.s.SubmitDelay)
+}
+
+// prompt is agent.prompt without wait (w.mu held): the checks in Herdr's
+// order, then the text (in paste brackets when the program has bracketed
+// paste on, after ESC[I for Copilot) and Enter submitDelay later on the
+// world clock. info is the agent before submission.
+func (w *World) prompt(p schema.AgentPromptParams, submitDelay time.Duration) (*pane, schema.AgentInfo, *herdrError) {
 	if p.Text == "" {
 		return nil, schema.AgentInfo{}, herr("empty_agent_prompt", "agent prompt must not be empty")
 	}
@@ -157,29 +164,44 @@ func (c *call) prompt(p schema.AgentPromptParams) (*pane, schema.AgentInfo, *her
 	}
 	before := w.agentInfo(pn)
 	if kind == "copilot" {
-		t.writes = append(t.writes, "\x1b[I")
+		w.write(t, "\x1b[I")
 	}
 	if t.promptFails {
 		return nil, schema.AgentInfo{}, herr("agent_prompt_failed", "no available capacity")
 	}
 	text := p.Text
-	if t.bracketed {
-		text = "\x1b[200~" + text + "\x1b[201~"
+	if t.bracketed() {
+		text = pasteStart + text + pasteEnd
 	}
-	t.writes = append(t.writes, text)
-	t.revision++
-	w.bump()
+	t.prompts = append(t.prompts, p.Text)
+	w.write(t, text)
 	term := t
-	time.AfterFunc(c.s.SubmitDelay, func() {
+	w.clock.AfterFunc(submitDelay, func() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if pn.term == term && w.paneByTarget(pn.id) == pn {
-			term.writes = append(term.writes, "\r")
-			term.revision++
-			w.bump()
+			enter := "\r"
+			if term.recv != nil {
+				enter = term.recv.enterKey()
+			}
+			w.write(term, enter)
 		}
 	})
 	return pn, before, nil
+}
+
+// Prompt is agent.prompt without wait, as Herdr runs it: the same checks
+// and errors (a *[socket.Error]), the text now and Enter
+// [PromptSubmitDelay] later on the world's clock. It returns the agent as
+// it was before the submission.
+func (w *World) Prompt(target, text string) (schema.AgentInfo, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, info, e := w.prompt(schema.AgentPromptParams{Target: target, Text: text}, PromptSubmitDelay)
+	if e != nil {
+		return schema.AgentInfo{}, &socket.Error{Method: schema.MethodAgentPrompt, Code: e.code, Message: e.msg}
+	}
+	return info, nil
 }
 
 func agentPrompt(c *call) (any, *herdrError) {
@@ -423,7 +445,7 @@ func agentRename(c *call) (any, *herdrError) {
 	}
 	t := pn.term
 	if p.Name != nil {
-		if !socket.ValidAgentName(*p.Name) {
+		if !validAgentName(*p.Name) {
 			return nil, herr("invalid_agent_name", "agent name must start with a lowercase letter and contain only lowercase letters, digits, '-' or '_' (1-32 characters)")
 		}
 		var clash []*pane
@@ -458,7 +480,7 @@ func readResult(w *World, pn *pane, source schema.ReadSource, format *schema.Rea
 		f = *format
 	}
 	doStrip := f == schema.ReadFormatText && (strip == nil || *strip)
-	text := screen(pn.term, doStrip)
+	text := screenText(pn.term, doStrip)
 	truncated := false
 	if lines != nil {
 		ls := strings.Split(text, "\n")
@@ -469,7 +491,8 @@ func readResult(w *World, pn *pane, source schema.ReadSource, format *schema.Rea
 		text = strings.Join(ls, "\n")
 	}
 	return schema.ResultPaneRead{Type: schema.ResultTypePaneRead, Read: schema.PaneReadResult{
-		PaneID: pn.id, WorkspaceID: pn.tab.ws.id, TabID: pn.tab.id, Revision: pn.term.revision,
+		// Herdr's pane.read always answers revision 0.
+		PaneID: pn.id, WorkspaceID: pn.tab.ws.id, TabID: pn.tab.id, Revision: 0,
 		Source: source, Format: f, Text: text, Truncated: truncated}}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -62,7 +63,7 @@ func TestWorldFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := sockettest.New(t, w)
+	srv := simtest.New(t, w)
 	agents, err := srv.Client().AgentList(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +91,7 @@ func TestEncodeNumber(t *testing.T) {
 }
 
 func TestAgentListAndGet(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t))
+	srv := simtest.New(t, newWorld(t))
 	c := srv.Client()
 	ctx := context.Background()
 	agents, err := c.AgentList(ctx)
@@ -167,7 +168,7 @@ func TestAgentListAndGet(t *testing.T) {
 }
 
 func TestAgentPrompt(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t), func(s *sockettest.Server) { s.SubmitDelay = 20 * time.Millisecond })
+	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.SubmitDelay = 20 * time.Millisecond })
 	c := srv.Client()
 	ctx := context.Background()
 	tests := []struct {
@@ -192,7 +193,8 @@ func TestAgentPrompt(t *testing.T) {
 	if in := srv.World.Inputs("w1:p4"); len(in) != 0 {
 		t.Errorf("a blocked agent received %q", in)
 	}
-	// Success: text at once, Enter as a separate write later.
+	// Success: text at once (in paste brackets: a ready agent has
+	// bracketed paste on), Enter as a separate write later.
 	before, _ := srv.World.Agent("finished")
 	info, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "finished", Text: "line one\nline two"})
 	if err != nil {
@@ -201,8 +203,11 @@ func TestAgentPrompt(t *testing.T) {
 	if info.Revision != before.Revision || info.AgentStatus != schema.AgentStatusDone {
 		t.Errorf("prompted agent %+v is not the pre-submission record", info)
 	}
-	if in := srv.World.Inputs("w1:pA"); len(in) != 1 || in[0] != "line one\nline two" {
+	if in := srv.World.Inputs("w1:pA"); len(in) != 1 || in[0] != "\x1b[200~line one\nline two\x1b[201~" {
 		t.Fatalf("inputs right after the prompt: %q", in)
+	}
+	if p := srv.World.Prompts("w1:pA"); len(p) != 1 || p[0] != "line one\nline two" {
+		t.Fatalf("prompts %q", p)
 	}
 	waitFor(t, func() bool { return len(srv.World.Inputs("w1:pA")) == 2 })
 	if in := srv.World.Inputs("w1:pA"); in[1] != "\r" {
@@ -215,14 +220,15 @@ func TestAgentPrompt(t *testing.T) {
 	if in := srv.World.Inputs("w1:p8"); len(in) < 2 || in[0] != "\x1b[I" || in[1] != "\x1b[200~hello\x1b[201~" {
 		t.Fatalf("copilot inputs %q", in)
 	}
-	// pane.read and agent.read show what the agent received.
-	waitFor(t, func() bool { return strings.Contains(srv.World.Screen("w1:p8"), "hello\n") })
+	// pane.read and agent.read show the pane as the screen would: the
+	// turn the agent received, then its (empty) composer; revision 0.
+	waitFor(t, func() bool { return len(srv.World.Submissions("w1:p8")) == 1 })
 	r, err := c.PaneRead(ctx, schema.PaneReadParams{PaneID: "w1:p8", Source: schema.ReadSourceRecent})
-	if err != nil || r.Text != "hello\n" {
-		t.Fatalf("pane.read = %q, %v", r.Text, err)
+	if err != nil || !strings.HasPrefix(r.Text, "hello\n\n") || !strings.HasSuffix(r.Text, "\n> ") || r.Revision != 0 {
+		t.Fatalf("pane.read = %+v, %v", r, err)
 	}
 	var ar schema.ResultPaneRead
-	if err := c.Call(ctx, schema.MethodAgentRead, schema.AgentReadParams{Target: "pilot", Source: schema.ReadSourceRecent}, &ar); err != nil || ar.Read.Text != "hello\n" {
+	if err := c.Call(ctx, schema.MethodAgentRead, schema.AgentReadParams{Target: "pilot", Source: schema.ReadSourceRecent}, &ar); err != nil || ar.Read.Text != r.Text {
 		t.Fatalf("agent.read = %+v, %v", ar, err)
 	}
 }
@@ -239,7 +245,7 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 func TestAgentPromptWait(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t), func(s *sockettest.Server) {
+	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) {
 		s.Tick = 5 * time.Millisecond
 		s.SubmitDelay = time.Millisecond
 		s.EffectTimeout = 100 * time.Millisecond
@@ -253,7 +259,11 @@ func TestAgentPromptWait(t *testing.T) {
 		}
 		return o
 	}
-	// No state change: timeout when timeout_ms ≤ the gate, stalled otherwise.
+	// No state change (the composer never submits): timeout when
+	// timeout_ms ≤ the gate, stalled otherwise.
+	if err := srv.World.SetBehaviour("w1:pA", sockettest.Behaviour{Stuck: true}); err != nil {
+		t.Fatal(err)
+	}
 	_, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "finished", Text: "x", Wait: wait(nil, 50)})
 	if codeOf(err) != "timeout" {
 		t.Errorf("short timeout: %v", err)
@@ -270,6 +280,7 @@ func TestAgentPromptWait(t *testing.T) {
 		t.Errorf("wait + blocked: %v", err)
 	}
 	// The agent works, then finishes: the wait returns the matching record.
+	_ = srv.World.SetBehaviour("w1:pA", sockettest.Behaviour{TurnTime: -1})
 	go func() {
 		time.Sleep(20 * time.Millisecond)
 		_ = srv.World.SetStatus("w1:pA", "working")
@@ -293,7 +304,7 @@ func TestAgentPromptWait(t *testing.T) {
 }
 
 func TestAgentWait(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
+	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
 	c := srv.Client()
 	ctx := context.Background()
 	ms := uint64(50)
@@ -319,7 +330,7 @@ func TestAgentWait(t *testing.T) {
 }
 
 func TestAgentRename(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t))
+	srv := simtest.New(t, newWorld(t))
 	c := srv.Client()
 	ctx := context.Background()
 	tests := []struct {
@@ -366,7 +377,7 @@ func TestAgentRename(t *testing.T) {
 }
 
 func TestPanes(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t))
+	srv := simtest.New(t, newWorld(t))
 	c := srv.Client()
 	ctx := context.Background()
 	p, err := c.PaneGet(ctx, "w1:p3")
@@ -428,7 +439,7 @@ func TestPanes(t *testing.T) {
 }
 
 func TestListsAndSnapshot(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t))
+	srv := simtest.New(t, newWorld(t))
 	c := srv.Client()
 	ctx := context.Background()
 	ws, err := c.WorkspaceList(ctx)
@@ -454,7 +465,7 @@ func TestListsAndSnapshot(t *testing.T) {
 }
 
 func TestEvents(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
+	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
 	c := srv.Client()
 	ctx := context.Background()
 	// A closed pane before subscribing is replayed (plain kinds start at 0).
@@ -522,7 +533,7 @@ func TestEvents(t *testing.T) {
 }
 
 func TestFaultsAndLog(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t))
+	srv := simtest.New(t, newWorld(t))
 	c := srv.Client()
 	c.Timeout = 300 * time.Millisecond
 	ctx := context.Background()
@@ -592,7 +603,7 @@ func TestFaultsAndLog(t *testing.T) {
 // checklist: seq bumps, detection, seen/unseen, managed launches, and what
 // clears a name.
 func TestAgentLifecycle(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
+	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
 	c := srv.Client()
 	ctx := context.Background()
 	w := srv.World
@@ -675,7 +686,7 @@ func TestAgentLifecycle(t *testing.T) {
 // TestCloseAndMoveEvents: the events pane.close and pane.move emit, ids
 // that are never reused, and what a move keeps.
 func TestCloseAndMoveEvents(t *testing.T) {
-	srv := sockettest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 2 * time.Millisecond })
+	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 2 * time.Millisecond })
 	c := srv.Client()
 	ctx := context.Background()
 	before, _ := c.AgentGet(ctx, "brain")
@@ -743,7 +754,7 @@ func TestRenameWithoutLabel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := sockettest.New(t, w)
+	srv := simtest.New(t, w)
 	_, err = srv.Client().AgentRename(context.Background(), "starting", ptr("other"))
 	var he *socket.Error
 	if !errors.As(err, &he) || he.Code != "agent_not_found" || he.Message != "agent target does not currently host an agent" {

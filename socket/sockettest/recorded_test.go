@@ -14,6 +14,7 @@ import (
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 // recordedDir holds responses recorded from a live Herdr 0.8.2, outside
@@ -54,7 +55,7 @@ func sameShape(t *testing.T, what string, want, got []byte) {
 // The simulator's ping answer has the recorded pong's shape.
 func TestRecordedPong(t *testing.T) {
 	want := recorded(t, "pong.json")[0]
-	srv := sockettest.New(t, nil)
+	srv := simtest.New(t, nil)
 	got := strings.TrimSpace(exchange(t, srv.Path(), []byte(`{"id":"cap-ping","method":"ping","params":{}}`+"\n")))
 	sameShape(t, "pong", want, []byte(got))
 }
@@ -63,7 +64,7 @@ func TestRecordedPong(t *testing.T) {
 // pane.read of an unknown pane, a request line without params.
 func TestRecordedErrors(t *testing.T) {
 	lines := recorded(t, "errors.ndjson")
-	srv := sockettest.New(t, nil)
+	srv := simtest.New(t, nil)
 	reqs := []string{
 		`{"id":"probe","method":"pane.read","params":{"pane_id":"zz:p9","source":"recent"}}`,
 		`{"id":"cap-missing","method":"pane.list"}`,
@@ -103,7 +104,7 @@ func TestRecordedEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := sockettest.New(t, w, func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
+	srv := simtest.New(t, w, func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
 	sub, err := srv.Client().Subscribe(context.Background(), schema.EventsSubscribeParams{Subscriptions: []schema.Subscription{
 		{PaneUpdated: &schema.SubscriptionPaneUpdated{}},
 		{PaneAgentStatusChanged: &schema.SubscriptionPaneAgentStatusChanged{PaneID: "w1:p3"}},
@@ -161,7 +162,7 @@ func TestRecordedSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := sockettest.New(t, w)
+	srv := simtest.New(t, w)
 	got := strings.TrimSpace(exchange(t, srv.Path(), []byte(`{"id":"cap-snapshot","method":"session.snapshot","params":{}}`+"\n")))
 	sameShape(t, "session.snapshot", rec, []byte(got))
 }

@@ -8,13 +8,14 @@ import (
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 // Issue 10 items 1 and 14: requests serde rejects are rejected, with
 // serde's wording and column (the end of the line for everything that went
 // through the flatten buffer), never Go's.
 func TestSerdeRejections(t *testing.T) {
-	srv := sockettest.New(t, nil)
+	srv := simtest.New(t, nil)
 	statuses := "expected one of `idle`, `working`, `blocked`, `done`, `unknown`"
 	tests := []struct {
 		name, line, want string

@@ -97,6 +97,9 @@ type Server struct {
 	Check func(line []byte) error
 	// Logf receives diagnostics; nil discards them.
 	Logf func(format string, args ...any)
+	// HerdrOnly turns off the simulator-only methods ([SimMethodTurns]):
+	// they are then unknown methods, as in real Herdr.
+	HerdrOnly bool
 
 	path     string
 	dir      string // temp dir to remove on Close
@@ -207,9 +210,7 @@ func (s *Server) listen() error {
 		return err
 	}
 	if fi, err := os.Stat(s.path); err == nil {
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			s.inode = st.Ino
-		}
+		s.inode = inode(fi)
 	}
 	s.mu.Lock()
 	s.ln = ln
@@ -336,10 +337,8 @@ func (s *Server) Close() {
 	s.World.bump()
 	s.World.mu.Unlock()
 	s.wg.Wait()
-	if fi, err := os.Stat(s.path); err == nil {
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Ino == s.inode {
-			os.Remove(s.path)
-		}
+	if fi, err := os.Stat(s.path); err == nil && s.inode != 0 && inode(fi) == s.inode {
+		os.Remove(s.path)
 	}
 	if s.dir != "" {
 		os.RemoveAll(s.dir)
@@ -413,7 +412,7 @@ func (p *pollReader) try(b []byte) (n int, err error, again bool) {
 	}
 	var rerr error
 	cerr := rc.Read(func(fd uintptr) bool {
-		n, rerr = syscall.Read(int(fd), b)
+		n, rerr = readFD(fd, b)
 		return true // never wait for readiness: report what is there now
 	})
 	switch {
@@ -465,6 +464,12 @@ func (s *Server) serve(c net.Conn) {
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 {
 		return
+	}
+	if !s.HerdrOnly {
+		if sr, ok := parseSimRequest(trimmed); ok {
+			s.serveSim(c, sr)
+			return
+		}
 	}
 	rec := Request{Time: time.Now(), Line: string(line)}
 	req, perr := parseRequest(trimmed)
@@ -663,7 +668,7 @@ func (s *Server) respond(c net.Conn, req parsedRequest) []byte {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	env := &call{s: s, w: s.World, req: req, ctx: ctx}
-	if waits[req.Method] {
+	if isWait(req) {
 		gone := s.watchGone(c)
 		go func() {
 			select {
@@ -686,6 +691,22 @@ func (s *Server) respond(c net.Conn, req parsedRequest) []byte {
 		return errorLine(req.ID, herr.code, herr.msg)
 	}
 	return resultLine(req.ID, res)
+}
+
+// isWait reports whether req holds its connection and watches for the
+// client going away: agent.wait, and agent.prompt with wait. Without
+// wait, agent.prompt is an ordinary request: Herdr never reads the
+// connection again and always replies, even to a half-closed client or
+// one that sent a stray byte.
+func isWait(req parsedRequest) bool {
+	if req.Method != schema.MethodAgentPrompt {
+		return waits[req.Method]
+	}
+	var p struct {
+		Wait jsonx.RawMessage `json:"wait"`
+	}
+	_ = jsonx.Unmarshal(req.Params, &p)
+	return len(p.Wait) > 0 && string(p.Wait) != "null"
 }
 
 // herdrError is an error response of a method.

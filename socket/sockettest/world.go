@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -61,7 +62,11 @@ type AgentSpec struct {
 	Status           string `json:"status,omitempty"`
 	LaunchPending    bool   `json:"launch_pending,omitempty"`
 	InteractiveReady bool   `json:"interactive_ready,omitempty"`
-	BracketedPaste   bool   `json:"bracketed_paste,omitempty"`
+	// BracketedPaste fixes whether the agent program has bracketed paste
+	// on; when absent it is on once the agent is ready (status other than
+	// unknown), as real TUIs enable it when their input box is ready.
+	// Herdr sends a prompt's text raw when it is off.
+	BracketedPaste *bool `json:"bracketed_paste,omitempty"`
 	// NotForeground makes prompts fail as if the agent had left the
 	// foreground of its pane.
 	NotForeground bool `json:"not_foreground,omitempty"`
@@ -72,6 +77,24 @@ type AgentSpec struct {
 	Session string `json:"session,omitempty"`
 	// ScreenDetectionSkipped reports a full-lifecycle hook authority.
 	ScreenDetectionSkipped bool `json:"screen_detection_skipped,omitempty"`
+
+	// The receiving end (see [Behaviour] and the package doc).
+
+	// Draft is a user's unsent text already in the composer; the next
+	// submission carries it.
+	Draft string `json:"draft,omitempty"`
+	// Stuck makes the composer never submit: Enter does nothing.
+	Stuck bool `json:"stuck,omitempty"`
+	// TurnMS is how long each turn lasts, in ms (0: 1000; negative: turns
+	// never end by themselves).
+	TurnMS int `json:"turn_ms,omitempty"`
+	// TurnEndsMS, for an agent that starts working, ends that turn after
+	// this many ms from the world's creation (0: it works until
+	// World.SetStatus says otherwise).
+	TurnEndsMS int `json:"turn_ends_ms,omitempty"`
+	// SubmitMS, when present, replaces the kind's delay in ms from Enter
+	// to the turn starting (0 is immediate).
+	SubmitMS *int `json:"submit_ms,omitempty"`
 }
 
 // ParseWorld reads a world file.
@@ -148,6 +171,7 @@ type World struct {
 	gen        uint64     // bumped on every state change
 	listGen    uint64     // gen of listCache
 	listCache  []byte     // the agent_list result object at listGen
+	clock      Clock
 }
 
 // bump records a state change (w.mu held).
@@ -186,13 +210,15 @@ type terminal struct {
 	seen             bool
 	launch           launchPhase
 	interactiveReady bool
-	bracketed        bool
 	notForeground    bool
 	promptFails      bool
 	seq              uint64
 	revision         uint64
-	writes           []string
-	title            *string // terminal title (OSC 0/2)
+	writes           []string     // every write to the terminal
+	prompts          []string     // the text of each accepted agent.prompt
+	recv             receiver     // the program reading the terminal; nil for a shell
+	subs             []Submission // the turns its agents received
+	title            *string      // terminal title (OSC 0/2)
 	session          *schema.AgentSessionInfo
 	skipDetection    bool
 }
@@ -206,9 +232,16 @@ const (
 	launchActive
 )
 
-// NewWorld builds a world from spec.
-func NewWorld(spec WorldSpec) (*World, error) {
-	w := &World{aliases: map[string]*pane{}}
+// NewWorld builds a world from spec, on the real clock.
+func NewWorld(spec WorldSpec) (*World, error) { return NewWorldClock(spec, nil) }
+
+// NewWorldClock builds a world from spec whose agents run on clock (the
+// real clock when nil).
+func NewWorldClock(spec WorldSpec, clock Clock) (*World, error) {
+	if clock == nil {
+		clock = realClock{}
+	}
+	w := &World{aliases: map[string]*pane{}, clock: clock}
 	w.changed = sync.NewCond(&w.mu)
 	seen := map[string]bool{}
 	unique := func(kind, id string) error {
@@ -339,7 +372,6 @@ func (w *World) occupy(t *terminal, a *AgentSpec) error {
 		}
 	}
 	t.interactiveReady = a.InteractiveReady
-	t.bracketed = a.BracketedPaste
 	t.notForeground = a.NotForeground
 	t.promptFails = a.PromptFails
 	t.skipDetection = a.ScreenDetectionSkipped
@@ -350,6 +382,28 @@ func (w *World) occupy(t *terminal, a *AgentSpec) error {
 	w.stateSeq++
 	t.seq = w.stateSeq
 	t.revision++
+	if t.label == nil {
+		return nil
+	}
+	b := Behaviour{Stuck: a.Stuck, TurnTime: time.Duration(a.TurnMS) * time.Millisecond, BracketedPaste: a.BracketedPaste}
+	if a.SubmitMS != nil {
+		if *a.SubmitMS < 0 {
+			return fmt.Errorf("submit_ms %d is negative", *a.SubmitMS)
+		}
+		d := time.Duration(*a.SubmitMS) * time.Millisecond
+		b.SubmitLatency = &d
+	}
+	if a.TurnEndsMS < 0 {
+		return fmt.Errorf("turn_ends_ms %d is negative", a.TurnEndsMS)
+	}
+	m := newModel(w, t, *t.label, b, a.Draft)
+	t.recv = m
+	if a.TurnEndsMS > 0 {
+		if t.state != schema.AgentStatusWorking {
+			return errors.New("turn_ends_ms needs status working")
+		}
+		m.startTurnTimer(time.Duration(a.TurnEndsMS) * time.Millisecond)
+	}
 	return nil
 }
 
@@ -609,9 +663,12 @@ func (w *World) lockedPane(paneID string) (*pane, error) {
 
 // SetStatus changes the agent status of the agent in paneID as detection
 // would: "idle" after working or blocked reads done unless the pane is
-// focused; "done" forces idle-and-unseen. It bumps the server-wide
-// state_change_seq and emits events. A managed launch goes pending →
-// blocked on "blocked" and becomes active (interactive_ready) on "idle".
+// focused; "done" forces idle-and-unseen. A change of the underlying
+// state (idle, working, blocked, unknown; not seen/unseen) bumps the
+// server-wide state_change_seq; setting the state it already has changes
+// nothing. A managed launch goes pending → blocked on "blocked" and
+// becomes active (interactive_ready) on "idle". Leaving working ends the
+// modelled agent's turn, so input it queued is submitted.
 func (w *World) SetStatus(paneID, status string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -619,9 +676,20 @@ func (w *World) SetStatus(paneID, status string) error {
 	if err != nil {
 		return err
 	}
-	t := p.term
-	old := t.status()
 	switch schema.AgentStatus(status) {
+	case schema.AgentStatusDone, schema.AgentStatusIdle, schema.AgentStatusWorking, schema.AgentStatusBlocked, schema.AgentStatusUnknown:
+	default:
+		return fmt.Errorf("sockettest: unknown status %q", status)
+	}
+	w.setState(p, schema.AgentStatus(status))
+	return nil
+}
+
+// setState applies a detected status (w.mu held); see SetStatus.
+func (w *World) setState(p *pane, status schema.AgentStatus) {
+	t := p.term
+	oldState, oldStatus := t.state, t.status()
+	switch status {
 	case schema.AgentStatusDone:
 		t.state, t.seen = schema.AgentStatusIdle, false
 	case schema.AgentStatusIdle:
@@ -630,14 +698,14 @@ func (w *World) SetStatus(paneID, status string) error {
 		// it seen when the pane is in the active tab of the active
 		// workspace and the outer terminal has not lost focus. The first
 		// idle after detection (unknown → idle), and idle during a managed
-		// launch, stay seen.
-		finished := (t.state == schema.AgentStatusWorking || t.state == schema.AgentStatusBlocked) &&
-			t.launch != launchPending && t.launch != launchBlocked
-		t.state, t.seen = schema.AgentStatusIdle, !(finished && !w.visible(p))
-	case schema.AgentStatusWorking, schema.AgentStatusBlocked, schema.AgentStatusUnknown:
-		t.state, t.seen = schema.AgentStatus(status), true
+		// launch, stay seen. Idle → idle changes nothing.
+		if t.state != schema.AgentStatusIdle {
+			finished := (t.state == schema.AgentStatusWorking || t.state == schema.AgentStatusBlocked) &&
+				t.launch != launchPending && t.launch != launchBlocked
+			t.state, t.seen = schema.AgentStatusIdle, !(finished && !w.visible(p))
+		}
 	default:
-		return fmt.Errorf("sockettest: unknown status %q", status)
+		t.state, t.seen = status, true
 	}
 	switch {
 	case t.launch == launchPending && t.state == schema.AgentStatusBlocked:
@@ -645,14 +713,17 @@ func (w *World) SetStatus(paneID, status string) error {
 	case (t.launch == launchPending || t.launch == launchBlocked) && t.state == schema.AgentStatusIdle:
 		t.launch, t.interactiveReady = launchActive, true
 	}
-	w.stateSeq++
-	t.seq = w.stateSeq
-	t.revision++
-	if t.status() != old {
+	if t.state != oldState {
+		w.stateSeq++
+		t.seq = w.stateSeq
+	}
+	if t.status() != oldStatus {
 		w.emitStatus(p)
 	}
 	w.bump()
-	return nil
+	if t.state != oldState && t.recv != nil {
+		t.recv.stateChanged(oldState, t.state)
+	}
 }
 
 // visible reports (w.mu held) whether the user sees p: it is in the active
@@ -689,15 +760,20 @@ func (w *World) Detect(paneID, kind string) error {
 		t.name = nil // a different agent replaces the occupant and its name
 		t.session = nil
 	}
+	changed := t.label == nil || *t.label != kind || t.state != schema.AgentStatusUnknown
 	k := kind
 	changedLabel := t.label == nil || *t.label != kind
 	t.label = &k
-	prevState := t.state
 	t.state, t.seen = schema.AgentStatusUnknown, true
-	if prevState != t.state {
+	if changed {
 		w.stateSeq++
 		t.seq = w.stateSeq
 	}
+	// A newly started program: empty composer, raw typing until ready.
+	if t.recv != nil {
+		t.recv.stop()
+	}
+	t.recv = newModel(w, t, kind, Behaviour{}, "")
 	if changedLabel {
 		w.emit(schema.EventData{PaneAgentDetected: &schema.EventDataPaneAgentDetected{PaneID: p.id, WorkspaceID: p.tab.ws.id, Agent: &k}})
 	}
@@ -723,12 +799,17 @@ func (w *World) Exit(paneID string) error {
 		return err
 	}
 	t := p.term
-	final, label, hadName, prevState := t.status(), t.label, t.name != nil, t.state
+	final, label, hadName := t.status(), t.label, t.name != nil
+	changed := t.label != nil || t.name != nil || t.state != schema.AgentStatusUnknown
 	t.label, t.name, t.session = nil, nil, nil
 	t.state, t.seen, t.launch = schema.AgentStatusUnknown, true, launchNone
-	if prevState != t.state {
+	if changed {
 		w.stateSeq++
 		t.seq = w.stateSeq
+	}
+	if t.recv != nil {
+		t.recv.stop()
+		t.recv = nil
 	}
 	if label != nil || hadName {
 		w.emit(schema.EventData{PaneAgentDetected: &schema.EventDataPaneAgentDetected{PaneID: p.id, WorkspaceID: p.tab.ws.id,
@@ -832,7 +913,8 @@ func (w *World) Agent(target string) (schema.AgentInfo, bool) {
 }
 
 // Inputs returns every write made to paneID's terminal, in order: prompt
-// texts (with paste brackets when on) and the separate Enter ("\r").
+// texts (with paste brackets when on), Copilot's focus-in report, the
+// separate Enter ("\r") and whatever [World.Write] typed.
 func (w *World) Inputs(paneID string) []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -843,9 +925,138 @@ func (w *World) Inputs(paneID string) []string {
 	return append([]string(nil), p.term.writes...)
 }
 
-// Screen returns what pane.read shows for paneID: its writes as text, with
+// Prompts returns the text of each agent.prompt Herdr accepted for
+// paneID's terminal, in order, as the request carried it (no paste
+// brackets, no Enter).
+func (w *World) Prompts(paneID string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.paneByTarget(paneID)
+	if p == nil {
+		return nil
+	}
+	return append([]string(nil), p.term.prompts...)
+}
+
+// Submissions returns the user turns the agents in paneID received,
+// oldest first: the exact text each model got, and when. Text waiting in
+// a composer or a queue is not a submission yet.
+func (w *World) Submissions(paneID string) []Submission {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.paneByTarget(paneID)
+	if p == nil {
+		return nil
+	}
+	return append([]Submission(nil), p.term.subs...)
+}
+
+// Interrupts is how many turns of paneID's agent lost their partial
+// answer to a submission that steered them (codex while working).
+func (w *World) Interrupts(paneID string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.paneByTarget(paneID)
+	if p == nil {
+		return 0
+	}
+	if m, ok := p.term.recv.(*model); ok {
+		return m.interrup
+	}
+	return 0
+}
+
+// Composer returns what paneID's agent holds unsent: the composer, and
+// the input queued until its turn ends, each as the model would get it.
+func (w *World) Composer(paneID string) (composer, queued string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.paneByTarget(paneID)
+	if p == nil {
+		return "", ""
+	}
+	if m, ok := p.term.recv.(*model); ok {
+		return m.k.merge(m.composer), m.k.merge(m.queue)
+	}
+	return "", ""
+}
+
+// SetBehaviour changes how the modelled agent in paneID reacts from now
+// on (stuck composer, turn time, submit latency, bracketed paste).
+func (w *World) SetBehaviour(paneID string, b Behaviour) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p, err := w.lockedPane(paneID)
+	if err != nil {
+		return err
+	}
+	m, ok := p.term.recv.(*model)
+	if !ok {
+		return fmt.Errorf("sockettest: pane %s hosts no modelled agent", paneID)
+	}
+	m.b = b
+	return nil
+}
+
+// Write writes data to paneID's terminal as typed input (a user typing, a
+// test injecting keys): the agent program reads it as Herdr's writes.
+// "\r" is Enter; ESC[200~ … ESC[201~ is a paste.
+func (w *World) Write(paneID, data string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p, err := w.lockedPane(paneID)
+	if err != nil {
+		return err
+	}
+	w.write(p.term, data)
+	return nil
+}
+
+// write records one write to t and hands it to its program (w.mu held).
+func (w *World) write(t *terminal, data string) {
+	t.writes = append(t.writes, data)
+	if t.recv != nil {
+		t.recv.input(data)
+	}
+	w.bump()
+}
+
+// bracketed reports whether Herdr would send t a paste (w.mu held).
+func (t *terminal) bracketed() bool { return t.recv != nil && t.recv.bracketedPaste() }
+
+// paneOfTerm finds the pane t is in now (w.mu held); nil once closed.
+func (w *World) paneOfTerm(t *terminal) *pane {
+	for _, p := range w.panes() {
+		if p.term == t {
+			return p
+		}
+	}
+	return nil
+}
+
+// Read returns what pane.read shows for paneID: for an agent pane, the
+// turns it received and its composer with the kind's screen signs; for a
+// shell, what was typed into it.
+func (w *World) Read(paneID string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.paneByTarget(paneID)
+	if p == nil {
+		return ""
+	}
+	return screenText(p.term, true)
+}
+
+func screenText(t *terminal, strip bool) string {
+	if t.recv != nil {
+		return t.recv.screen()
+	}
+	return screen(t, strip)
+}
+
+// Typed returns everything written to paneID's terminal as text, with
 // escape sequences removed and Enter as a line break.
-func (w *World) Screen(paneID string) string {
+func (w *World) Typed(paneID string) string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	p := w.paneByTarget(paneID)
@@ -854,6 +1065,13 @@ func (w *World) Screen(paneID string) string {
 	}
 	return screen(p.term, true)
 }
+
+// Screen is [World.Typed].
+//
+// Deprecated: it no longer is what pane.read shows (that is
+// [World.Read]); use Typed for the typed text or [World.Submissions] for
+// what the agent received.
+func (w *World) Screen(paneID string) string { return w.Typed(paneID) }
 
 func screen(t *terminal, strip bool) string {
 	var b strings.Builder

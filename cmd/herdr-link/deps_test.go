@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/herdr-link/herdr-link"
+
+// goList runs `go list -json` with args and decodes its package stream.
+func goList(t *testing.T, args ...string) []struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+} {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	out, err := exec.Command("go", append([]string{"list", "-json"}, args...)...).Output()
+	if err != nil {
+		t.Fatalf("go list %v: %v", args, err)
+	}
+	var pkgs []struct {
+		ImportPath string
+		Imports    []string
+		Deps       []string
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p struct {
+			ImportPath string
+			Imports    []string
+			Deps       []string
+		}
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+// TestDeps: the MCP server binary links neither the testing package nor a
+// JSON Schema validator library (start-up cost), whatever it embeds for
+// the demo and the bench.
+func TestDeps(t *testing.T) {
+	pkgs := goList(t, ".")
+	if len(pkgs) != 1 {
+		t.Fatalf("go list: %d packages", len(pkgs))
+	}
+	for _, d := range pkgs[0].Deps {
+		switch {
+		case d == "testing", strings.HasPrefix(d, "testing/"):
+			t.Errorf("herdr-link links %s", d)
+		case strings.Contains(d, "jsonschema"):
+			t.Errorf("herdr-link links a JSON Schema library: %s", d)
+		case d == module+"/socket/sockettest/simtest", d == module+"/internal/schemacheck":
+			t.Errorf("herdr-link links the test helper %s", d)
+		}
+	}
+}
+
+// layer ranks the module's packages: a package may import only packages of
+// its own layer or a lower one (a larger number). cmd → link/mcpserver →
+// link → socket → schema → internal. The simulator (socket/sockettest) is
+// in the socket layer, so cmd may use it for the demo and the bench.
+func layer(path string) int {
+	rel := strings.TrimPrefix(strings.TrimPrefix(path, module), "/")
+	for i, prefix := range []string{"cmd", "link/mcpserver", "link", "socket", "schema", "internal"} {
+		if rel == prefix || strings.HasPrefix(rel, prefix+"/") {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestLayering(t *testing.T) {
+	pkgs := goList(t, module+"/...")
+	if len(pkgs) < 10 {
+		t.Fatalf("go list found only %d packages", len(pkgs))
+	}
+	for _, p := range pkgs {
+		from := layer(p.ImportPath)
+		if from < 0 {
+			t.Errorf("%s is in no layer: add it to layer()", p.ImportPath)
+			continue
+		}
+		for _, imp := range p.Imports {
+			if !strings.HasPrefix(imp, module+"/") && imp != module {
+				continue
+			}
+			if to := layer(imp); to < from {
+				t.Errorf("%s imports %s, against the layering cmd → link/mcpserver → link → socket → schema → internal", p.ImportPath, imp)
+			}
+		}
+	}
+}

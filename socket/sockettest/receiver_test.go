@@ -1,0 +1,337 @@
+package sockettest_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/schema"
+	"github.com/herdr-link/herdr-link/socket/sockettest"
+)
+
+// receiverWorld is a world whose pane w1:p2 hosts one agent built from
+// agent (an AgentSpec as JSON); w1:p1, a shell, has the focus, so a
+// finished turn reads done.
+func receiverWorld(t *testing.T, agent string) *sockettest.World {
+	t.Helper()
+	w, err := sockettest.ParseWorld([]byte(`{"workspaces":[{"id":"w1","tabs":[{"id":"w1:t1","panes":[
+		{"id":"w1:p1"},
+		{"id":"w1:p2","agent":` + agent + `}]}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func texts(subs []sockettest.Submission) []string {
+	out := []string{}
+	for _, s := range subs {
+		out = append(out, s.Text)
+	}
+	return out
+}
+
+func claudeTag(id int, s string) string {
+	return fmt.Sprintf(`<pasted_content id="%d">%s</pasted_content id="%d">`, id, s, id)
+}
+
+// step is one thing a receiver test does at a moment (from the start of
+// the bubble): a prompt through Herdr's agent.prompt, or a raw write.
+type step struct {
+	at     time.Duration
+	prompt string
+	write  string
+}
+
+// TestReceiverKinds runs each agent kind through the observed cases of
+// hosts-and-delivery §2: what the model gets, when, and what happens to
+// the agent's status.
+func TestReceiverKinds(t *testing.T) {
+	const long = 20 * time.Second
+	tests := []struct {
+		name  string
+		agent string // AgentSpec JSON
+		steps []step
+		want  []string // submissions after long
+		// queuedAt, when set: at this moment nothing is submitted yet.
+		quietUntil time.Duration
+		interrupts int
+	}{
+		// Idle, one delivery: the text as the kind passes it on.
+		{"claude idle", `{"kind":"claude","name":"a","status":"idle"}`, []step{{prompt: "A\nB"}}, []string{claudeTag(1, "A\nB")}, 0, 0},
+		{"codex idle", `{"kind":"codex","name":"a","status":"idle"}`, []step{{prompt: "A\nB"}}, []string{"A\nB"}, 0, 0},
+		{"opencode idle", `{"kind":"opencode","name":"a","status":"idle"}`, []step{{prompt: "A\nB"}}, []string{"A\nB "}, 0, 0},
+		{"pi idle", `{"kind":"pi","name":"a","status":"idle"}`, []step{{prompt: "A\nB"}}, []string{"A\nB"}, 0, 0},
+		{"plain idle", `{"kind":"gemini","name":"a","status":"idle"}`, []step{{prompt: "A\nB"}}, []string{"A\nB"}, 0, 0},
+		// Two deliveries closer than 300 ms: one turn, with the kind's separator.
+		{"claude merged", `{"kind":"claude","name":"a","status":"idle"}`, []step{{prompt: "A"}, {at: 100 * time.Millisecond, prompt: "B"}},
+			[]string{claudeTag(1, "A") + "\n\n" + claudeTag(2, "B")}, 0, 0},
+		{"codex merged", `{"kind":"codex","name":"a","status":"idle"}`, []step{{prompt: "A"}, {at: 100 * time.Millisecond, prompt: "B"}}, []string{"AB"}, 0, 0},
+		{"opencode merged", `{"kind":"opencode","name":"a","status":"idle"}`, []step{{prompt: "A"}, {at: 100 * time.Millisecond, prompt: "B"}}, []string{"A B "}, 0, 0},
+		{"pi merged", `{"kind":"pi","name":"a","status":"idle"}`, []step{{prompt: "A"}, {at: 100 * time.Millisecond, prompt: "B"}}, []string{"AB"}, 0, 0},
+		{"plain merged", `{"kind":"amp","name":"a","status":"idle"}`, []step{{prompt: "A"}, {at: 100 * time.Millisecond, prompt: "B"}}, []string{"AB"}, 0, 0},
+		// A user's draft lands in the same turn.
+		{"claude draft", `{"kind":"claude","name":"a","status":"idle","draft":"half typed"}`, []step{{prompt: "A"}}, []string{"half typed\n\n" + claudeTag(1, "A")}, 0, 0},
+		{"codex draft", `{"kind":"codex","name":"a","status":"idle","draft":"half typed"}`, []step{{prompt: "A"}}, []string{"half typedA"}, 0, 0},
+		{"opencode draft", `{"kind":"opencode","name":"a","status":"idle","draft":"half typed"}`, []step{{prompt: "A"}}, []string{"half typedA "}, 0, 0},
+		{"pi draft", `{"kind":"pi","name":"a","status":"idle","draft":"half typed"}`, []step{{prompt: "A"}}, []string{"half typedA"}, 0, 0},
+		// Working: queued until the turn ends (at 5 s), several deliveries
+		// becoming one turn; codex submits each at once, interrupting.
+		{"claude working", `{"kind":"claude","name":"a","status":"working","turn_ends_ms":5000}`,
+			[]step{{prompt: "A"}, {at: time.Second, prompt: "B"}}, []string{claudeTag(1, "A") + "\n\n" + claudeTag(2, "B")}, 5 * time.Second, 0},
+		{"opencode working", `{"kind":"opencode","name":"a","status":"working","turn_ends_ms":5000}`,
+			[]step{{prompt: "A"}, {at: time.Second, prompt: "B"}}, []string{"A B "}, 5 * time.Second, 0},
+		{"pi working", `{"kind":"pi","name":"a","status":"working","turn_ends_ms":5000}`,
+			[]step{{prompt: "A"}, {at: time.Second, prompt: "B"}}, []string{"AB"}, 5 * time.Second, 0},
+		{"plain working", `{"kind":"droid","name":"a","status":"working","turn_ends_ms":5000}`,
+			[]step{{prompt: "A"}, {at: time.Second, prompt: "B"}}, []string{"AB"}, 5 * time.Second, 0},
+		{"codex working", `{"kind":"codex","name":"a","status":"working","turn_ends_ms":5000,"turn_ms":5000}`,
+			[]step{{prompt: "A"}, {at: time.Second, prompt: "B"}}, []string{"A", "B"}, 0, 2},
+		// Stuck composer: nothing is ever submitted.
+		{"claude stuck", `{"kind":"claude","name":"a","status":"idle","stuck":true}`, []step{{prompt: "A"}}, []string{}, 0, 0},
+		{"codex stuck", `{"kind":"codex","name":"a","status":"idle","stuck":true}`, []step{{prompt: "A"}}, []string{}, 0, 0},
+		// An extra Enter on an empty composer does nothing.
+		{"claude extra enter", `{"kind":"claude","name":"a","status":"idle"}`, []step{{prompt: "A"}, {at: time.Second, write: "\r"}, {at: 3 * time.Second, write: "\r\r"}},
+			[]string{claudeTag(1, "A")}, 0, 0},
+		{"codex extra enter", `{"kind":"codex","name":"a","status":"idle"}`, []step{{prompt: "A"}, {at: 2 * time.Second, write: "\r"}}, []string{"A"}, 0, 0},
+		// Two deliveries, each submitted before the next: two turns.
+		{"pi two turns", `{"kind":"pi","name":"a","status":"idle","turn_ms":500}`, []step{{prompt: "A"}, {at: 2 * time.Second, prompt: "B"}}, []string{"A", "B"}, 0, 0},
+		// Not ready (bracketed paste off): raw typing. Newlines stay in the
+		// composer; no paste tags; short text submits.
+		{"claude raw", `{"kind":"claude","name":"a","status":"idle","bracketed_paste":false}`, []step{{prompt: "A\nB"}}, []string{"A\nB"}, 0, 0},
+		{"opencode raw", `{"kind":"opencode","name":"a","status":"idle","bracketed_paste":false}`, []step{{prompt: "A\nB"}}, []string{"A\nB "}, 0, 0},
+		{"pi raw", `{"kind":"pi","name":"a","status":"idle","bracketed_paste":false}`, []step{{prompt: "A\nB"}}, []string{"A\nB"}, 0, 0},
+		{"codex raw short", `{"kind":"codex","name":"a","status":"idle","bracketed_paste":false}`, []step{{prompt: "A\nB"}}, []string{"A\nB"}, 0, 0},
+		// Codex still reading 4 KB of raw typing swallows the Enter.
+		{"codex raw 4KB", `{"kind":"codex","name":"a","status":"idle","bracketed_paste":false}`, []step{{prompt: strings.Repeat("x", 4096)}}, []string{}, 0, 0},
+		// A raw carriage return in the text is an Enter: it submits early.
+		{"claude raw CR", `{"kind":"claude","name":"a","status":"idle","bracketed_paste":false}`, []step{{prompt: "A\rB"}}, []string{"A", "B"}, 0, 0},
+		// An agent that just started (status unknown) has no bracketed paste yet.
+		{"claude starting", `{"kind":"claude","name":"a","status":"unknown"}`, []step{{prompt: "A\nB"}}, []string{"A\nB"}, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := receiverWorld(t, tt.agent)
+				start := time.Now()
+				for _, s := range tt.steps {
+					time.Sleep(time.Until(start.Add(s.at)))
+					if s.prompt != "" {
+						if _, err := w.Prompt("a", s.prompt); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if s.write != "" {
+						if err := w.Write("w1:p2", s.write); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				if tt.quietUntil > 0 {
+					time.Sleep(time.Until(start.Add(tt.quietUntil)) - time.Millisecond)
+					synctest.Wait()
+					if subs := w.Submissions("w1:p2"); len(subs) != 0 {
+						t.Fatalf("submitted while working: %q", texts(subs))
+					}
+					if _, queued := w.Composer("w1:p2"); queued == "" {
+						t.Fatal("nothing queued while working")
+					}
+				}
+				time.Sleep(time.Until(start.Add(long)))
+				synctest.Wait()
+				got := texts(w.Submissions("w1:p2"))
+				if strings.Join(got, "\x00") != strings.Join(tt.want, "\x00") || len(got) != len(tt.want) {
+					t.Fatalf("submissions %q, want %q", got, tt.want)
+				}
+				if n := w.Interrupts("w1:p2"); n != tt.interrupts {
+					t.Errorf("interrupts %d, want %d", n, tt.interrupts)
+				}
+			})
+		})
+	}
+}
+
+// TestReceiverTurn: a submission moves the agent to working and bumps
+// state_change_seq once; the turn ends after the turn time (idle: the pane
+// is in the active tab, so Herdr counts the completion seen), bumping it
+// once more. Text waits in the
+// composer until Enter, 300 ms after agent.prompt answered.
+func TestReceiverTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := receiverWorld(t, `{"kind":"codex","name":"a","status":"idle","turn_ms":2000,"submit_ms":100}`)
+		start := time.Now()
+		a0, _ := w.Agent("a")
+		info, err := w.Prompt("a", "hello")
+		if err != nil || info.AgentStatus != schema.AgentStatusIdle || info.StateChangeSeq != a0.StateChangeSeq {
+			t.Fatalf("prompt: %+v %v", info, err)
+		}
+		if comp, _ := w.Composer("w1:p2"); comp != "hello" {
+			t.Fatalf("composer %q before Enter", comp)
+		}
+		time.Sleep(299 * time.Millisecond)
+		synctest.Wait()
+		if in := w.Inputs("w1:p2"); len(in) != 1 {
+			t.Fatalf("Enter before 300 ms: %q", in)
+		}
+		time.Sleep(2 * time.Millisecond)
+		synctest.Wait()
+		if in := w.Inputs("w1:p2"); len(in) != 2 || in[1] != "\r" {
+			t.Fatalf("inputs at 301 ms: %q", in)
+		}
+		if a, _ := w.Agent("a"); a.AgentStatus != schema.AgentStatusIdle {
+			t.Fatalf("working before the submit latency: %+v", a)
+		}
+		time.Sleep(100 * time.Millisecond)
+		synctest.Wait()
+		subs := w.Submissions("w1:p2")
+		a1, _ := w.Agent("a")
+		if len(subs) != 1 || subs[0].Text != "hello" || !subs[0].At.Equal(start.Add(400*time.Millisecond)) {
+			t.Fatalf("submissions %+v", subs)
+		}
+		if a1.AgentStatus != schema.AgentStatusWorking || a1.StateChangeSeq != a0.StateChangeSeq+1 || a1.Revision != a0.Revision {
+			t.Fatalf("after submission %+v (before %+v)", a1, a0)
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		a2, _ := w.Agent("a")
+		if a2.AgentStatus != schema.AgentStatusIdle || a2.StateChangeSeq != a1.StateChangeSeq+1 || a2.Revision != a0.Revision {
+			t.Fatalf("after the turn %+v", a2)
+		}
+	})
+}
+
+// TestReceiverSetStatusEndsTurn: a turn ended by World.SetStatus releases
+// what was queued during it, as one turn; setting the same status again
+// changes nothing (no seq bump).
+func TestReceiverSetStatusEndsTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := receiverWorld(t, `{"kind":"claude","name":"a","status":"working"}`)
+		a0, _ := w.Agent("a")
+		if err := w.SetStatus("w1:p2", "working"); err != nil {
+			t.Fatal(err)
+		}
+		if a, _ := w.Agent("a"); a.StateChangeSeq != a0.StateChangeSeq {
+			t.Fatalf("working → working bumped state_change_seq: %d → %d", a0.StateChangeSeq, a.StateChangeSeq)
+		}
+		_, _ = w.Prompt("a", "one")
+		time.Sleep(time.Second)
+		_, _ = w.Prompt("a", "two")
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if subs := w.Submissions("w1:p2"); len(subs) != 0 {
+			t.Fatalf("submitted during a turn: %q", texts(subs))
+		}
+		if !strings.Contains(w.Read("w1:p2"), "⎿ Queued · ctrl+x ctrl+s to send now") {
+			t.Errorf("screen while queued:\n%s", w.Read("w1:p2"))
+		}
+		_ = w.SetStatus("w1:p2", "idle")
+		time.Sleep(199 * time.Millisecond)
+		synctest.Wait()
+		if subs := w.Submissions("w1:p2"); len(subs) != 0 {
+			t.Fatalf("queued input sent before 0.2 s: %q", texts(subs))
+		}
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		want := claudeTag(1, "one") + "\n\n" + claudeTag(2, "two")
+		if got := texts(w.Submissions("w1:p2")); len(got) != 1 || got[0] != want {
+			t.Fatalf("after the turn: %q, want %q", got, want)
+		}
+	})
+}
+
+// TestReceiverScreens: pane.read's text per kind, with the screen signs
+// of hosts-and-delivery §2.
+func TestReceiverScreens(t *testing.T) {
+	big := strings.Repeat("y", 1200)
+	multi := "l1\nl2\nl3"
+	tests := []struct {
+		agent, text string
+		wait        time.Duration // after the prompt
+		want        []string      // substrings of the screen
+		notWant     []string
+	}{
+		{`{"kind":"claude","name":"a","status":"idle","stuck":true}`, multi, time.Second, []string{"❯ [Pasted text #1 +2 lines]"}, []string{"l1"}},
+		{`{"kind":"claude","name":"a","status":"idle"}`, "", 0, []string{"❯ "}, nil},
+		{`{"kind":"claude","name":"a","status":"working"}`, multi, time.Second, []string{"✻ Working", "❯ [Pasted text #1 +2 lines]\n  ⎿ Queued · ctrl+x ctrl+s to send now"}, nil},
+		{`{"kind":"codex","name":"a","status":"idle"}`, "", 0, []string{"› Ask Codex to do anything"}, nil},
+		{`{"kind":"codex","name":"a","status":"idle","stuck":true}`, big, time.Second, []string{"› [Pasted Content 1200 chars]"}, []string{"yyy"}},
+		{`{"kind":"codex","name":"a","status":"idle","stuck":true}`, "short one", time.Second, []string{"› short one"}, nil},
+		{`{"kind":"codex","name":"a","status":"working"}`, "", 0, []string{"tab to queue message"}, nil},
+		{`{"kind":"opencode","name":"a","status":"idle"}`, "", 0, []string{`Ask anything… "`}, nil},
+		{`{"kind":"opencode","name":"a","status":"idle","stuck":true}`, multi, time.Second, []string{"[Pasted ~3 lines]"}, nil},
+		{`{"kind":"opencode","name":"a","status":"working"}`, "go", time.Second, []string{"QUEUED go", "esc interrupt"}, nil},
+		{`{"kind":"pi","name":"a","status":"idle"}`, "", 0, []string{"────\n\n────"}, nil},
+		{`{"kind":"pi","name":"a","status":"idle","stuck":true}`, big, time.Second, []string{"[paste #1 1200 chars]"}, nil},
+		{`{"kind":"pi","name":"a","status":"working"}`, "go", time.Second, []string{"Working...", "Steering: go", "Alt+Up to edit all queued messages"}, nil},
+		// After a turn: the transcript holds what the model got.
+		{`{"kind":"codex","name":"a","status":"idle"}`, "done deal", 5 * time.Second, []string{"done deal\n\n› Ask Codex to do anything"}, nil},
+	}
+	for i, tt := range tests {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := receiverWorld(t, tt.agent)
+				if tt.text != "" {
+					if _, err := w.Prompt("a", tt.text); err != nil {
+						t.Fatal(err)
+					}
+				}
+				time.Sleep(tt.wait)
+				synctest.Wait()
+				got := w.Read("w1:p2")
+				for _, s := range tt.want {
+					if !strings.Contains(got, s) {
+						t.Errorf("screen lacks %q:\n%s", s, got)
+					}
+				}
+				for _, s := range tt.notWant {
+					if strings.Contains(got, s) {
+						t.Errorf("screen shows %q:\n%s", s, got)
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestSubmissionsExact: what the agent received survives byte for byte —
+// every byte value a JSON string can carry, invalid UTF-8 aside, multi-line
+// and large text — for a kind that passes text verbatim.
+func TestSubmissionsExact(t *testing.T) {
+	var all strings.Builder
+	for r := rune(1); r < 0x800; r++ {
+		if r == 0x1b || r == '\r' {
+			continue // ESC[201~ would end the paste; CR is Enter outside one
+		}
+		all.WriteRune(r)
+	}
+	all.WriteString("\U0001F600 emoji, \u202e bidi, tab\tend\n")
+	cases := []string{all.String(), strings.Repeat("line\n", 20000), " leading and trailing spaces ", `{"protocol":"herdr-link/1"}`}
+	for i, text := range cases {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := receiverWorld(t, `{"kind":"codex","name":"a","status":"idle"}`)
+				if _, err := w.Prompt("a", text); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(time.Minute)
+				synctest.Wait()
+				subs := w.Submissions("w1:p2")
+				if len(subs) != 1 || subs[0].Text != text {
+					t.Fatalf("received %d submissions; first differs from the %d bytes sent", len(subs), len(text))
+				}
+				// And through JSON, as herdr-sim turns prints it.
+				b, err := jsonx.Marshal(subs[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				var back sockettest.Submission
+				if err := jsonx.Unmarshal(b, &back); err != nil || back.Text != text || !back.At.Equal(subs[0].At) {
+					t.Fatalf("JSON round trip differs: %v", err)
+				}
+			})
+		})
+	}
+}
