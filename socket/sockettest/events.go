@@ -86,6 +86,7 @@ func (w *World) statusEventsAfter(paneID string, after uint64) []eventRec {
 func (w *World) emitStatus(p *pane) {
 	w.emit(schema.EventData{PaneAgentStatusChanged: &schema.EventDataPaneAgentStatusChanged{
 		PaneID: p.id, WorkspaceID: p.tab.ws.id, AgentStatus: p.term.status(), Agent: p.term.label,
+		Title: p.term.meta.title, DisplayAgent: p.term.meta.displayAgent, StateLabels: p.term.meta.stateLabels,
 	}})
 }
 

@@ -715,7 +715,9 @@ func statusLine(ev schema.PaneAgentStatusChangedEvent) []byte {
 }
 
 func (w *World) statusEvent(p *pane) schema.PaneAgentStatusChangedEvent {
-	return schema.PaneAgentStatusChangedEvent{PaneID: p.id, WorkspaceID: p.tab.ws.id, AgentStatus: p.term.status(), Agent: p.term.label}
+	m := p.term.meta
+	return schema.PaneAgentStatusChangedEvent{PaneID: p.id, WorkspaceID: p.tab.ws.id, AgentStatus: p.term.status(), Agent: p.term.label,
+		Title: m.title, DisplayAgent: m.displayAgent, StateLabels: m.stateLabels}
 }
 
 // pollStatus is one tick of a pane.agent_status_changed subscription, as

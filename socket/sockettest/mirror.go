@@ -33,7 +33,7 @@ func SpecFromSnapshot(snap schema.SessionSnapshot) WorldSpec {
 				if p.TabID != tab.TabID {
 					continue
 				}
-				ps := PaneSpec{ID: p.PaneID, CWD: derefOr(p.CWD), Title: derefOr(p.TerminalTitle)}
+				ps := PaneSpec{ID: p.PaneID, CWD: derefOr(p.CWD), Title: derefOr(p.TerminalTitle), Label: derefOr(p.Label)}
 				a, isAgent := agents[p.PaneID]
 				if isAgent || p.Agent != nil {
 					as := &AgentSpec{Kind: derefOr(p.Agent), Status: string(p.AgentStatus)}
@@ -43,6 +43,7 @@ func SpecFromSnapshot(snap schema.SessionSnapshot) WorldSpec {
 						if a.AgentSession != nil {
 							as.Session = a.AgentSession.Value
 						}
+						as.DisplayTitle, as.DisplayAgent, as.StateLabels, as.Tokens = derefOr(a.Title), derefOr(a.DisplayAgent), a.StateLabels, a.Tokens
 					}
 					ps.Agent = as
 				}
@@ -97,7 +98,8 @@ func (w *World) RenderEvent(kind, paneID string) ([]byte, error) {
 		d.PaneClosed = &schema.EventDataPaneClosed{PaneID: p.id, WorkspaceID: p.tab.ws.id}
 	case "pane_agent_status_changed":
 		d.PaneAgentStatusChanged = &schema.EventDataPaneAgentStatusChanged{PaneID: p.id, WorkspaceID: p.tab.ws.id,
-			AgentStatus: p.term.status(), Agent: p.term.label}
+			AgentStatus: p.term.status(), Agent: p.term.label, Title: p.term.meta.title, DisplayAgent: p.term.meta.displayAgent,
+			StateLabels: p.term.meta.stateLabels}
 	default:
 		return nil, fmt.Errorf("sockettest: cannot render %s events", kind)
 	}

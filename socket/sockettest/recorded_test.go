@@ -166,3 +166,40 @@ func TestRecordedSnapshot(t *testing.T) {
 	got := strings.TrimSpace(exchange(t, srv.Path(), []byte(`{"id":"cap-snapshot","method":"session.snapshot","params":{}}`+"\n")))
 	sameShape(t, "session.snapshot", rec, []byte(got))
 }
+
+// A world mirrored from a snapshot renders that snapshot's shape, every
+// optional field a live Herdr fills included (metadata an integration
+// reported, a manual pane label, launch flags).
+func TestMirrorRoundTrip(t *testing.T) {
+	w, err := sockettest.ParseWorld([]byte(`{"workspaces":[{"id":"w3","label":"x","tabs":[{"id":"w3:t2","label":"docs","panes":[
+	 {"id":"w3:p4","cwd":"/a","title":"✳ t","label":"notes","agent":{"kind":"claude","name":"n","status":"done","session":"s",
+	  "display_title":"Fixing","display_agent":"Claude Code","state_labels":{"phase":"edit"},"tokens":{"in":"12"},"screen_detection_skipped":true}},
+	 {"id":"w3:p5","agent":{"kind":"codex","name":"m","status":"blocked","launch_pending":true}},
+	 {"id":"w3:p6","agent":{"kind":"pi","status":"idle","interactive_ready":true}},
+	 {"id":"w3:p7"}]}]}],"focused":"w3:p5"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapshot := func(w *sockettest.World) []byte {
+		srv := simtest.New(t, w)
+		return []byte(strings.TrimSpace(exchange(t, srv.Path(), []byte(`{"id":"s","method":"session.snapshot","params":{}}`+"\n"))))
+	}
+	a := snapshot(w)
+	for _, want := range []string{`"title":"Fixing"`, `"display_agent":"Claude Code"`, `"state_labels":{"phase":"edit"}`, `"tokens":{"in":"12"}`,
+		`"label":"notes"`, `"launch_pending":true`, `"interactive_ready":true`, `"focused_pane_id":"w3:p5"`} {
+		if !strings.Contains(string(a), want) {
+			t.Errorf("snapshot lacks %s: %s", want, a)
+		}
+	}
+	var resp struct {
+		Result schema.ResultSessionSnapshot `json:"result"`
+	}
+	if err := jsonx.Unmarshal(a, &resp); err != nil {
+		t.Fatal(err)
+	}
+	m, err := sockettest.NewWorld(sockettest.SpecFromSnapshot(resp.Result.Snapshot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameShape(t, "mirrored snapshot", a, snapshot(m))
+}

@@ -47,7 +47,9 @@ type PaneSpec struct {
 	ID  string `json:"id,omitempty"`
 	CWD string `json:"cwd,omitempty"`
 	// Title is the terminal title (OSC 0/2) the pane's program set.
-	Title string     `json:"title,omitempty"`
+	Title string `json:"title,omitempty"`
+	// Label is the pane's manual label.
+	Label string     `json:"label,omitempty"`
 	Agent *AgentSpec `json:"agent,omitempty"`
 }
 
@@ -77,6 +79,12 @@ type AgentSpec struct {
 	Session string `json:"session,omitempty"`
 	// ScreenDetectionSkipped reports a full-lifecycle hook authority.
 	ScreenDetectionSkipped bool `json:"screen_detection_skipped,omitempty"`
+	// Metadata an integration reported (pane.report_metadata): a display
+	// title and agent name, state labels and tokens.
+	DisplayTitle string            `json:"display_title,omitempty"`
+	DisplayAgent string            `json:"display_agent,omitempty"`
+	StateLabels  map[string]string `json:"state_labels,omitempty"`
+	Tokens       map[string]string `json:"tokens,omitempty"`
 
 	// The receiving end (see [Behaviour] and the package doc).
 
@@ -196,10 +204,11 @@ type tab struct {
 }
 
 type pane struct {
-	id   string
-	tab  *tab
-	term *terminal
-	cwd  string
+	id    string
+	tab   *tab
+	term  *terminal
+	cwd   string
+	label string // manual label
 }
 
 type terminal struct {
@@ -221,6 +230,13 @@ type terminal struct {
 	title            *string      // terminal title (OSC 0/2)
 	session          *schema.AgentSessionInfo
 	skipDetection    bool
+	meta             metadata // reported by an integration
+}
+
+// metadata is what an integration reported about a pane's agent.
+type metadata struct {
+	title, displayAgent *string
+	stateLabels, tokens map[string]string
 }
 
 type launchPhase int
@@ -280,7 +296,7 @@ func NewWorldClock(spec WorldSpec, clock Clock) (*World, error) {
 			}
 			for _, ps := range ts.Panes {
 				wsp.paneSeq++
-				p := &pane{id: ps.ID, tab: t, cwd: ps.CWD}
+				p := &pane{id: ps.ID, tab: t, cwd: ps.CWD, label: ps.Label}
 				if p.id == "" {
 					p.id = wsp.id + ":p" + EncodeNumber(uint64(wsp.paneSeq))
 				}
@@ -375,6 +391,7 @@ func (w *World) occupy(t *terminal, a *AgentSpec) error {
 	t.notForeground = a.NotForeground
 	t.promptFails = a.PromptFails
 	t.skipDetection = a.ScreenDetectionSkipped
+	t.meta = metadata{title: optional(a.DisplayTitle), displayAgent: optional(a.DisplayAgent), stateLabels: a.StateLabels, tokens: a.Tokens}
 	if a.Session != "" {
 		kind := derefOr(t.label)
 		t.session = &schema.AgentSessionInfo{Source: "herdr:" + kind, Agent: kind, Kind: schema.AgentSessionRefKindID, Value: a.Session}
@@ -532,7 +549,15 @@ func (w *World) agentInfo(p *pane) schema.AgentInfo {
 	}
 	info.TerminalTitle, info.TerminalTitleStripped = t.titles()
 	info.CWD, info.ForegroundCWD = p.cwds()
+	info.Title, info.DisplayAgent, info.StateLabels, info.Tokens = t.meta.title, t.meta.displayAgent, t.meta.stateLabels, t.meta.tokens
 	return info
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // cwds are a pane's cwd and its foreground process's cwd (the same here).
@@ -572,7 +597,10 @@ func (w *World) paneInfo(p *pane) schema.PaneInfo {
 	if p.term.label != nil {
 		info.AgentStatus = p.term.status()
 		info.AgentSession = p.term.session
+		m := p.term.meta
+		info.Title, info.DisplayAgent, info.StateLabels, info.Tokens = m.title, m.displayAgent, m.stateLabels, m.tokens
 	}
+	info.Label = optional(p.label)
 	info.TerminalTitle, info.TerminalTitleStripped = p.term.titles()
 	info.CWD, info.ForegroundCWD = p.cwds()
 	return info
