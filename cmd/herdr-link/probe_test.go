@@ -217,11 +217,13 @@ func TestProbeWatch(t *testing.T) {
 	}
 	_ = srv.World.SetStatus("w1:p2", "working")
 	_ = srv.World.Close("w1:p4")
-	for !(strings.Contains(out.String(), "pane.agent_status_changed") && strings.Contains(out.String(), "pane_closed")) && time.Now().Before(deadline) {
+	_ = srv.World.Detect("w2:p2", "codex") // issue 10 item 8: detection is an event --watch shows
+	for !(strings.Contains(out.String(), "pane.agent_status_changed") && strings.Contains(out.String(), "pane_closed") &&
+		strings.Contains(out.String(), "pane_agent_detected")) && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	cancel()
-	if code := <-done; code != 0 || !strings.Contains(out.String(), `"agent_status":"working"`) {
+	if code := <-done; code != 0 || !strings.Contains(out.String(), `"agent_status":"working"`) || !strings.Contains(out.String(), "pane_agent_detected") {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 }
