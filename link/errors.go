@@ -100,6 +100,9 @@ func transport(err error) *Error {
 		return newErr(NotInHerdr, detailNoMethod, err)
 	case errors.As(err, &se):
 		return nil
+	case errors.Is(err, socket.ErrRequestTooLarge):
+		// Refused before sending: the operation's own failure, not Herdr's.
+		return nil
 	case errors.Is(err, context.Canceled):
 		return newErr(NotInHerdr, detailCancelled, err)
 	case errors.Is(err, socket.ErrProtocolMismatch):
