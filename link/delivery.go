@@ -135,7 +135,7 @@ func (l *Link) lockDelivery(ctx context.Context, terminalID string) (func(), err
 	case err == nil:
 		return unlock, nil
 	case ctx.Err() != nil:
-		return nil, newErr(NotInHerdr, detailCancelled, ctx.Err())
+		return nil, ctxErr(ctx)
 	case lctx.Err() != nil:
 		return nil, newErr(SendFailed, detailBusy, errLockWait)
 	}

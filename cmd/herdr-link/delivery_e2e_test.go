@@ -262,7 +262,7 @@ func TestCutOffAfterTheWrite(t *testing.T) {
 		t.Skip("spawns processes")
 	}
 	srv, w := deliveryServer(t)
-	s := connectArgs(t, srv, paneOf(w, "s1"), []string{"-timeout", "1s", "-no-bootstrap"})
+	s := connectArgs(t, srv, paneOf(w, "s1"), []string{"-timeout", "3s", "-no-bootstrap"})
 	call(t, s, "herdr_link", nil)
 	for _, f := range []sockettest.Fault{{DropBeforeResponse: true}, {DropMidResponse: true}, {Garbage: true}, {Hang: true}} {
 		srv.SetFault("agent.prompt", f)
