@@ -27,7 +27,10 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		fmt.Println("held")
-		select {}
+		// Block until killed. (A bare select{} would end the process at
+		// once: the runtime sees every goroutine asleep.)
+		time.Sleep(time.Hour)
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
