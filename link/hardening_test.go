@@ -343,9 +343,9 @@ func TestEnvironmentFailureTexts(t *testing.T) {
 }
 
 // A send whose request line would exceed Herdr's 1 MiB is refused before
-// it is written, as not delivered (issue 11 item 11): since issue 16 item
-// 6, before any round trip, as INVALID_ARGUMENT (the socket client still
-// refuses such a line itself, see socket's TestAfterWrite).
+// it is written, as not delivered (issue 11 item 11): the message check
+// sizes the escaped request line first, so it is INVALID_ARGUMENT
+// (issue 16 item 6) and nothing reaches Herdr.
 func TestOversizeRequestNotSent(t *testing.T) {
 	e := setup(t)
 	l := e.link("w1:p1")
