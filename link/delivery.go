@@ -114,10 +114,16 @@ var errLockWait = errors.New("waiting for the delivery lock: deadline")
 // ctx's deadline less promptReserve (or defaultLockWait). A lock that
 // cannot be taken for another reason than waiting is logged and skipped:
 // a delivery without serialization beats no delivery.
-func (l *Link) lockDelivery(ctx context.Context, terminalID string) (func(), error) {
+func (l *Link) lockDelivery(ctx context.Context, target Agent) (func(), error) {
 	noop := func() {}
-	if l.Locker == nil || terminalID == "" {
+	if l.Locker == nil {
 		return noop, nil
+	}
+	// The terminal id follows the pane across moves; a Herdr that does not
+	// report it still gets one lock per pane id.
+	key := target.TerminalID
+	if key == "" {
+		key = "pane:" + target.PaneID
 	}
 	wait := defaultLockWait
 	if l.LockWait > 0 {
@@ -130,7 +136,7 @@ func (l *Link) lockDelivery(ctx context.Context, terminalID string) (func(), err
 	}
 	lctx, cancel := context.WithTimeout(ctx, max(wait, 0))
 	defer cancel()
-	unlock, err := l.Locker.Lock(lctx, terminalID)
+	unlock, err := l.Locker.Lock(lctx, key)
 	switch {
 	case err == nil:
 		return unlock, nil

@@ -335,7 +335,7 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	}
 	// Waiting for the target's delivery lock is Herdr-side work of the
 	// send too: bounded by the operation deadline.
-	unlock, err := l.lockDelivery(hctx, target.TerminalID)
+	unlock, err := l.lockDelivery(hctx, target)
 	if err != nil {
 		l.log().Info("delivery lock not acquired", "to", req.To, "pane_id", target.PaneID, "err", err)
 		return SendResult{}, err
