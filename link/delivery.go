@@ -100,10 +100,11 @@ func WorkingBehaviour(kind string) string {
 // Locker serializes deliveries to one target terminal across every
 // herdr-link process of the machine.
 type Locker interface {
-	// Lock waits until this process holds the delivery lock of
-	// terminalID, or ctx ends (its error is then returned). unlock
-	// releases it; it may be called from any goroutine, once.
-	Lock(ctx context.Context, terminalID string) (unlock func(), err error)
+	// Lock waits until this process holds the delivery lock of key (the
+	// target's terminal id, or "pane:" and its pane id when Herdr reports
+	// none), or ctx ends (its error is then returned). unlock releases
+	// it; it may be called from any goroutine, once.
+	Lock(ctx context.Context, key string) (unlock func(), err error)
 }
 
 // errLockWait: the wait for the delivery lock ended before the lock was
