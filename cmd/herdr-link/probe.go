@@ -56,55 +56,39 @@ func (p *prober) add(name, status string, start time.Time, detail, fix string) {
 	p.checks = append(p.checks, check{Name: name, Status: status, MS: float64(time.Since(start).Microseconds()) / 1000, Detail: detail, Fix: fix})
 }
 
-// call sends one request as raw lines (so they can be shown and validated)
-// and decodes the result into v.
+// call sends one request through the client's raw-but-classified call
+// (the lines are shown and validated by trace) and decodes the result
+// into v.
 func (p *prober) call(ctx context.Context, method string, params, v any) ([]byte, time.Duration, error) {
-	req, err := jsonx.Marshal(struct {
-		ID     string `json:"id"`
-		Method string `json:"method"`
-		Params any    `json:"params"`
-	}{"probe:" + method, method, params})
-	if err != nil {
-		return nil, 0, err
-	}
 	start := time.Now()
-	line, err := p.client.RoundTrip(ctx, req)
-	rtt := time.Since(start)
+	_, line, err := p.client.CallRaw(ctx, "probe:"+method, method, params, v)
+	return line, time.Since(start), err
+}
+
+// newClient is the probe's socket client: every exchange passes through
+// trace, including those of the server's own resolution (Diagnose).
+func (p *prober) newClient(path string, protocol socket.ProtocolPolicy) *socket.Client {
+	return &socket.Client{Path: path, Timeout: p.timeout, Protocol: protocol, Trace: p.trace}
+}
+
+// trace prints the exact lines with -raw and checks each response against
+// the schema document with -validate.
+func (p *prober) trace(req, resp []byte) {
 	if p.raw {
 		fmt.Fprintf(p.out, "  → %s\n", req)
-		if err == nil {
-			fmt.Fprintf(p.out, "  ← %s\n", line)
+		if resp != nil {
+			fmt.Fprintf(p.out, "  ← %s\n", resp)
 		}
 	}
-	if err != nil {
-		return nil, rtt, err
+	if p.validate == nil || resp == nil {
+		return
 	}
-	if p.validate != nil {
-		if verr := p.validate.Line(line); verr != nil {
-			p.add("schema: "+method, fail, start, "the response does not match the schema document:\n"+indent(verr.Error()),
-				"the server and the schema document are from different Herdr versions")
-		}
+	if verr := p.validate.Line(resp); verr != nil {
+		var r struct{ Method string }
+		_ = jsonx.Unmarshal(req, &r)
+		p.add("schema: "+r.Method, fail, time.Now(), "the response does not match the schema document:\n"+indent(verr.Error()),
+			"the server and the schema document are from different Herdr versions")
 	}
-	var env struct {
-		ID     string            `json:"id"`
-		Result jsonx.RawMessage  `json:"result"`
-		Error  *schema.ErrorBody `json:"error"`
-	}
-	if err := jsonx.Unmarshal(line, &env); err != nil {
-		return line, rtt, fmt.Errorf("%w: %v", socket.ErrMalformedResponse, err)
-	}
-	if env.Error != nil {
-		return line, rtt, socket.Refusal(method, env.Error)
-	}
-	if env.Result == nil {
-		return line, rtt, fmt.Errorf("%w: no result", socket.ErrMalformedResponse)
-	}
-	if v != nil {
-		if err := jsonx.Unmarshal(env.Result, v); err != nil {
-			return line, rtt, fmt.Errorf("%w: %v", socket.ErrMalformedResponse, err)
-		}
-	}
-	return line, rtt, nil
 }
 
 func indent(s string) string {
@@ -144,7 +128,7 @@ func (p *prober) run(ctx context.Context) bool {
 	if res.Path == "" {
 		return p.finish()
 	}
-	p.client = &socket.Client{Path: res.Path, Timeout: p.timeout, Protocol: socket.ProtocolOff}
+	p.client = p.newClient(res.Path, socket.ProtocolOff)
 
 	start = time.Now()
 	fi, err := os.Lstat(res.Path)
@@ -159,11 +143,7 @@ func (p *prober) run(ctx context.Context) bool {
 		p.add("socket file", fail, start, envErr.Path+": "+envErr.Cause, envErr.Fix)
 		return p.finish()
 	case err != nil:
-		hint := "herdr"
-		if res.Rule == socket.RuleSession {
-			hint = "herdr session attach " + res.Session
-		}
-		p.add("socket file", fail, start, fmt.Sprintf("%s: %v", res.Path, err), fmt.Sprintf("Herdr is not running: start it with `%s`", hint))
+		p.add("socket file", fail, start, fmt.Sprintf("%s: %v", res.Path, err), fmt.Sprintf("Herdr is not running: start it with `%s`", res.StartHint()))
 		return p.finish()
 	case fi.Mode()&os.ModeSocket == 0:
 		p.add("socket file", fail, start, fmt.Sprintf("%s is a %v, not a socket", res.Path, fi.Mode().Type()), "remove the file and start Herdr again")
@@ -190,7 +170,7 @@ func (p *prober) run(ctx context.Context) bool {
 			p.add("connect", fail, start, ee.Path+": "+ee.Cause, ee.Fix)
 			return p.finish()
 		}
-		p.add("connect", fail, start, derr.Error(), transportFix(&socket.UnavailableError{Path: res.Path, Hint: "herdr", Err: derr}, res))
+		p.add("connect", fail, start, derr.Error(), transportFix(&socket.UnavailableError{Path: res.Path, Hint: res.StartHint(), Err: derr}, res))
 		return p.finish()
 	}
 	conn.Close()
@@ -220,70 +200,49 @@ func (p *prober) run(ctx context.Context) bool {
 		p.add("mcp surface", pass, time.Now(), "none: outside a Herdr pane, tools/list is empty", "")
 		return p.finish()
 	}
+	// The server's own resolution (link.Diagnose), so the probe cannot
+	// disagree with the server it diagnoses.
 	start = time.Now()
-	var agents struct {
-		Agents []schema.AgentInfo `json:"agents"`
-	}
-	if _, _, err := p.call(ctx, schema.MethodAgentList, schema.EmptyParams{}, &agents); err != nil {
-		p.add("self", fail, start, "agent.list: "+err.Error(), transportFix(err, res))
+	l := &link.Link{Herdr: link.SocketHerdr{Client: p.client}, PaneID: g.PaneID, CallTimeout: p.timeout}
+	d, err := l.Diagnose(ctx)
+	if err != nil {
+		cause := err
+		if u := errors.Unwrap(err); u != nil {
+			cause = u
+		}
+		fix := transportFix(cause, res)
+		if errors.Is(cause, socket.ErrPaneNotFound) {
+			fix = "Herdr does not know this pane: was it closed? Restart the agent in a Herdr pane"
+		}
+		p.add("self", fail, start, cause.Error(), fix)
 		return p.finish()
 	}
-	// agent.get on HERDR_PANE_ID answers when the pane hosts an agent under
-	// that id; a moved pane's old id is a pane.* alias only, so fall back
-	// to pane.get and find the agent by terminal.
-	var self *schema.AgentInfo
-	ws := ""
-	var got schema.ResultAgentInfo
-	_, _, gerr := p.call(ctx, schema.MethodAgentGet, schema.AgentTarget{Target: g.PaneID}, &got)
 	movedNote := ""
-	switch {
-	case gerr == nil:
-		self, ws = &got.Agent, got.Agent.WorkspaceID
-	case !errors.Is(gerr, socket.ErrAgentNotFound):
-		p.add("self", fail, start, "agent.get: "+gerr.Error(), transportFix(gerr, res))
-		return p.finish()
-	default:
-		var pr schema.ResultPaneInfo
-		if _, _, err := p.call(ctx, schema.MethodPaneGet, schema.PaneTarget{PaneID: g.PaneID}, &pr); err != nil {
-			p.add("self", fail, start, fmt.Sprintf("pane %s: %v", g.PaneID, err), "Herdr does not know this pane: was it closed? Restart the agent in a Herdr pane")
-			return p.finish()
-		}
-		ws = pr.Pane.WorkspaceID
-		if pr.Pane.PaneID != g.PaneID {
-			movedNote = fmt.Sprintf(" (pane moved: HERDR_PANE_ID %s is now %s)", g.PaneID, pr.Pane.PaneID)
-		}
-		for i := range agents.Agents {
-			if agents.Agents[i].TerminalID == pr.Pane.TerminalID {
-				self = &agents.Agents[i]
-			}
-		}
+	if d.PaneID != g.PaneID {
+		movedNote = fmt.Sprintf(" (pane moved: HERDR_PANE_ID %s is now %s)", g.PaneID, d.PaneID)
 	}
-	switch {
+	ws := d.WorkspaceID
+	switch self := d.Self; {
 	case self == nil:
 		p.add("self", fail, start, fmt.Sprintf("pane %s in workspace %s hosts no detected agent%s", g.PaneID, ws, movedNote),
 			"occupant not detected yet: start a supported agent in this pane, or wait a moment for Herdr to detect it")
-	case self.Name == nil:
-		p.add("self", warn, start, fmt.Sprintf("a %s agent, unnamed, in workspace %s%s; the self bootstrap will name it hl-<8 hex> on first use", deref(self.Agent), ws, movedNote),
+	case !link.ValidName(self.Name):
+		p.add("self", warn, start, fmt.Sprintf("a %s agent, unnamed, in workspace %s%s; the self bootstrap will name it hl-<8 hex> on first use", orNone(self.Kind), ws, movedNote),
 			fmt.Sprintf("unnamed occupant: let herdr-link name it, or name it yourself: `herdr agent rename %s <name>`", self.PaneID))
 	default:
-		p.add("self", pass, start, fmt.Sprintf("%q (%s, %s) in workspace %s%s; no bootstrap needed", *self.Name, deref(self.Agent), self.AgentStatus, ws, movedNote), "")
+		p.add("self", pass, start, fmt.Sprintf("%q (%s, %s) in workspace %s%s; no bootstrap needed", self.Name, orNone(self.Kind), self.Status, ws, movedNote), "")
 	}
 	start = time.Now()
-	var names []string
-	unnamed, elsewhere := 0, 0
-	for _, a := range agents.Agents {
-		switch {
-		case a.WorkspaceID != ws:
-			elsewhere++
-		case self != nil && a.TerminalID == self.TerminalID:
-		case a.Name == nil || !link.ValidName(*a.Name):
-			unnamed++
-		default:
-			names = append(names, fmt.Sprintf("%s (%s)", *a.Name, link.State(a.AgentStatus)))
-		}
+	names := make([]string, 0, len(d.Peers))
+	for _, a := range d.Peers {
+		names = append(names, fmt.Sprintf("%s (%s)", a.Name, link.State(a.Status)))
+	}
+	list := "none"
+	if len(names) > 0 {
+		list = strings.Join(names, ", ")
 	}
 	p.add("peers", pass, start, fmt.Sprintf("%d peer(s): %s; not listed: %d unnamed in this workspace, %d in other workspaces",
-		len(names), strings.Join(names, ", "), unnamed, elsewhere), "")
+		len(names), list, d.Unnamed, d.Elsewhere), "")
 	p.add("mcp surface", pass, time.Now(), "dormant: tools/list shows herdr_link until it is called, then herdr_link, herdr_link_peers, herdr_link_send, herdr_link_close", "")
 	return p.finish()
 }
@@ -330,11 +289,12 @@ func dialUnix(ctx context.Context, path string, timeout time.Duration) (net.Conn
 	return d.DialContext(ctx, "unix", path)
 }
 
-func deref(s *string) string {
-	if s == nil {
+// orNone names an agent kind Herdr did not report.
+func orNone(kind string) string {
+	if kind == "" {
 		return "unknown"
 	}
-	return *s
+	return kind
 }
 
 func (p *prober) finish() bool {
@@ -492,7 +452,7 @@ func (p *prober) callOne(ctx context.Context, method string, rest []string, stdo
 		fmt.Fprintln(stderr, "herdr-link probe:", err)
 		return 1
 	}
-	p.client = &socket.Client{Path: res.Path, Timeout: p.timeout}
+	p.client = p.newClient(res.Path, socket.ProtocolStrict)
 	line, rtt, err := p.call(ctx, method, jsonx.RawMessage(params), nil)
 	if line != nil && !p.raw {
 		pretty, perr := jsonx.MarshalIndent(jsonx.RawMessage(line))

@@ -422,50 +422,26 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	c := &socket.Client{Timeout: 24 * time.Hour}
 	ctx := context.Background()
 	// The protocol guard: a ping on its own connection, exact equality.
-	pong, err := c.RoundTrip(ctx, []byte(`{"id":"api-client:status","method":"ping","params":{}}`))
-	if err != nil {
+	var pong schema.ResultPong
+	if _, _, err := c.CallRaw(ctx, "api-client:status", schema.MethodPing, schema.PingParams{}, &pong); err != nil {
 		return transportFailure(stderr, req.id, err)
 	}
-	var pr struct {
-		Result struct {
-			Protocol uint32 `json:"protocol"`
-		} `json:"result"`
-	}
-	if err := jsonx.Unmarshal(pong, &pr); err != nil {
-		fmt.Fprintf(stderr, "Error: invalid ping response: %v\n", err)
-		return 1
-	}
-	if pr.Result.Protocol != schema.Protocol {
-		msg := fmt.Sprintf("client protocol %d is newer than server protocol %d; restart the Herdr server before using this command. Stop the old server to use the new version.\nStopping exits pane processes.\nRun `herdr server stop`, then run `herdr` again.", schema.Protocol, pr.Result.Protocol)
-		if pr.Result.Protocol > schema.Protocol {
-			msg = fmt.Sprintf("client protocol %d is older than server protocol %d; upgrade the Herdr client before using this command", schema.Protocol, pr.Result.Protocol)
+	if pong.Protocol != schema.Protocol {
+		msg := fmt.Sprintf("client protocol %d is newer than server protocol %d; restart the Herdr server before using this command. Stop the old server to use the new version.\nStopping exits pane processes.\nRun `herdr server stop`, then run `herdr` again.", schema.Protocol, pong.Protocol)
+		if pong.Protocol > schema.Protocol {
+			msg = fmt.Sprintf("client protocol %d is older than server protocol %d; upgrade the Herdr client before using this command", schema.Protocol, pong.Protocol)
 		}
 		cliError(stderr, req.id, "protocol_mismatch", msg)
 		return 1
 	}
-	line, err := jsonx.Marshal(struct {
-		ID     string `json:"id"`
-		Method string `json:"method"`
-		Params any    `json:"params"`
-	}{req.id, req.method, req.params})
-	if err != nil {
-		fmt.Fprintf(stderr, "Error: %v\n", err)
-		return 1
-	}
-	resp, err := c.RoundTrip(ctx, line)
-	if err != nil {
-		return transportFailure(stderr, req.id, err)
-	}
-	var env struct {
-		Error *schema.ErrorBody `json:"error"`
-	}
-	if err := jsonx.Unmarshal(resp, &env); err != nil {
-		fmt.Fprintf(stderr, "Error: invalid api response: %v\n", err)
-		return 1
-	}
-	if env.Error != nil {
+	_, resp, err := c.CallRaw(ctx, req.id, req.method, req.params, nil)
+	var refusal *socket.Error
+	switch {
+	case errors.As(err, &refusal) && resp != nil:
 		fmt.Fprintln(stderr, string(resp))
 		return 1
+	case err != nil:
+		return transportFailure(stderr, req.id, err)
 	}
 	fmt.Fprintln(stdout, string(resp))
 	return 0
