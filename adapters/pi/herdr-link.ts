@@ -183,15 +183,17 @@ export default async function herdrLink(pi: PiAPI) {
 	};
 
 	let notice = "";
+	let instructions = "";
 	try {
 		const init = await mcp.request("initialize", {
 			protocolVersion: "2025-11-25",
 			capabilities: {},
 			clientInfo: { name: "herdr-link-pi", version: "1" },
 		});
+		instructions = init?.instructions ?? "";
 		mcp.notify("notifications/initialized");
 		mcp.onListChanged = () => void refresh().catch(() => {});
-		if ((await refresh()) === 0) notice = init?.instructions ?? "herdr-link offers no tools here.";
+		if ((await refresh()) === 0) notice = instructions || "herdr-link offers no tools here.";
 	} catch (err) {
 		notice = (err as Error).message;
 	}
@@ -202,6 +204,13 @@ export default async function herdrLink(pi: PiAPI) {
 		waiting = [];
 		activate(names);
 		if (notice) ctx.ui?.notify?.(notice, "warning");
+	});
+	// Like MCP hosts, show the model the server's instructions (outside
+	// Herdr they say why there are no tools).
+	pi.on("before_agent_start", (event: any) => {
+		const text = instructions || notice;
+		if (!text || typeof event?.systemPrompt !== "string") return;
+		return { systemPrompt: `${event.systemPrompt}\n\n# herdr_link (MCP server)\n${text}` };
 	});
 	pi.on("session_shutdown", () => mcp.stop());
 }
