@@ -70,6 +70,7 @@ const (
 	detailBadReply    = "Herdr gave an answer herdr-link cannot read"
 	detailRefusedCall = "Herdr could not serve the request (is it shutting down?)"
 	detailProtocol    = "this Herdr speaks a protocol herdr-link does not support"
+	detailNoMethod    = "this Herdr version lacks a feature herdr-link needs; upgrade Herdr"
 	detailNoPane      = "Herdr does not know this process's pane"
 	detailUnnamed     = "this agent has no agent name, and Herdr Link could not give it one"
 	detailUndetected  = "Herdr has not detected an agent in this pane yet, so it cannot be named"
@@ -100,6 +101,8 @@ func transport(err error) *Error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, socket.ErrMethodUnsupported):
+		return newErr(NotInHerdr, detailNoMethod, err)
 	case errors.As(err, &se):
 		return nil
 	case errors.Is(err, socket.ErrRequestTooLarge):
@@ -114,4 +117,12 @@ func transport(err error) *Error {
 		return newErr(NotInHerdr, detailBadReply, err)
 	}
 	return newErr(NotInHerdr, detailUnreachable, err)
+}
+
+// transportLog is the operator log message for a transport failure.
+func transportLog(err error) string {
+	if errors.Is(err, socket.ErrMethodUnsupported) {
+		return "herdr lacks a method herdr-link needs (older Herdr?)"
+	}
+	return "herdr unreachable"
 }

@@ -211,7 +211,7 @@ func (l *Link) resolve(ctx context.Context) (snapshot, error) {
 // environment failures are NOT_IN_HERDR; refusals become fallback.
 func (l *Link) fail(op string, err error, fallback Code) *Error {
 	if te := transport(err); te != nil {
-		l.log().Warn("herdr unreachable", "op", op, "err", err)
+		l.log().Warn(transportLog(err), "op", op, "err", err)
 		return te
 	}
 	var le *Error
@@ -387,7 +387,7 @@ func (l *Link) sendError(err error) error {
 		return newErr(SendFailed, detailMaybeSent, err)
 	}
 	if te := transport(err); te != nil {
-		l.log().Warn("herdr unreachable", "op", "agent.prompt", "err", err)
+		l.log().Warn(transportLog(err), "op", "agent.prompt", "err", err)
 		return te
 	}
 	l.log().Warn("herdr refused the prompt", "err", err)
@@ -426,7 +426,7 @@ func (l *Link) Close(ctx context.Context, agent string) (CloseResult, error) {
 			return CloseResult{}, newErr(CloseFailed, detailMaybeClosed, err)
 		}
 		if te := transport(err); te != nil {
-			l.log().Warn("herdr unreachable", "op", "pane.close", "err", err)
+			l.log().Warn(transportLog(err), "op", "pane.close", "err", err)
 			return CloseResult{}, te
 		}
 		l.log().Warn("herdr refused to close", "pane_id", target.PaneID, "err", err)

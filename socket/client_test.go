@@ -168,10 +168,12 @@ func TestProtocolCheck(t *testing.T) {
 	}{
 		{20, socket.ProtocolStrict, false, ""},
 		{22, socket.ProtocolStrict, false, ""},
-		{19, socket.ProtocolStrict, true, "upgrade Herdr"},
-		{23, socket.ProtocolStrict, true, "upgrade herdr-link"},
-		{19, socket.ProtocolLenient, false, ""},
-		{19, socket.ProtocolOff, false, ""},
+		{19, socket.ProtocolStrict, false, ""},
+		{23, socket.ProtocolStrict, false, ""},
+		{250, socket.ProtocolStrict, false, ""},
+		{18, socket.ProtocolStrict, true, "needs protocol 19 or newer (Herdr 0.8.0 or later): upgrade Herdr"},
+		{18, socket.ProtocolLenient, false, ""},
+		{18, socket.ProtocolOff, false, ""},
 	}
 	for _, tt := range tests {
 		srv := simtest.New(t, nil, func(s *sockettest.Server) { s.Protocol = tt.protocol })
@@ -183,7 +185,7 @@ func TestProtocolCheck(t *testing.T) {
 		if tt.wantErr != (err != nil) || (err != nil && (!errors.Is(err, socket.ErrProtocolMismatch) || !strings.Contains(err.Error(), tt.wantText))) {
 			t.Errorf("protocol %d policy %d: err = %v", tt.protocol, tt.policy, err)
 		}
-		if tt.policy == socket.ProtocolLenient && !strings.Contains(warned, "protocol 19") {
+		if tt.policy == socket.ProtocolLenient && !strings.Contains(warned, "protocol 18") {
 			t.Errorf("lenient: no warning (%q)", warned)
 		}
 		// Ping at most once per client.

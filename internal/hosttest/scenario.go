@@ -24,7 +24,7 @@ type Config struct {
 	// Repo is the module's root (for files a host needs from the tree,
 	// such as an adapter).
 	Repo string
-	// SessionTimeout bounds each host process (60 s when zero).
+	// SessionTimeout bounds each host process (SessionTimeout when zero).
 	SessionTimeout time.Duration
 	// Reference holds the footprint limits per host (testdata/reference.json).
 	Reference map[string]Reference
@@ -136,8 +136,14 @@ func (r *Result) failf(format string, a ...any) {
 	r.Failures = append(r.Failures, fmt.Sprintf(format, a...))
 }
 
-// Budget bounds a whole host-and-mode run (three sessions).
-const Budget = 150 * time.Second
+// Budget bounds a whole host-and-mode run (three sessions), and
+// SessionTimeout each host process. A session takes 1–10 s on an idle
+// 2-core machine; OpenCode's start-up alone took 20–40 s on one loaded
+// by a dozen other jobs.
+const (
+	Budget         = 5 * time.Minute
+	SessionTimeout = 150 * time.Second
+)
 
 // Messages of the scenario.
 const (
@@ -309,7 +315,7 @@ func runSession(ctx context.Context, h *Host, m Mode, cfg Config, srv *Sim, name
 	s.ModelURL = fm.URL
 	timeout := cfg.SessionTimeout
 	if timeout == 0 {
-		timeout = 60 * time.Second
+		timeout = SessionTimeout
 	}
 	sr.Outcome = run(ctx, s, timeout)
 	fm.Close()
