@@ -168,9 +168,9 @@ func (c *Client) call(ctx context.Context, method string, params, into any) erro
 	}
 	defer release()
 	if rest != nil {
-		return c.decodeStream(ctx, method, id, rest.(*lineReader), into)
+		return afterWrite(c.decodeStream(ctx, method, id, rest.(*lineReader), into))
 	}
-	return decodeResponse(method, id, line, false, into)
+	return afterWrite(decodeResponse(method, id, line, false, into))
 }
 
 // exchangeHead writes one request line and reads the answer's head (see
@@ -183,10 +183,16 @@ func (c *Client) exchangeHead(ctx context.Context, conn net.Conn, method string,
 	defer stop()
 	msg := make([]byte, 0, len(body)+1)
 	msg = append(append(msg, body...), '\n')
-	if _, err := conn.Write(msg); err != nil {
+	if n, err := conn.Write(msg); err != nil {
+		if n == len(msg) {
+			return nil, nil, nil, afterWrite(c.transportError(ctx, method, "write", err))
+		}
 		return nil, nil, nil, c.transportError(ctx, method, "write", err)
 	}
-	return c.readHead(ctx, conn, method, c.maxResponseFor(method))
+	// From here on Herdr may have the request: failures carry
+	// ErrAfterWrite.
+	line, rest, release, err := c.readHead(ctx, conn, method, c.maxResponseFor(method))
+	return line, rest, release, afterWrite(err)
 }
 
 var resultKey = []byte(`"result"`)
@@ -273,7 +279,9 @@ func (c *Client) exchange(ctx context.Context, conn net.Conn, method string, bod
 }
 
 // exchangeWith is exchange reading with rd (reset onto conn); the line is
-// valid until rd is reused.
+// valid until rd is reused. Failures once the whole line (newline
+// included) was written carry [ErrAfterWrite]; a failed write does not: a
+// line without its newline never reaches Herdr's parser.
 func (c *Client) exchangeWith(ctx context.Context, conn net.Conn, method string, body []byte, rd *ndjson.Reader) ([]byte, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
@@ -282,13 +290,16 @@ func (c *Client) exchangeWith(ctx context.Context, conn net.Conn, method string,
 	defer stop()
 	msg := make([]byte, 0, len(body)+1)
 	msg = append(append(msg, body...), '\n')
-	if _, err := conn.Write(msg); err != nil {
+	if n, err := conn.Write(msg); err != nil {
+		if n == len(msg) {
+			return nil, afterWrite(c.transportError(ctx, method, "write", err))
+		}
 		return nil, c.transportError(ctx, method, "write", err)
 	}
 	rd.Reset(conn, c.maxResponseFor(method))
 	line, err := rd.ReadLine()
 	if err != nil {
-		return nil, c.readError(ctx, method, err)
+		return nil, afterWrite(c.readError(ctx, method, err))
 	}
 	return line, nil
 }
@@ -416,7 +427,7 @@ func lenientCapabilities(b []byte) *schema.ServerCapabilities {
 // the expected one is a protocol violation.
 func checkType(method, got, want string) error {
 	if got != want && knownResultTags[got] {
-		return fmt.Errorf("socket: %s: %w: result type %q, want %q", method, ErrProtocol, got, want)
+		return afterWrite(fmt.Errorf("socket: %s: %w: result type %q, want %q", method, ErrProtocol, got, want))
 	}
 	return nil
 }

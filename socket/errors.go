@@ -40,7 +40,39 @@ var (
 	ErrMethodUnsupported = errors.New("herdr lacks the method")
 	// ErrClosed: the subscription was closed.
 	ErrClosed = errors.New("subscription closed")
+	// ErrAfterWrite marks a failure (timeout, cancellation, broken
+	// connection, missing or unreadable answer) that happened after the
+	// request line was written in full, newline included: Herdr may have
+	// received the request and acted on it. It is wrapped together with
+	// one of the errors above; match it with errors.Is. A failure without
+	// it happened before the line's final newline left this process, and
+	// Herdr discards a request line that has no newline, so it did not act.
+	// Refusals ([*Error]) are answers, not failures, and never carry it.
+	ErrAfterWrite = errors.New("the request was written; herdr may have acted on it")
 )
+
+// afterWrite marks err as having happened after the request was written.
+func afterWrite(err error) error {
+	if err == nil || errors.Is(err, ErrAfterWrite) {
+		return err
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	return &afterWriteError{err}
+}
+
+type afterWriteError struct{ err error }
+
+func (e *afterWriteError) Error() string   { return e.err.Error() + " (after the request was written)" }
+func (e *afterWriteError) Unwrap() []error { return []error{e.err, ErrAfterWrite} }
+
+// AfterWrite marks err, a failure to read or check the answer of a request
+// that was written in full, with [ErrAfterWrite]. Callers that check
+// results themselves (a result type they did not expect) use it so the
+// mark is kept. Nil and refusals ([*Error]) are returned unchanged.
+func AfterWrite(err error) error { return afterWrite(err) }
 
 // Error is a refusal from Herdr: an error response with its code and
 // message. errors.Is matches it against another *Error by Code (and by

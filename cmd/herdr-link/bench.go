@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/herdr-link/herdr-link/internal/cliflag"
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/internal/mcpclient"
+	"github.com/herdr-link/herdr-link/internal/panelock"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/socket"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
@@ -46,7 +48,21 @@ type route struct {
 	name  string
 	run   func(ctx context.Context, op string) error
 	close func()
+	// skip lists the ops the route cannot do.
+	skip map[string]bool
 }
+
+// The ops. send is herdr-link's fast delivery (return once Herdr accepted
+// the prompt); send-confirm also watches the target for its submission.
+const (
+	opPeers       = "peers"
+	opSend        = "send"
+	opSendConfirm = "send-confirm"
+)
+
+// benchSubmitHold is the -submit-hold of the MCP route's servers on the
+// simulator, whose Enter comes 5 ms after the text instead of 300 ms.
+const benchSubmitHold = 10 * time.Millisecond
 
 type sample struct {
 	op, route string
@@ -81,7 +97,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.n, "n", 200, "measured operations per op and route")
 	fs.IntVar(&c.warmup, "warmup", 20, "warm-up operations per op and route")
 	fs.IntVar(&c.conc, "c", 1, "operations in flight per route")
-	ops := fs.String("op", "peers,send", "operations: peers, send")
+	ops := fs.String("op", "peers,send,send-confirm", "operations: peers, send (delivery fast), send-confirm (delivery confirm: until the target's turn starts)")
 	routes := fs.String("route", "socket,cli,mcp", "routes: socket (herdr-link's), cli (the reference's herdr CLI calls), mcp (tools/call on a herdr-link server)")
 	fs.StringVar(&c.format, "format", "table", "output: table, gobench (benchstat input), json")
 	fs.BoolVar(&c.sweep, "sweep", false, "also sweep socket peer resolution over 10, 100, 1000 and 10000 agents")
@@ -124,7 +140,10 @@ func benchWorld(n, w int) (*sockettest.World, error) {
 		spec.Workspaces = append(spec.Workspaces, sockettest.WorkspaceSpec{Label: fmt.Sprintf("ws%d", i+1), Tabs: []sockettest.TabSpec{{}}})
 	}
 	for i := 0; i < n; i++ {
-		a := &sockettest.AgentSpec{Kind: "claude", Name: fmt.Sprintf("a%d", i), Status: "idle"}
+		// Each agent starts a 1 ms turn 1 ms after Enter: a confirmed send
+		// measures herdr-link's watch, not a model's latency.
+		one := 1
+		a := &sockettest.AgentSpec{Kind: "claude", Name: fmt.Sprintf("a%d", i), Status: "idle", TurnMS: 1, SubmitMS: &one}
 		ws := i % w
 		switch i {
 		case 0:
@@ -142,6 +161,23 @@ type target struct {
 	path, pane, cli string
 	srv             *sockettest.Server
 	desc            string
+	// peers are the send targets, used in turn: consecutive sends to one
+	// agent wait for its delivery lock (-submit-hold), which would measure
+	// the hold instead of the send.
+	peers     []string
+	rotations int
+}
+
+// rotation returns the route's next send target on each call; routes
+// start at different thirds of the list so that they do not meet.
+func (t *target) rotation() func() string {
+	i := t.rotations * len(t.peers) / 3
+	t.rotations++
+	return func() string {
+		p := t.peers[i%len(t.peers)]
+		i++
+		return p
+	}
 }
 
 func setupTarget(c benchConfig, agents int) (*target, error) {
@@ -157,6 +193,7 @@ func setupTarget(c benchConfig, agents int) (*target, error) {
 			t.cli = os.Getenv("HERDR_BIN_PATH")
 		}
 		t.desc = "live Herdr at " + t.path
+		t.peers = []string{"bench-peer"}
 		return t, nil
 	}
 	w, err := benchWorld(agents, c.workspaces)
@@ -170,6 +207,13 @@ func setupTarget(c benchConfig, agents int) (*target, error) {
 	t.srv, t.path = srv, srv.Path()
 	a, _ := w.Agent("bench-self")
 	t.pane = a.PaneID
+	var all []string
+	for _, id := range w.PaneIDs() {
+		if p, ok := w.Agent(id); ok && p.WorkspaceID == a.WorkspaceID && p.Name != nil && *p.Name != "bench-self" {
+			all = append(all, *p.Name)
+		}
+	}
+	t.peers = all
 	t.cli = c.cli
 	if t.cli == "" {
 		t.cli = findSim()
@@ -206,13 +250,28 @@ const benchMessage = "benchmark message: please ignore"
 
 func socketRoute(t *target) *route {
 	c := &socket.Client{Path: t.path, Timeout: 30 * time.Second}
-	l := &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: t.pane}
+	// Both take the target's delivery lock, as herdr-link's server does.
+	lock := &panelock.Locker{Scope: t.path}
+	hold := time.Duration(0)
+	if t.srv != nil {
+		hold = benchSubmitHold
+	}
+	l := &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: t.pane, Locker: lock, SubmitHold: hold}
+	lc := &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: t.pane, Locker: lock, SubmitHold: hold, Delivery: link.DeliveryConfirm}
+	next := t.rotation()
 	return &route{name: "socket", run: func(ctx context.Context, op string) error {
 		var err error
-		if op == "peers" {
+		switch op {
+		case opPeers:
 			_, err = l.Peers(ctx)
-		} else {
-			_, err = l.Send(ctx, link.SendRequest{To: "bench-peer", Message: benchMessage})
+		case opSend:
+			_, err = l.Send(ctx, link.SendRequest{To: next(), Message: benchMessage})
+		default:
+			var r link.SendResult
+			r, err = lc.Send(ctx, link.SendRequest{To: next(), Message: benchMessage})
+			if err == nil && r.Delivery == link.DeliveryUnconfirmed && t.srv != nil {
+				err = errors.New("delivery unconfirmed: the simulated target did not start a turn")
+			}
 		}
 		return err
 	}, close: func() {}}
@@ -244,6 +303,7 @@ func cliRoute(t *target) (*route, error) {
 		}
 		return r.Result.Agent, jsonx.Unmarshal(b, &r)
 	}
+	next := t.rotation()
 	return &route{name: "cli", run: func(ctx context.Context, op string) error {
 		out, err := runCLI(ctx, "agent", "get", t.pane)
 		if err != nil {
@@ -273,7 +333,8 @@ func cliRoute(t *target) (*route, error) {
 			_ = n
 			return nil
 		}
-		out, err = runCLI(ctx, "agent", "get", "bench-peer")
+		to := next()
+		out, err = runCLI(ctx, "agent", "get", to)
 		if err != nil {
 			return err
 		}
@@ -281,41 +342,65 @@ func cliRoute(t *target) (*route, error) {
 		if err != nil || peer.WorkspaceID != self.WorkspaceID {
 			return fmt.Errorf("peer not in workspace: %v", err)
 		}
-		text, _ := link.Wrap(link.Envelope{Protocol: link.Protocol, ID: link.NewMessageID(time.Now()), From: self.Name, To: "bench-peer", Message: benchMessage})
-		_, err = runCLI(ctx, "agent", "prompt", "bench-peer", text)
+		text, _ := link.Wrap(link.Envelope{Protocol: link.Protocol, ID: link.NewMessageID(time.Now()), From: self.Name, To: to, Message: benchMessage})
+		_, err = runCLI(ctx, "agent", "prompt", to, text)
 		return err
-	}, close: func() {}}, nil
+	}, close: func() {}, skip: map[string]bool{opSendConfirm: true}}, nil
 }
 
+// mcpRoute runs two herdr-link servers, one per delivery mode, as an MCP
+// host would.
 func mcpRoute(t *target) (*route, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	c, err := mcpclient.Start(exe, []string{"serve", "-no-bootstrap", "-log-level", "error"}, t.env())
+	start := func(mode string) (*mcpclient.Client, error) {
+		args := []string{"serve", "-no-bootstrap", "-log-level", "error", "-delivery", mode}
+		if t.srv != nil {
+			args = append(args, "-submit-hold", benchSubmitHold.String())
+		}
+		c, err := mcpclient.Start(exe, args, t.env())
+		if err != nil {
+			return nil, err
+		}
+		ctx := context.Background()
+		if _, err := c.Initialize(ctx, "2025-06-18"); err != nil {
+			c.Close()
+			return nil, err
+		}
+		if _, err := c.CallTool(ctx, "herdr_link", nil); err != nil {
+			c.Close()
+			return nil, err
+		}
+		return c, nil
+	}
+	fast, err := start("fast")
 	if err != nil {
 		return nil, err
 	}
-	ctx := context.Background()
-	if _, err := c.Initialize(ctx, "2025-06-18"); err != nil {
+	confirm, err := start("confirm")
+	if err != nil {
+		fast.Close()
 		return nil, err
 	}
-	if _, err := c.CallTool(ctx, "herdr_link", nil); err != nil {
-		return nil, err
-	}
+	next := t.rotation()
 	return &route{name: "mcp", run: func(ctx context.Context, op string) error {
 		var r mcpclient.ToolResult
 		var err error
-		if op == "peers" {
-			r, err = c.CallTool(ctx, "herdr_link_peers", nil)
-		} else {
-			r, err = c.CallTool(ctx, "herdr_link_send", map[string]any{"to": "bench-peer", "message": benchMessage})
+		switch op {
+		case opPeers:
+			r, err = fast.CallTool(ctx, "herdr_link_peers", nil)
+		case opSend:
+			r, err = fast.CallTool(ctx, "herdr_link_send", map[string]any{"to": next(), "message": benchMessage})
+		default:
+			r, err = confirm.CallTool(ctx, "herdr_link_send", map[string]any{"to": next(), "message": benchMessage})
 		}
 		if err == nil && r.IsError {
 			err = errors.New(r.Text())
 		}
 		return err
-	}, close: func() { c.Close() }}, nil
+	}, close: func() { fast.Close(); confirm.Close() }}, nil
 }
 
 func percentile(sorted []time.Duration, p float64) time.Duration {
@@ -369,6 +454,9 @@ func measure(c benchConfig, t *target, routes []*route, prog *progress) ([]sampl
 	var mu sync.Mutex
 	for _, op := range c.ops {
 		for _, r := range routes {
+			if r.skip[op] {
+				continue
+			}
 			for i := 0; i < c.warmup; i++ {
 				if err := r.run(ctx, op); err != nil {
 					return nil, nil, fmt.Errorf("%s %s warm-up: %w", r.name, op, err)
@@ -378,6 +466,9 @@ func measure(c benchConfig, t *target, routes []*route, prog *progress) ([]sampl
 		reqs := map[string]int{}
 		for round := 0; round < (c.n+c.conc-1)/c.conc; round++ {
 			for _, r := range routes {
+				if r.skip[op] {
+					continue
+				}
 				before := 0
 				var penalties int64
 				if t.srv != nil {
@@ -621,12 +712,20 @@ func runBench(c benchConfig, stdout, stderr io.Writer) error {
 		routes = append(routes, r)
 	}
 	for _, op := range c.ops {
-		if op != "peers" && op != "send" {
+		if op != opPeers && op != opSend && op != opSendConfirm {
 			return fmt.Errorf("unknown op %q", op)
 		}
 	}
 	procs := map[string]float64{"peers/cli": 2, "send/cli": 3}
-	prog := &progress{w: stderr, on: isTerminal(stderr), total: c.count * len(c.ops) * len(routes) * c.n, start: time.Now()}
+	cells := 0
+	for _, op := range c.ops {
+		for _, r := range routes {
+			if !r.skip[op] {
+				cells++
+			}
+		}
+	}
+	prog := &progress{w: stderr, on: isTerminal(stderr), total: c.count * cells * c.n, start: time.Now()}
 	type run struct {
 		stats []stat
 	}
@@ -683,10 +782,13 @@ func runBench(c benchConfig, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "target:  %s\n", t.desc)
 		fmt.Fprintf(stdout, "machine: %s\n", machine)
 		fmt.Fprintf(stdout, "run:     n=%d per op and route, interleaved, warm-up %d, concurrency %d\n\n", c.n, c.warmup, c.conc)
-		fmt.Fprintf(stdout, "%-6s %-7s %8s %8s %8s %8s %8s %9s %9s %9s %9s %8s\n", "op", "route", "min ms", "p50 ms", "p90 ms", "p99 ms", "max ms", "ops/s", "conns/op", "procs/op", "×socket", "poll-pen")
+		fmt.Fprintf(stdout, "%-12s %-7s %8s %8s %8s %8s %8s %9s %9s %9s %9s %8s\n", "op", "route", "min ms", "p50 ms", "p90 ms", "p99 ms", "max ms", "ops/s", "conns/op", "procs/op", "×socket", "poll-pen")
 		for _, s := range runs[len(runs)-1].stats {
-			fmt.Fprintf(stdout, "%-6s %-7s %8.3f %8.3f %8.3f %8.3f %8.3f %9.0f %9.2f %9.0f %8.1f× %8d\n",
+			fmt.Fprintf(stdout, "%-12s %-7s %8.3f %8.3f %8.3f %8.3f %8.3f %9.0f %9.2f %9.0f %8.1f× %8d\n",
 				s.Op, s.Route, s.MinMS, s.P50MS, s.P90MS, s.P99MS, s.MaxMS, s.OpsPerSec, s.ConnsPerOp, s.ProcsPerOp, s.VsSocket, s.Penalties)
+		}
+		if t.srv != nil && slices.Contains(c.ops, opSendConfirm) {
+			fmt.Fprintf(stdout, "\ndelivery: send = -delivery fast, send-confirm = -delivery confirm (watching until the target's turn starts: 50 ms agent.get probes);\n          the simulated targets submit 1 ms after Enter, Enter comes 5 ms after the text (Herdr: 300 ms), -submit-hold %v;\n          sends go to the %d peers in turn (consecutive sends to one agent wait for its lock)\n", benchSubmitHold, len(t.peers))
 		}
 		fmt.Fprintf(stdout, "\nfloors:  bare Unix-socket round trip p50 %.3f ms; bare process spawn p50 %.3f ms\n", ms(sockFloor), ms(spawnFloor))
 		fmt.Fprintf(stdout, "mcp:     herdr-link start → initialize response p50 %.2f ms (%d starts)\n", ms(startup), c.spawns)

@@ -156,7 +156,7 @@ func (p *prober) run(ctx context.Context) bool {
 	var envErr *socket.EnvError
 	switch {
 	case errors.As(socket.DiagnoseDial(res.Path, derr), &envErr):
-		p.add("socket file", fail, start, envErr.Error(), envErr.Fix)
+		p.add("socket file", fail, start, envErr.Path+": "+envErr.Cause, envErr.Fix)
 		return p.finish()
 	case err != nil:
 		hint := "herdr"
@@ -185,8 +185,9 @@ func (p *prober) run(ctx context.Context) bool {
 	start = time.Now()
 	conn, derr := dialUnix(ctx, res.Path, p.timeout)
 	if derr != nil {
-		if de := socket.DiagnoseDial(res.Path, derr); de != derr {
-			p.add("connect", fail, start, de.Error(), transportFix(de, res))
+		var ee *socket.EnvError
+		if errors.As(socket.DiagnoseDial(res.Path, derr), &ee) {
+			p.add("connect", fail, start, ee.Path+": "+ee.Cause, ee.Fix)
 			return p.finish()
 		}
 		p.add("connect", fail, start, derr.Error(), transportFix(&socket.UnavailableError{Path: res.Path, Hint: "herdr", Err: derr}, res))

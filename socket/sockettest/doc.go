@@ -76,6 +76,10 @@
 // revision only on title or metadata changes (never, in the simulator);
 // pane.read answers revision 0.
 //
+// A pane may run a real program instead of the modelled receiving end
+// ([PaneSpec].Command, [Server.RunCommand]); [Server.Programs] starts it,
+// in a pseudo-terminal with package ptypane (see [Program]).
+//
 // What it does not model: managed-launch deadlines and the 3 s settle
 // (launch transitions follow [World.SetStatus]), events.wait and the other
 // wait methods besides agent.wait and agent.prompt's wait, the raw pane id
