@@ -515,6 +515,8 @@ var serdeOrder = map[string][]string{
 	"PaneLayoutPane":     {"pane_id", "focused", "rect"},
 	"PaneLayoutRect":     {"x", "y", "width", "height"},
 	"PaneLayoutSplit":    {"id", "direction", "ratio", "rect"},
+	// WorkspaceInfo.worktree (upstream src/api/schema/workspaces.rs).
+	"WorkspaceWorktreeInfo": {"repo_key", "repo_name", "repo_root", "checkout_path", "is_linked_worktree"},
 }
 
 func (g *generator) isRoot(name string) bool {
