@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -46,6 +47,7 @@ type route struct {
 	name  string
 	run   func(ctx context.Context, op string) error
 	close func()
+	proc  *proc // the route's server process, if it has one
 }
 
 type sample struct {
@@ -69,6 +71,14 @@ type stat struct {
 	ProcsPerOp float64 `json:"procs_per_op"`
 	VsSocket   float64 `json:"ratio_to_socket_p50"`
 	Penalties  int     `json:"poll_penalties"`
+	// VsFloorP50 and VsFloorP99 are p50 and p99 as ratios to the floor
+	// route's in the same run (0 without the floor route).
+	VsFloorP50 float64 `json:"ratio_to_floor_p50"`
+	VsFloorP99 float64 `json:"ratio_to_floor_p99"`
+	// CPUPerOpUS is the route's server process CPU time per call, µs
+	// (user + system from its rusage, start-up excluded; 0 for routes
+	// without a server process).
+	CPUPerOpUS float64 `json:"cpu_us_per_op"`
 }
 
 func bench(args []string, stdout, stderr io.Writer) int {
@@ -82,7 +92,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.warmup, "warmup", 20, "warm-up operations per op and route")
 	fs.IntVar(&c.conc, "c", 1, "operations in flight per route")
 	ops := fs.String("op", "peers,send", "operations: peers, send")
-	routes := fs.String("route", "socket,cli,mcp", "routes: socket (herdr-link's), cli (the reference's herdr CLI calls), mcp (tools/call on a herdr-link server)")
+	routes := fs.String("route", "socket,cli,mcp,floor", "routes: socket (herdr-link's), cli (the reference's herdr CLI calls), mcp (tools/call on a herdr-link server), floor (a minimal relay process: what the machine allows)")
 	fs.StringVar(&c.format, "format", "table", "output: table, gobench (benchstat input), json")
 	fs.BoolVar(&c.sweep, "sweep", false, "also sweep socket peer resolution over 10, 100, 1000 and 10000 agents")
 	fs.StringVar(&c.cli, "herdr", "", "herdr CLI for the cli route (default: $HERDR_BIN_PATH live, herdr-sim beside this binary on the simulator)")
@@ -288,22 +298,12 @@ func cliRoute(t *target) (*route, error) {
 }
 
 func mcpRoute(t *target) (*route, error) {
-	exe, err := os.Executable()
+	c, p, err := startMCP(t)
 	if err != nil {
 		return nil, err
 	}
-	c, err := mcpclient.Start(exe, []string{"serve", "-no-bootstrap", "-log-level", "error"}, t.env())
-	if err != nil {
-		return nil, err
-	}
-	ctx := context.Background()
-	if _, err := c.Initialize(ctx, "2025-06-18"); err != nil {
-		return nil, err
-	}
-	if _, err := c.CallTool(ctx, "herdr_link", nil); err != nil {
-		return nil, err
-	}
-	return &route{name: "mcp", run: func(ctx context.Context, op string) error {
+	return &route{name: "mcp", proc: p, run: func(ctx context.Context, op string) error {
+		p.calls.Add(1)
 		var r mcpclient.ToolResult
 		var err error
 		if op == "peers" {
@@ -360,24 +360,35 @@ func (p *progress) finish() {
 	}
 }
 
-// measure runs warm-up then n interleaved rounds over the routes and
-// returns the samples and the simulator's connections per op and route.
-func measure(c benchConfig, t *target, routes []*route, prog *progress) ([]sample, map[string]float64, error) {
+// measure runs, op by op, warm-up then n rounds over freshly started
+// routes in a shuffled order, and returns the samples, the simulator's
+// connections per op and route and the server processes' CPU per call
+// (µs, start-up excluded).
+func measure(c benchConfig, t *target, rng *rand.Rand, base map[string]time.Duration, prog *progress) ([]sample, map[string]float64, map[string]float64, error) {
 	ctx := context.Background()
 	var samples []sample
 	conns := map[string]float64{}
+	cpu := map[string]float64{}
 	var mu sync.Mutex
 	for _, op := range c.ops {
+		routes, err := openRoutes(t, c.routes)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		fail := func(err error) ([]sample, map[string]float64, map[string]float64, error) {
+			closeRoutes(routes)
+			return nil, nil, nil, err
+		}
 		for _, r := range routes {
 			for i := 0; i < c.warmup; i++ {
 				if err := r.run(ctx, op); err != nil {
-					return nil, nil, fmt.Errorf("%s %s warm-up: %w", r.name, op, err)
+					return fail(fmt.Errorf("%s %s warm-up: %w", r.name, op, err))
 				}
 			}
 		}
 		reqs := map[string]int{}
 		for round := 0; round < (c.n+c.conc-1)/c.conc; round++ {
-			for _, r := range routes {
+			for _, r := range shuffled(rng, routes) {
 				before := 0
 				var penalties int64
 				if t.srv != nil {
@@ -404,7 +415,7 @@ func measure(c benchConfig, t *target, routes []*route, prog *progress) ([]sampl
 				}
 				wg.Wait()
 				if firstErr != nil {
-					return nil, nil, fmt.Errorf("%s %s: %w", r.name, op, firstErr)
+					return fail(fmt.Errorf("%s %s: %w", r.name, op, firstErr))
 				}
 				if t.srv != nil {
 					reqs[r.name] += len(t.srv.Requests()) - before
@@ -420,17 +431,23 @@ func measure(c benchConfig, t *target, routes []*route, prog *progress) ([]sampl
 				}
 			}
 		}
+		closeRoutes(routes)
+		for _, r := range routes {
+			if r.proc != nil {
+				cpu[op+"/"+r.name] = cpuPerCall(r, base[r.name])
+			}
+		}
 		for name, n := range reqs {
 			conns[op+"/"+name] = float64(n) / float64(c.n)
 		}
 	}
-	return samples, conns, nil
+	return samples, conns, cpu, nil
 }
 
-func summarize(c benchConfig, samples []sample, conns map[string]float64, procs map[string]float64) []stat {
+func summarize(c benchConfig, samples []sample, conns, procs, cpu map[string]float64) []stat {
 	var out []stat
 	for _, op := range c.ops {
-		var socketP50 float64
+		var socketP50, floorP50, floorP99 float64
 		for _, rn := range c.routes {
 			var ds []time.Duration
 			pen := 0
@@ -450,17 +467,23 @@ func summarize(c benchConfig, samples []sample, conns map[string]float64, procs 
 			sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 			st := stat{Op: op, Route: rn, N: len(ds), MinMS: ms(ds[0]), P50MS: ms(percentile(ds, 50)), P90MS: ms(percentile(ds, 90)),
 				P99MS: ms(percentile(ds, 99)), MaxMS: ms(ds[len(ds)-1]), MeanNS: float64(sum.Nanoseconds()) / float64(len(ds)),
-				ConnsPerOp: conns[op+"/"+rn], ProcsPerOp: procs[op+"/"+rn], Penalties: pen}
+				ConnsPerOp: conns[op+"/"+rn], ProcsPerOp: procs[op+"/"+rn], Penalties: pen, CPUPerOpUS: cpu[op+"/"+rn]}
 			// Throughput: concurrency over mean latency.
 			st.OpsPerSec = float64(c.conc) / (st.MeanNS / 1e9)
-			if rn == "socket" {
+			switch rn {
+			case "socket":
 				socketP50 = st.P50MS
+			case "floor":
+				floorP50, floorP99 = st.P50MS, st.P99MS
 			}
 			out = append(out, st)
 		}
 		for i := range out {
 			if out[i].Op == op && socketP50 > 0 {
 				out[i].VsSocket = out[i].P50MS / socketP50
+			}
+			if out[i].Op == op && floorP50 > 0 {
+				out[i].VsFloorP50, out[i].VsFloorP99 = out[i].P50MS/floorP50, out[i].P99MS/floorP99
 			}
 		}
 	}
@@ -601,24 +624,12 @@ func runBench(c benchConfig, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer t.close()
-	var routes []*route
 	for _, name := range c.routes {
-		var r *route
 		switch name {
-		case "socket":
-			r = socketRoute(t)
-		case "cli":
-			r, err = cliRoute(t)
-		case "mcp":
-			r, err = mcpRoute(t)
+		case "socket", "cli", "mcp", "floor":
 		default:
-			err = fmt.Errorf("unknown route %q", name)
+			return fmt.Errorf("unknown route %q", name)
 		}
-		if err != nil {
-			return err
-		}
-		defer r.close()
-		routes = append(routes, r)
 	}
 	for _, op := range c.ops {
 		if op != "peers" && op != "send" {
@@ -626,18 +637,25 @@ func runBench(c benchConfig, stdout, stderr io.Writer) error {
 		}
 	}
 	procs := map[string]float64{"peers/cli": 2, "send/cli": 3}
-	prog := &progress{w: stderr, on: isTerminal(stderr), total: c.count * len(c.ops) * len(routes) * c.n, start: time.Now()}
+	base := map[string]time.Duration{}
+	for _, name := range c.routes {
+		if base[name], err = startupCPU(t, name, 5); err != nil {
+			return err
+		}
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 12))
+	prog := &progress{w: stderr, on: isTerminal(stderr), total: c.count * len(c.ops) * len(c.routes) * c.n, start: time.Now()}
 	type run struct {
 		stats []stat
 	}
 	var runs []run
 	for i := 0; i < c.count; i++ {
-		samples, conns, err := measure(c, t, routes, prog)
+		samples, conns, cpu, err := measure(c, t, rng, base, prog)
 		if err != nil {
 			prog.finish()
 			return err
 		}
-		runs = append(runs, run{summarize(c, samples, conns, procs)})
+		runs = append(runs, run{summarize(c, samples, conns, procs, cpu)})
 	}
 	prog.finish()
 	sockFloor, spawnFloor, err := floors(500)
@@ -668,8 +686,15 @@ func runBench(c benchConfig, stdout, stderr io.Writer) error {
 		suffix := fmt.Sprintf("-%d", runtime.GOMAXPROCS(0))
 		for _, r := range runs {
 			for _, s := range r.stats {
-				fmt.Fprintf(stdout, "BenchmarkRoute/op=%s/route=%s%s\t%d\t%.0f ns/op\t%.0f p50-ns/op\t%.0f p99-ns/op\t%.2f conns/op\t%.0f procs/op\n",
+				fmt.Fprintf(stdout, "BenchmarkRoute/op=%s/route=%s%s\t%d\t%.0f ns/op\t%.0f p50-ns/op\t%.0f p99-ns/op\t%.2f conns/op\t%.0f procs/op",
 					s.Op, s.Route, suffix, s.N, s.MeanNS, s.P50MS*1e6, s.P99MS*1e6, s.ConnsPerOp, s.ProcsPerOp)
+				if s.VsFloorP50 > 0 {
+					fmt.Fprintf(stdout, "\t%.3f floor-ratio\t%.3f floor-ratio-p99", s.VsFloorP50, s.VsFloorP99)
+				}
+				if s.CPUPerOpUS > 0 {
+					fmt.Fprintf(stdout, "\t%.1f cpu-us/op", s.CPUPerOpUS)
+				}
+				fmt.Fprintln(stdout)
 			}
 		}
 		fmt.Fprintf(stdout, "BenchmarkFloor/what=unix-round-trip%s\t500\t%.0f ns/op\n", suffix, float64(sockFloor.Nanoseconds()))
@@ -683,10 +708,11 @@ func runBench(c benchConfig, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "target:  %s\n", t.desc)
 		fmt.Fprintf(stdout, "machine: %s\n", machine)
 		fmt.Fprintf(stdout, "run:     n=%d per op and route, interleaved, warm-up %d, concurrency %d\n\n", c.n, c.warmup, c.conc)
-		fmt.Fprintf(stdout, "%-6s %-7s %8s %8s %8s %8s %8s %9s %9s %9s %9s %8s\n", "op", "route", "min ms", "p50 ms", "p90 ms", "p99 ms", "max ms", "ops/s", "conns/op", "procs/op", "×socket", "poll-pen")
+		fmt.Fprintf(stdout, "%-6s %-7s %8s %8s %8s %8s %8s %9s %9s %9s %9s %8s %9s %9s %9s\n", "op", "route", "min ms", "p50 ms", "p90 ms", "p99 ms", "max ms", "ops/s", "conns/op", "procs/op", "×socket", "poll-pen", "p50×floor", "p99×floor", "cpu µs/op")
 		for _, s := range runs[len(runs)-1].stats {
-			fmt.Fprintf(stdout, "%-6s %-7s %8.3f %8.3f %8.3f %8.3f %8.3f %9.0f %9.2f %9.0f %8.1f× %8d\n",
-				s.Op, s.Route, s.MinMS, s.P50MS, s.P90MS, s.P99MS, s.MaxMS, s.OpsPerSec, s.ConnsPerOp, s.ProcsPerOp, s.VsSocket, s.Penalties)
+			fmt.Fprintf(stdout, "%-6s %-7s %8.3f %8.3f %8.3f %8.3f %8.3f %9.0f %9.2f %9.0f %8.1f× %8d %9s %9s %9s\n",
+				s.Op, s.Route, s.MinMS, s.P50MS, s.P90MS, s.P99MS, s.MaxMS, s.OpsPerSec, s.ConnsPerOp, s.ProcsPerOp, s.VsSocket, s.Penalties,
+				ratioCell(s.VsFloorP50), ratioCell(s.VsFloorP99), cpuCell(s.CPUPerOpUS))
 		}
 		fmt.Fprintf(stdout, "\nfloors:  bare Unix-socket round trip p50 %.3f ms; bare process spawn p50 %.3f ms\n", ms(sockFloor), ms(spawnFloor))
 		fmt.Fprintf(stdout, "mcp:     herdr-link start → initialize response p50 %.2f ms (%d starts)\n", ms(startup), c.spawns)

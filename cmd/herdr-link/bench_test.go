@@ -18,7 +18,7 @@ func TestBenchCommand(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
-		for _, want := range []string{"peers  socket", "peers  cli", "peers  mcp", "send   socket", "send   cli", "send   mcp", "floors:", "start → initialize"} {
+		for _, want := range []string{"peers  socket", "peers  cli", "peers  mcp", "send   socket", "send   cli", "send   mcp", "peers  floor", "send   floor", "p50×floor", "floors:", "start → initialize"} {
 			if !strings.Contains(string(out), want) {
 				t.Errorf("table lacks %q:\n%s", want, out)
 			}
@@ -30,7 +30,7 @@ func TestBenchCommand(t *testing.T) {
 		}
 	})
 	t.Run("gobench", func(t *testing.T) {
-		out, err := exec.Command(binary, append(args, "--format", "gobench", "--route", "socket,mcp")...).Output()
+		out, err := exec.Command(binary, append(args, "--format", "gobench", "--route", "socket,mcp,floor")...).Output()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,8 +44,20 @@ func TestBenchCommand(t *testing.T) {
 				}
 			}
 		}
-		if n != 7 || !strings.Contains(string(out), "BenchmarkRoute/op=peers/route=socket-") {
+		if n != 9 || !strings.Contains(string(out), "BenchmarkRoute/op=peers/route=socket-") {
 			t.Errorf("%d benchmark lines:\n%s", n, out)
+		}
+		// MCP is compared with the floor and both server processes
+		// report their CPU per call; the in-process socket route has no
+		// process of its own.
+		for _, re := range []string{
+			`BenchmarkRoute/op=peers/route=mcp-\d+\t.*\t[0-9.]+ floor-ratio\t[0-9.]+ floor-ratio-p99\t[0-9.]+ cpu-us/op\n`,
+			`BenchmarkRoute/op=send/route=floor-\d+\t.*\t1\.000 floor-ratio\t.*cpu-us/op\n`,
+			`BenchmarkRoute/op=peers/route=socket-\d+\t[^\n]*procs/op\t[0-9.]+ floor-ratio\t[0-9.]+ floor-ratio-p99\n`,
+		} {
+			if !regexp.MustCompile(re).Match(out) {
+				t.Errorf("no line matches %s:\n%s", re, out)
+			}
 		}
 	})
 	t.Run("json", func(t *testing.T) {

@@ -51,6 +51,8 @@ var commands = map[string]command{
 	"demo":  func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return demo(args, stdout, stderr) },
 	"probe": func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return probe(args, stdout, stderr) },
 	"bench": func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return bench(args, stdout, stderr) },
+	// Hidden: the bench's floor process (bench_floor.go).
+	"bench-relay": benchRelay,
 }
 
 func main() {
