@@ -127,26 +127,8 @@ func bench(args []string, stdout, stderr io.Writer) int {
 }
 
 // benchWorld builds a world of n agents over w workspaces: bench-self and
-// bench-peer in w1, the rest named a<i>.
-func benchWorld(n, w int) (*sockettest.World, error) {
-	spec := sockettest.WorldSpec{}
-	for i := 0; i < w; i++ {
-		spec.Workspaces = append(spec.Workspaces, sockettest.WorkspaceSpec{Label: fmt.Sprintf("ws%d", i+1), Tabs: []sockettest.TabSpec{{}}})
-	}
-	for i := 0; i < n; i++ {
-		a := &sockettest.AgentSpec{Kind: "claude", Name: fmt.Sprintf("a%d", i), Status: "idle"}
-		ws := i % w
-		switch i {
-		case 0:
-			a.Name, ws = "bench-self", 0
-		case 1:
-			a.Name, ws = "bench-peer", 0
-		}
-		t := &spec.Workspaces[ws].Tabs[0]
-		t.Panes = append(t.Panes, sockettest.PaneSpec{CWD: "/work", Agent: a})
-	}
-	return sockettest.NewWorld(spec)
-}
+// bench-peer in the first, the rest named a<i>.
+func benchWorld(n, w int) (*sockettest.World, error) { return sockettest.GeneratedWorld(n, w) }
 
 type target struct {
 	path, pane, cli string
