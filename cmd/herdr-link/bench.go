@@ -40,6 +40,7 @@ type benchConfig struct {
 	cli        string
 	count      int
 	spawns     int
+	alt        map[string]string // label → herdr-link binary (routes mcp:label)
 }
 
 // route is one way of doing an operation.
@@ -98,6 +99,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.cli, "herdr", "", "herdr CLI for the cli route (default: $HERDR_BIN_PATH live, herdr-sim beside this binary on the simulator)")
 	fs.IntVar(&c.count, "count", 1, "repeat the whole measurement (for benchstat)")
 	fs.IntVar(&c.spawns, "spawns", 10, "MCP server starts to time (start → initialize response)")
+	alt := fs.String("mcp-alt", "", "also measure other herdr-link binaries as MCP routes `label=path,…` (routes mcp:label), for before and after in one run")
 	if code, done := cliflag.Parse(fs, args, stdout); done {
 		return code
 	}
@@ -106,6 +108,18 @@ func bench(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	c.ops, c.routes = strings.Split(*ops, ","), strings.Split(*routes, ",")
+	if *alt != "" {
+		c.alt = map[string]string{}
+		for _, kv := range strings.Split(*alt, ",") {
+			label, path, ok := strings.Cut(kv, "=")
+			if !ok || label == "" || path == "" {
+				fmt.Fprintf(stderr, "herdr-link bench: -mcp-alt %q: want label=path\n", kv)
+				return 2
+			}
+			c.alt[label] = path
+			c.routes = append(c.routes, "mcp:"+label)
+		}
+	}
 	if c.n < 1 || c.conc < 1 || c.agents < 2 || c.workspaces < 1 || c.count < 1 {
 		fmt.Fprintln(stderr, "herdr-link bench: -n, -c, -count and -workspaces must be ≥ 1, -agents ≥ 2")
 		return 2
@@ -132,12 +146,13 @@ func benchWorld(n, w int) (*sockettest.World, error) { return sockettest.Generat
 
 type target struct {
 	path, pane, cli string
+	alt             map[string]string // see benchConfig.alt
 	srv             *sockettest.Server
 	desc            string
 }
 
 func setupTarget(c benchConfig, agents int) (*target, error) {
-	t := &target{}
+	t := &target{alt: c.alt}
 	if !c.sim {
 		g := link.CheckGate(os.Getenv)
 		if !g.OK {
@@ -279,12 +294,12 @@ func cliRoute(t *target) (*route, error) {
 	}, close: func() {}}, nil
 }
 
-func mcpRoute(t *target) (*route, error) {
-	c, p, err := startMCP(t)
+func mcpRoute(t *target, name string) (*route, error) {
+	c, p, err := startMCP(t, t.mcpExe(name))
 	if err != nil {
 		return nil, err
 	}
-	return &route{name: "mcp", proc: p, run: func(ctx context.Context, op string) error {
+	return &route{name: name, proc: p, run: func(ctx context.Context, op string) error {
 		p.calls.Add(1)
 		var r mcpclient.ToolResult
 		var err error
@@ -610,6 +625,9 @@ func runBench(c benchConfig, stdout, stderr io.Writer) error {
 		switch name {
 		case "socket", "cli", "mcp", "floor":
 		default:
+			if _, ok := c.alt[strings.TrimPrefix(name, "mcp:")]; ok && strings.HasPrefix(name, "mcp:") {
+				continue
+			}
 			return fmt.Errorf("unknown route %q", name)
 		}
 	}

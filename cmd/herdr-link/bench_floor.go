@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -123,12 +124,18 @@ func floorRoute(t *target) (*route, error) {
 	}}, nil
 }
 
-// startMCP starts a herdr-link server, initialized and activated.
-func startMCP(t *target) (*mcpclient.Client, *proc, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, nil, err
+// mcpExe is the herdr-link binary of MCP route name: this one for "mcp",
+// an -mcp-alt binary for "mcp:label".
+func (t *target) mcpExe(name string) string {
+	if label, ok := strings.CutPrefix(name, "mcp:"); ok {
+		return t.alt[label]
 	}
+	exe, _ := os.Executable()
+	return exe
+}
+
+// startMCP starts the herdr-link server exe, initialized and activated.
+func startMCP(t *target, exe string) (*mcpclient.Client, *proc, error) {
 	cmd := exec.Command(exe, "serve", "-no-bootstrap", "-log-level", "error")
 	cmd.Env = t.env()
 	c, err := mcpclient.StartCmd(cmd)
@@ -155,10 +162,10 @@ func startupCPU(t *target, name string, n int) (time.Duration, error) {
 	for i := 0; i < n; i++ {
 		var r *route
 		var err error
-		switch name {
-		case "mcp":
-			r, err = mcpRoute(t)
-		case "floor":
+		switch {
+		case name == "mcp" || strings.HasPrefix(name, "mcp:"):
+			r, err = mcpRoute(t, name)
+		case name == "floor":
 			r, err = floorRoute(t)
 		default:
 			return 0, nil
@@ -193,12 +200,14 @@ func openRoutes(t *target, names []string) ([]*route, error) {
 			r = socketRoute(t)
 		case "cli":
 			r, err = cliRoute(t)
-		case "mcp":
-			r, err = mcpRoute(t)
 		case "floor":
 			r, err = floorRoute(t)
 		default:
-			err = fmt.Errorf("unknown route %q", name)
+			if name == "mcp" || strings.HasPrefix(name, "mcp:") {
+				r, err = mcpRoute(t, name)
+			} else {
+				err = fmt.Errorf("unknown route %q", name)
+			}
 		}
 		if err != nil {
 			closeRoutes(routes)

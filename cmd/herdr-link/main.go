@@ -161,6 +161,8 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	l := linkFromEnv(os.Getenv, c.timeout, log)
+	stdin, restore := pollable(stdin)
+	defer restore()
 	if err := mcpserver.Serve(ctx, stdin, stdout, mcpserver.Options{
 		Link: l, Version: buildinfo.Version(), Logger: log, Bootstrap: !c.noBoot,
 	}); err != nil {
