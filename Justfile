@@ -68,6 +68,10 @@ bench-go COUNT="10":
 fuzz SECONDS="20":
     bash scripts/fuzz.sh {{SECONDS}}
 
+# real agent hosts (Claude Code, Codex, OpenCode) end to end against a fake model; installs pinned hosts into ~/.cache/herdr-link-hosts
+hosts *ARGS:
+    bash scripts/hosts.sh {{ARGS}}
+
 # what CI runs
 ci:
     bash .ci/run

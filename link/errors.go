@@ -97,6 +97,9 @@ func transport(err error) *Error {
 		return nil
 	case errors.As(err, &se):
 		return nil
+	case errors.Is(err, socket.ErrRequestTooLarge):
+		// Refused before sending: the operation's own failure, not Herdr's.
+		return nil
 	case errors.Is(err, context.Canceled):
 		return newErr(NotInHerdr, detailCancelled, err)
 	case errors.Is(err, socket.ErrProtocolMismatch):

@@ -2,8 +2,10 @@ package link
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
+	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket"
 )
@@ -70,12 +72,74 @@ func checkTag(method, got, want string) error {
 	return nil
 }
 
+// agentList is agent.list's result. Over 4 MiB, the socket client decodes
+// it as a stream (see [socket.StreamDecoder]): one agent at a time, so a
+// large list costs the agents herdr-link keeps, not the text Herdr sent.
+type agentList struct {
+	Type   string  `json:"type"`
+	Agents []Agent `json:"agents"`
+}
+
+// DecodeStream implements socket.StreamDecoder.
+func (r *agentList) DecodeStream(dec *json.Decoder) error {
+	if err := delim(dec, '{'); err != nil {
+		return err
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case "type":
+			err = dec.Decode(&r.Type)
+		case "agents":
+			err = r.decodeAgents(dec)
+		default:
+			var skip json.RawMessage
+			err = dec.Decode(&skip)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return delim(dec, '}')
+}
+
+func (r *agentList) decodeAgents(dec *json.Decoder) error {
+	if err := delim(dec, '['); err != nil {
+		return err
+	}
+	var raw json.RawMessage
+	for dec.More() {
+		// encoding/json only cuts the stream into elements; goccy decodes
+		// each (several times faster than a reflective stream decode).
+		if err := dec.Decode(&raw); err != nil {
+			return err
+		}
+		var a Agent
+		if err := jsonx.Unmarshal(raw, &a); err != nil {
+			return err
+		}
+		r.Agents = append(r.Agents, a)
+	}
+	return delim(dec, ']')
+}
+
+func delim(dec *json.Decoder, d json.Delim) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok != d {
+		return fmt.Errorf("want %v, got %v", d, tok)
+	}
+	return nil
+}
+
 // ListAgents implements Herdr.
 func (h SocketHerdr) ListAgents(ctx context.Context) ([]Agent, error) {
-	var r struct {
-		Type   string  `json:"type"`
-		Agents []Agent `json:"agents"`
-	}
+	var r agentList
 	if err := h.Client.Call(ctx, schema.MethodAgentList, schema.EmptyParams{}, &r); err != nil {
 		return nil, err
 	}

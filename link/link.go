@@ -3,6 +3,7 @@ package link
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"sync"
@@ -20,6 +21,9 @@ type Gate struct {
 	Socket socket.Resolution
 	// Reason says which condition failed (operator text).
 	Reason string
+	// Failed names the failed condition for [Gate.Advice]: one of the
+	// Failed* constants, "" when OK.
+	Failed string
 }
 
 // CheckGate evaluates the environment gate.
@@ -32,12 +36,14 @@ func CheckGate(getenv func(string) string) Gate {
 	res, err := socket.ResolvePath(getenv)
 	g.Socket = res
 	switch {
+	case getenv(socket.EnvHerdr) == "":
+		g.Reason, g.Failed = "HERDR_ENV is not set", FailedHerdrEnv
 	case getenv(socket.EnvHerdr) != "1":
-		g.Reason = "HERDR_ENV is not 1"
+		g.Reason, g.Failed = "HERDR_ENV is not 1", FailedHerdrEnvValue
 	case g.PaneID == "":
-		g.Reason = "HERDR_PANE_ID is not set"
+		g.Reason, g.Failed = "HERDR_PANE_ID is not set", FailedPaneID
 	case err != nil:
-		g.Reason = err.Error()
+		g.Reason, g.Failed = err.Error(), FailedSocketPath
 	default:
 		g.OK = true
 	}
@@ -64,6 +70,11 @@ type Link struct {
 	// NameGen generates self names for the bootstrap; "hl-" and 8 random
 	// hex digits when nil.
 	NameGen func() string
+	// CallTimeout is the one overall deadline of an operation's Herdr work
+	// (every socket call of a Peers, Send, Close or Bootstrap, the
+	// protocol ping and the self bootstrap included): each socket call
+	// gets what is left of it. DefaultCallTimeout when zero.
+	CallTimeout time.Duration
 
 	mu       sync.Mutex
 	inflight *bootCall
@@ -73,6 +84,22 @@ type bootCall struct {
 	done chan struct{}
 	name string
 	err  error
+}
+
+// DefaultCallTimeout is a Link's CallTimeout when zero.
+const DefaultCallTimeout = socket.DefaultTimeout
+
+func (l *Link) callTimeout() time.Duration {
+	if l.CallTimeout > 0 {
+		return l.CallTimeout
+	}
+	return DefaultCallTimeout
+}
+
+// bound gives ctx the operation deadline (an earlier deadline of ctx
+// stays).
+func (l *Link) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, l.callTimeout())
 }
 
 func (l *Link) log() *slog.Logger {
@@ -204,13 +231,15 @@ func (l *Link) named(ctx context.Context) (snapshot, string, error) {
 // Peers lists the live, validly named agents of the caller's workspace,
 // the caller excluded, in Herdr's layout order.
 func (l *Link) Peers(ctx context.Context) (PeersResult, error) {
+	ctx, cancel := l.bound(ctx)
+	defer cancel()
 	s, name, err := l.named(ctx)
 	if err != nil {
 		return PeersResult{}, err
 	}
 	out := PeersResult{Self: Peer{Name: name, State: State(s.self.Status)}, Peers: []Peer{}}
 	for _, a := range s.agents {
-		if a.WorkspaceID != s.ws || a.PaneID == s.self.PaneID || !ValidName(a.Name) {
+		if !s.inWorkspace(a) || a.PaneID == s.self.PaneID || !ValidName(a.Name) {
 			continue
 		}
 		out.Peers = append(out.Peers, Peer{Name: a.Name, State: State(a.Status)})
@@ -218,11 +247,17 @@ func (l *Link) Peers(ctx context.Context) (PeersResult, error) {
 	return out, nil
 }
 
+// inWorkspace reports whether a is in the caller's workspace. A workspace
+// Herdr did not report, on either side, is in no one's: it fails closed.
+func (s snapshot) inWorkspace(a Agent) bool {
+	return s.ws != "" && a.WorkspaceID == s.ws
+}
+
 // peer finds a validly named agent of workspace ws by name (not the agent
 // of pane exclude when set).
 func (s snapshot) peer(name string, exclude string) (Agent, bool) {
 	for _, a := range s.agents {
-		if a.Name == name && a.WorkspaceID == s.ws && (exclude == "" || a.PaneID != exclude) {
+		if a.Name == name && s.inWorkspace(a) && (exclude == "" || a.PaneID != exclude) {
 			return a, true
 		}
 	}
@@ -253,7 +288,11 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	if !ValidName(req.To) {
 		return SendResult{}, newErr(PeerNotFound, detailPeer, nil)
 	}
-	s, self, err := l.named(ctx)
+	// hctx bounds the Herdr work of the send (resolution, bootstrap, the
+	// prompt) with the one operation deadline.
+	hctx, cancel := l.bound(ctx)
+	defer cancel()
+	s, self, err := l.named(hctx)
 	if err != nil {
 		return SendResult{}, err
 	}
@@ -273,10 +312,13 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	// The pane id from this snapshot is workspace-scoped: if the target
 	// moved to another workspace since, Herdr no longer accepts it as an
 	// agent target and nothing crosses the boundary.
-	got, err := l.Herdr.Prompt(ctx, target.PaneID, text)
+	got, err := l.Herdr.Prompt(hctx, target.PaneID, text)
 	if err != nil {
 		return SendResult{}, l.sendError(err)
 	}
+	// Herdr accepted the prompt: the operation deadline is spent here. Any
+	// work after acceptance (a delivery-confirmation watch) runs on ctx
+	// with a budget of its own, not on hctx.
 	if got.PaneID != target.PaneID || got.Name != target.Name {
 		l.log().Warn("prompt reached a different occupant", "pane_id", target.PaneID, "want_name", target.Name, "got_name", got.Name)
 		return SendResult{}, newErr(SendFailed, detailChanged, nil)
@@ -310,6 +352,8 @@ func (l *Link) Close(ctx context.Context, agent string) (CloseResult, error) {
 	if !ValidName(agent) {
 		return CloseResult{}, newErr(PeerNotFound, detailPeer, nil)
 	}
+	ctx, cancel := l.bound(ctx)
+	defer cancel()
 	s, err := l.resolve(ctx)
 	if err != nil {
 		return CloseResult{}, err
@@ -337,29 +381,59 @@ func (l *Link) Close(ctx context.Context, agent string) (CloseResult, error) {
 // 8 hex digits, regenerated up to 3 times on agent_name_taken, confirmed by
 // a fresh agent.get. Concurrent callers share one sequence; nothing is
 // remembered once it settles.
+//
+// The sequence runs in its own goroutine under its own context (detached
+// from any one caller's cancellation, bounded by CallTimeout), so one
+// caller giving up does not fail the others: each waiter gives up on its
+// own ctx only. It starts by re-reading the occupant: a caller holding an
+// agent.list answer older than a rename that has settled since finds the
+// name there instead of renaming a second time. So an unnamed occupant is
+// renamed at most once.
 func (l *Link) ensureName(ctx context.Context, paneID string) (string, error) {
 	l.mu.Lock()
-	if c := l.inflight; c != nil {
-		l.mu.Unlock()
-		select {
-		case <-c.done:
-			return c.name, c.err
-		case <-ctx.Done():
-			return "", newErr(NotInHerdr, detailCancelled, ctx.Err())
-		}
+	c := l.inflight
+	if c == nil {
+		c = &bootCall{done: make(chan struct{})}
+		l.inflight = c
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.callTimeout())
+		go func() {
+			defer cancel()
+			name, err := l.rename(wctx, paneID)
+			l.mu.Lock()
+			c.name, c.err = name, err
+			l.inflight = nil
+			l.mu.Unlock()
+			close(c.done)
+		}()
 	}
-	c := &bootCall{done: make(chan struct{})}
-	l.inflight = c
 	l.mu.Unlock()
-	c.name, c.err = l.rename(ctx, paneID)
-	l.mu.Lock()
-	l.inflight = nil
-	l.mu.Unlock()
-	close(c.done)
-	return c.name, c.err
+	select {
+	case <-c.done:
+		return c.name, c.err
+	case <-ctx.Done():
+		return "", ctxErr(ctx)
+	}
+}
+
+// ctxErr is the link error of a caller's context that ended.
+func ctxErr(ctx context.Context) *Error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return newErr(NotInHerdr, detailUnreachable, fmt.Errorf("%w: %w", socket.ErrTimeout, ctx.Err()))
+	}
+	return newErr(NotInHerdr, detailCancelled, ctx.Err())
 }
 
 func (l *Link) rename(ctx context.Context, paneID string) (string, error) {
+	// Re-check after winning the flight: an earlier flight may have named
+	// the occupant after this caller's snapshot was taken.
+	cur, err := l.Herdr.GetAgent(ctx, paneID)
+	if err != nil {
+		return "", l.fail("agent.get", err, SelfUnnamed)
+	}
+	if ValidName(cur.Name) {
+		l.log().Debug("self already named", "name", cur.Name)
+		return cur.Name, nil
+	}
 	for attempt := 1; attempt <= 3; attempt++ {
 		name := newSelfName()
 		if l.NameGen != nil {
@@ -392,6 +466,8 @@ func (l *Link) rename(ctx context.Context, paneID string) (string, error) {
 // ReadinessDelay) for Herdr to detect a freshly started occupant. A named
 // occupant is left alone. It returns the caller's name.
 func (l *Link) Bootstrap(ctx context.Context) (string, error) {
+	ctx, cancel := l.bound(ctx)
+	defer cancel()
 	retries, delay := l.ReadinessRetries, l.ReadinessDelay
 	if retries <= 0 {
 		retries = 3
@@ -405,10 +481,12 @@ func (l *Link) Bootstrap(ctx context.Context) (string, error) {
 		if err == nil || !errors.As(err, &le) || le.Detail != detailUndetected || i >= retries {
 			return name, err
 		}
+		t := time.NewTimer(delay)
 		select {
-		case <-time.After(delay):
+		case <-t.C:
 		case <-ctx.Done():
-			return "", newErr(NotInHerdr, detailCancelled, ctx.Err())
+			t.Stop()
+			return "", ctxErr(ctx)
 		}
 	}
 }

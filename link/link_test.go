@@ -57,7 +57,7 @@ func setup(t *testing.T, opts ...func(*sockettest.Server)) env {
 func (e env) link(pane string) *link.Link {
 	c := e.srv.Client()
 	c.Timeout = 500 * time.Millisecond
-	return &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: pane, ReadinessDelay: 10 * time.Millisecond}
+	return &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: pane, ReadinessDelay: 10 * time.Millisecond, CallTimeout: c.Timeout}
 }
 
 // roundTrips returns the methods received since the last reset, pings

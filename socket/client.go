@@ -20,11 +20,8 @@ import (
 	"github.com/herdr-link/herdr-link/schema"
 )
 
-// Defaults for a zero Client.
-const (
-	DefaultTimeout          = 5 * time.Second
-	DefaultMaxResponseBytes = 64 << 20
-)
+// DefaultTimeout bounds a call whose context has no deadline.
+const DefaultTimeout = 5 * time.Second
 
 // ProtocolPolicy says what a Client does with the protocol number ping
 // reports.
@@ -51,8 +48,9 @@ type Client struct {
 	// Timeout bounds a call whose context has no deadline.
 	// Zero means DefaultTimeout.
 	Timeout time.Duration
-	// MaxResponseBytes caps one response line. Zero means
-	// DefaultMaxResponseBytes.
+	// MaxResponseBytes caps one response line. Zero means the method's
+	// default: DefaultMaxListBytes for lists, DefaultMaxResponseBytes for
+	// the rest.
 	MaxResponseBytes int
 	// Dial opens a connection; nil dials the Unix socket at path.
 	Dial func(ctx context.Context, path string) (net.Conn, error)
@@ -76,12 +74,7 @@ func (c *Client) timeout() time.Duration {
 	return DefaultTimeout
 }
 
-func (c *Client) maxResponse() int {
-	if c.MaxResponseBytes > 0 {
-		return c.MaxResponseBytes
-	}
-	return DefaultMaxResponseBytes
-}
+func (c *Client) maxResponse() int { return c.maxResponseFor("") }
 
 // Resolve reports the socket path the client will dial and the rule that
 // chose it.
@@ -121,6 +114,9 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 // the raw response line, for tools that show the wire. It applies the
 // deadline and size rules of every call but checks nothing in the response.
 func (c *Client) RoundTrip(ctx context.Context, line []byte) ([]byte, error) {
+	if len(line) > MaxRequestBytes {
+		return nil, tooLarge("raw", len(line))
+	}
 	ctx, cancel := c.withDeadline(ctx)
 	defer cancel()
 	conn, err := c.dial(ctx)
@@ -155,6 +151,9 @@ func (c *Client) call(ctx context.Context, method string, params, into any) erro
 	if err != nil {
 		return fmt.Errorf("socket: %s: encode params: %w", method, err)
 	}
+	if len(body) > MaxRequestBytes {
+		return tooLarge(method, len(body))
+	}
 	ctx, cancel := c.withDeadline(ctx)
 	defer cancel()
 	conn, err := c.dial(ctx)
@@ -162,18 +161,32 @@ func (c *Client) call(ctx context.Context, method string, params, into any) erro
 		return err
 	}
 	defer conn.Close()
-	rd := readerPool.Get().(*ndjson.Reader)
-	defer readerPool.Put(rd)
-	line, err := c.exchangeWith(ctx, conn, method, body, rd)
+	line, rest, release, err := c.exchangeHead(ctx, conn, method, body)
 	if err != nil {
 		return err
+	}
+	defer release()
+	if rest != nil {
+		return c.decodeStream(ctx, method, id, rest.(*lineReader), into)
 	}
 	return decodeResponse(method, id, line, false, into)
 }
 
-// readerPool recycles response readers and their buffers: a large
-// agent.list is megabytes, read in 64 KiB system calls.
-var readerPool = sync.Pool{New: func() any { return ndjson.NewReaderSize(nil, 0, 64<<10) }}
+// exchangeHead writes one request line and reads the answer's head (see
+// readHead).
+func (c *Client) exchangeHead(ctx context.Context, conn net.Conn, method string, body []byte) ([]byte, io.Reader, func(), error) {
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	defer stop()
+	msg := make([]byte, 0, len(body)+1)
+	msg = append(append(msg, body...), '\n')
+	if _, err := conn.Write(msg); err != nil {
+		return nil, nil, nil, c.transportError(ctx, method, "write", err)
+	}
+	return c.readHead(ctx, conn, method, c.maxResponseFor(method))
+}
 
 var resultKey = []byte(`"result"`)
 
@@ -190,20 +203,25 @@ func decodeResponse(method, id string, line []byte, prefixOK bool, into any) err
 	if err := jsonx.Unmarshal(line, &env); err != nil {
 		return fmt.Errorf("socket: %s: %w: %v", method, ErrMalformedResponse, err)
 	}
-	if env.ID == nil {
+	return checkEnvelope(method, id, env.ID, env.Error, env.Result != nil && bytes.Contains(line, resultKey), prefixOK, into)
+}
+
+// checkEnvelope checks a decoded response against the request id.
+func checkEnvelope(method, id string, gotID *string, ebody *schema.ErrorBody, hasResult, prefixOK bool, into any) error {
+	if gotID == nil {
 		return fmt.Errorf("socket: %s: %w: response has no id", method, ErrMalformedResponse)
 	}
-	if env.Error != nil {
+	if ebody != nil {
 		// Herdr answers requests it could not parse with id "".
-		if *env.ID == id || *env.ID == "" || (prefixOK && strings.HasPrefix(*env.ID, id+":")) {
-			return &Error{Method: method, Code: env.Error.Code, Message: env.Error.Message}
+		if *gotID == id || *gotID == "" || (prefixOK && strings.HasPrefix(*gotID, id+":")) {
+			return &Error{Method: method, Code: ebody.Code, Message: ebody.Message}
 		}
-		return fmt.Errorf("socket: %s: %w: error response for id %q, sent %q", method, ErrProtocol, *env.ID, id)
+		return fmt.Errorf("socket: %s: %w: error response for id %q, sent %q", method, ErrProtocol, *gotID, id)
 	}
-	if *env.ID != id {
-		return fmt.Errorf("socket: %s: %w: response id %q does not match request id %q", method, ErrProtocol, *env.ID, id)
+	if *gotID != id {
+		return fmt.Errorf("socket: %s: %w: response id %q does not match request id %q", method, ErrProtocol, *gotID, id)
 	}
-	if env.Result == nil || !bytes.Contains(line, resultKey) {
+	if !hasResult {
 		return fmt.Errorf("socket: %s: %w: response has neither a result object nor an error", method, ErrMalformedResponse)
 	}
 	if raw, ok := into.(*jsonx.RawMessage); ok {
@@ -220,6 +238,9 @@ func (c *Client) dial(ctx context.Context) (net.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("socket: %w: %v", ErrConnection, err)
 	}
+	if err := checkPath(res.Path); err != nil {
+		return nil, err
+	}
 	dial := c.Dial
 	if dial == nil {
 		dial = dialUnix
@@ -227,6 +248,9 @@ func (c *Client) dial(ctx context.Context) (net.Conn, error) {
 	conn, err := dial(ctx, res.Path)
 	if err == nil {
 		return conn, nil
+	}
+	if de := diagnoseDial(res.Path, err); de != nil {
+		return nil, de
 	}
 	switch {
 	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, os.ErrNotExist):
@@ -260,7 +284,7 @@ func (c *Client) exchangeWith(ctx context.Context, conn net.Conn, method string,
 	if _, err := conn.Write(msg); err != nil {
 		return nil, c.transportError(ctx, method, "write", err)
 	}
-	rd.Reset(conn, c.maxResponse())
+	rd.Reset(conn, c.maxResponseFor(method))
 	line, err := rd.ReadLine()
 	if err != nil {
 		return nil, c.readError(ctx, method, err)
@@ -271,7 +295,7 @@ func (c *Client) exchangeWith(ctx context.Context, conn net.Conn, method string,
 func (c *Client) readError(ctx context.Context, method string, err error) error {
 	switch {
 	case errors.Is(err, ndjson.ErrLineTooLong):
-		return fmt.Errorf("socket: %s: %w (limit %d bytes)", method, ErrResponseTooLarge, c.maxResponse())
+		return fmt.Errorf("socket: %s: %w (limit %d bytes)", method, ErrResponseTooLarge, c.maxResponseFor(method))
 	case ctx.Err() != nil || isTimeout(err):
 		return c.transportError(ctx, method, "read", err)
 	case errors.Is(err, io.EOF):

@@ -11,7 +11,10 @@
 // Every call marshals its request before dialing, dials, writes the request
 // line in one write (Herdr's server sleeps 100 ms when its first read finds
 // nothing pending), reads exactly one response line with a bounded reader
-// ([Client.MaxResponseBytes], 64 MiB by default) and closes. Every call has a
+// ([Client.MaxResponseBytes]; by default [DefaultMaxResponseBytes] for a
+// single record and [DefaultMaxListBytes] for a list) and closes. A request
+// line over Herdr's [MaxRequestBytes] is refused before dialing. An answer
+// over 4 MiB is decoded as a stream (see [StreamDecoder]). Every call has a
 // deadline: the caller's context, or [Client.Timeout] when the context has
 // none. Cancelling the context closes the connection at once.
 //

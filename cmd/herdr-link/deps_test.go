@@ -71,9 +71,11 @@ func TestDeps(t *testing.T) {
 // its own layer or a lower one (a larger number). cmd → link/mcpserver →
 // link → socket → schema → internal. The simulator (socket/sockettest) is
 // in the socket layer, so cmd may use it for the demo and the bench.
+// adapters/* (host adapters in other languages, embedded for 'herdr-link
+// config') import nothing of the module.
 func layer(path string) int {
 	rel := strings.TrimPrefix(strings.TrimPrefix(path, module), "/")
-	for i, prefix := range []string{"cmd", "link/mcpserver", "link", "socket", "schema", "internal"} {
+	for i, prefix := range []string{"cmd", "link/mcpserver", "link", "socket", "schema", "internal", "adapters"} {
 		if rel == prefix || strings.HasPrefix(rel, prefix+"/") {
 			return i
 		}

@@ -201,6 +201,40 @@ func TestOutsideHerdr(t *testing.T) {
 	if text, isErr, _ := call(t, s, "herdr_link", nil); !isErr || !strings.HasPrefix(text, "NOT_IN_HERDR: ") {
 		t.Fatalf("call outside Herdr: %q", text)
 	}
+	// The empty list comes with the reason, where hosts show it.
+	if in := s.InitializeResult().Instructions; !strings.Contains(in, "HERDR_ENV is not set") || !strings.Contains(in, "env_vars") {
+		t.Fatalf("instructions outside Herdr: %q", in)
+	}
+}
+
+// In a Herdr pane whose socket is not where the environment says, the
+// tool list is empty and instructions and the log say why, without the
+// path or pane id; nothing is dialled at start-up.
+func TestSocketMissingExplained(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(binary)
+	cmd.Env = append(os.Environ(), "HERDR_ENV=1", "HERDR_PANE_ID=w1:p1", "HERDR_SOCKET_PATH="+filepath.Join(dir, "herdr.sock"))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := session{cs, new(atomic.Int32)}
+	if got := toolNames(t, s); got != "" {
+		t.Fatalf("tools: %q", got)
+	}
+	in := cs.InitializeResult().Instructions
+	if !strings.Contains(in, "no Herdr socket exists at the path HERDR_SOCKET_PATH names") || strings.Contains(in, dir) || strings.Contains(in, "w1:p1") {
+		t.Fatalf("instructions: %q", in)
+	}
+	cs.Close()
+	if log := stderr.String(); !strings.Contains(log, "no Herdr socket") || !strings.Contains(log, "herdr-link config codex") {
+		t.Fatalf("stderr: %s", log)
+	}
 }
 
 // The process exits 0 within 1 s of stdin EOF or SIGTERM, even with a call

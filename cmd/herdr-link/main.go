@@ -5,6 +5,7 @@
 //	herdr-link demo            two agents talking on an embedded simulator
 //	herdr-link probe           diagnose the Herdr socket of this pane
 //	herdr-link bench           peer-resolution latency, socket vs CLI vs MCP
+//	herdr-link config HOST     the snippet that registers herdr-link with a host
 //	herdr-link version         print the version
 //	herdr-link help [command]  usage, or one command's flags
 package main
@@ -18,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -37,6 +39,8 @@ commands:
   demo            run two agents' MCP sessions against an embedded Herdr simulator
   probe           check this pane's Herdr socket step by step
   bench           measure peer resolution: socket vs herdr CLI vs MCP
+  config HOST     print the snippet that registers herdr-link with a host
+                  (claude, codex, opencode, pi, pi-mcp, generic)
   version         print the version (also --version)
   help [command]  print this text, or one command's usage and flags
 
@@ -47,11 +51,12 @@ Run 'herdr-link help <command>' or 'herdr-link <command> -h' for a command's fla
 type command func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 
 var commands = map[string]command{
-	"serve": serve,
-	"demo":  func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return demo(args, stdout, stderr) },
-	"probe": func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return probe(args, stdout, stderr) },
-	"bench": func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return bench(args, stdout, stderr) },
-	// Hidden: the bench's floor process (bench_floor.go).
+	"serve":  serve,
+	"demo":   func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return demo(args, stdout, stderr) },
+	"probe":  func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return probe(args, stdout, stderr) },
+	"bench":  func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return bench(args, stdout, stderr) },
+	"config": func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return config(args, stdout, stderr) },
+	// Hidden: the bench's floor process (relay_unix.go).
 	"bench-relay": benchRelay,
 }
 
@@ -139,7 +144,7 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	c := &serveConfig{}
 	fs := cliflag.New("herdr-link [serve] [flags]", "Serves MCP on stdin and stdout for the agent of this Herdr pane; logs go to stderr.", stderr)
 	fs.StringVar(&c.level, "log-level", envOr("HERDR_LINK_LOG", "info"), "stderr log level: debug, info, warn, error (env HERDR_LINK_LOG)")
-	fs.DurationVar(&c.timeout, "timeout", socket.DefaultTimeout, "deadline of one Herdr socket call")
+	fs.DurationVar(&c.timeout, "timeout", link.DefaultCallTimeout, "overall deadline of one tool call's Herdr work, every socket call included (and of the start-up bootstrap); must be positive")
 	fs.BoolVar(&c.noBoot, "no-bootstrap", false, "do not name an unnamed occupant at start-up (it is still named on first use)")
 	return fs, c
 }
@@ -153,6 +158,17 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "herdr-link: unexpected arguments %q (see 'herdr-link help')\n", fs.Args())
 		return 2
 	}
+	if c.timeout <= 0 {
+		fmt.Fprintf(stderr, "herdr-link: -timeout %v: must be positive (for example 5s)\n", c.timeout)
+		return 2
+	}
+	// A host that closes its end of stderr must not kill the server: with
+	// SIGPIPE handled, a write to a broken stderr (or stdout) returns
+	// EPIPE instead of ending the process. Logs that cannot be written are
+	// dropped; a broken stdout ends the session through Serve.
+	stopSigpipe := ignoreSIGPIPE()
+	defer stopSigpipe()
+	stderr = &dropWriter{w: stderr}
 	log, err := newLogger(stderr, c.level)
 	if err != nil {
 		fmt.Fprintln(stderr, "herdr-link:", err)
@@ -160,11 +176,11 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	l := linkFromEnv(os.Getenv, c.timeout, log)
+	l, outside := linkFromEnv(os.Getenv, c.timeout, log)
 	stdin, restore := pollable(stdin)
 	defer restore()
 	if err := mcpserver.Serve(ctx, stdin, stdout, mcpserver.Options{
-		Link: l, Version: buildinfo.Version(), Logger: log, Bootstrap: !c.noBoot,
+		Link: l, Outside: outside, Version: buildinfo.Version(), Logger: log, Bootstrap: !c.noBoot,
 	}); err != nil {
 		log.Error("serve", "err", err)
 		return 1
@@ -172,15 +188,37 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// linkFromEnv builds the Link of this pane, or nil when the environment
-// gate fails.
-func linkFromEnv(getenv func(string) string, timeout time.Duration, log *slog.Logger) *link.Link {
+// linkFromEnv builds the Link of this pane, or nil and the user-facing
+// reason when the environment gate fails (the socket must exist; it is
+// not dialled).
+func linkFromEnv(getenv func(string) string, timeout time.Duration, log *slog.Logger) (*link.Link, string) {
 	g := link.CheckGate(getenv)
+	g.CheckSocket(nil)
 	if !g.OK {
-		log.Info("not in a Herdr pane: serving an empty tool list", "reason", g.Reason)
-		return nil
+		log.Warn("not in a Herdr pane: serving an empty tool list", "reason", g.Reason)
+		return nil, g.Advice()
 	}
 	log.Info("herdr-link", "version", buildinfo.Version(), "socket", g.Socket.Path, "socket_rule", g.Socket.Rule, "pane_id", g.PaneID)
 	c := &socket.Client{Path: g.Socket.Path, Timeout: timeout, Warn: func(m string) { log.Warn(m) }}
-	return &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: g.PaneID, Logger: log}
+	return &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: g.PaneID, Logger: log, CallTimeout: timeout}, ""
+}
+
+// dropWriter writes to w until a write fails, then drops everything: a log
+// line nobody can read is not worth an error or a retry.
+type dropWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	broken bool
+}
+
+func (d *dropWriter) Write(p []byte) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.broken {
+		return len(p), nil
+	}
+	if _, err := d.w.Write(p); err != nil {
+		d.broken = true
+	}
+	return len(p), nil
 }

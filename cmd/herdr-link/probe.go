@@ -113,6 +113,9 @@ func indent(s string) string {
 
 func transportFix(err error, res socket.Resolution) string {
 	var ue *socket.UnavailableError
+	if f := socket.Fix(err); f != "" && !errors.As(err, &ue) {
+		return f
+	}
 	switch {
 	case errors.As(err, &ue):
 		return fmt.Sprintf("start Herdr: run `%s` (it creates %s)", ue.Hint, res.Path)
@@ -145,7 +148,16 @@ func (p *prober) run(ctx context.Context) bool {
 
 	start = time.Now()
 	fi, err := os.Lstat(res.Path)
+	derr := err
+	if err == nil && fi.Mode()&os.ModeSocket == 0 {
+		// What the client meets when dialing it: name it and its fix.
+		derr = syscall.ECONNREFUSED
+	}
+	var envErr *socket.EnvError
 	switch {
+	case errors.As(socket.DiagnoseDial(res.Path, derr), &envErr):
+		p.add("socket file", fail, start, envErr.Error(), envErr.Fix)
+		return p.finish()
 	case err != nil:
 		hint := "herdr"
 		if res.Rule == socket.RuleSession {
@@ -173,6 +185,10 @@ func (p *prober) run(ctx context.Context) bool {
 	start = time.Now()
 	conn, derr := dialUnix(ctx, res.Path, p.timeout)
 	if derr != nil {
+		if de := socket.DiagnoseDial(res.Path, derr); de != derr {
+			p.add("connect", fail, start, de.Error(), transportFix(de, res))
+			return p.finish()
+		}
 		p.add("connect", fail, start, derr.Error(), transportFix(&socket.UnavailableError{Path: res.Path, Hint: "herdr", Err: derr}, res))
 		return p.finish()
 	}

@@ -248,3 +248,40 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// The probe names the real cause of an unusable socket path and its fix
+// (issue 11 item 11).
+func TestProbeNamesEnvironmentCause(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "plain")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	long := filepath.Join(dir, strings.Repeat("d", 110))
+	if err := os.Mkdir(long, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	longSock := filepath.Join(long, "herdr.sock")
+	if err := os.WriteFile(longSock, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string][]string{
+		dir:      {"FAIL  socket file", "a directory, not a socket", "fix: point HERDR_SOCKET_PATH"},
+		file:     {"FAIL  socket file", "a regular file, not a socket", "remove the file"},
+		longSock: {"FAIL  socket file", "over the kernel's limit", "shorter"},
+	}
+	for path, want := range tests {
+		t.Setenv("HERDR_ENV", "1")
+		t.Setenv("HERDR_SOCKET_PATH", path)
+		t.Setenv("HERDR_PANE_ID", "w1:p1")
+		out, _, code := runProbe(t, "-timeout", "300ms")
+		if code != 1 {
+			t.Errorf("%s: exit %d", path, code)
+		}
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: output lacks %q:\n%s", filepath.Base(path), w, out)
+			}
+		}
+	}
+}

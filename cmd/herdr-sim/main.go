@@ -3,7 +3,7 @@
 // CLI's agent and pane verbs, so tools that drive either can run without
 // Herdr.
 //
-//	herdr-sim serve [--socket PATH] [--world FILE] [--poll-read] [--protocol N] [--fault METHOD:KIND[=ARG]]...
+//	herdr-sim serve [--socket PATH] [--world FILE] [--poll-read] [--protocol N] [--fault METHOD:KIND[=ARG]]... [--command PANE=JSON-ARGV]...
 //	herdr-sim agent list | get T | prompt T TEXT [--wait [--until S]... [--timeout MS]] | rename T NAME|--clear
 //	herdr-sim pane list [--workspace W] | get ID | close ID | read ID [--lines N]
 //	herdr-sim workspace list | tab list [--workspace W] | api snapshot
@@ -37,6 +37,7 @@ import (
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/ptypane"
 )
 
 func main() {
@@ -53,7 +54,7 @@ usage:
   herdr-sim pane list|get|close|read ...       the herdr CLI's pane verbs
   herdr-sim workspace list | tab list | api snapshot
   herdr-sim version                 print the version (also --version)
-  herdr-sim help [serve]            print this text, or serve's flags
+  herdr-sim help [serve|turns]      print this text, or a command's flags
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -72,6 +73,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 && args[1] == "serve" {
 			return serve([]string{"-h"}, stdout, stderr)
+		}
+		if len(args) > 1 && args[1] == "turns" {
+			return turns([]string{"-h"}, stdout, stderr)
 		}
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -141,6 +145,8 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	protocol := fs.Uint("protocol", uint(schema.Protocol), "protocol number ping reports")
 	version := fs.String("herdr-version", "0.8.2", "Herdr version ping reports")
 	validate := fs.String("validate", "", "check every response against this Herdr schema document and report failures on stderr")
+	var commands faultFlags
+	fs.Var(&commands, "command", `PANE=JSON-ARGV, repeatable: run a program in PANE's terminal (a pseudo-terminal), e.g. 'w1:p2=["claude"]'; the world file's "command" field also sets its env, dir and size`)
 	herdrOnly := fs.Bool("herdr-only", false, "answer the simulator-only methods (sim.turns, used by 'herdr-sim turns') as unknown methods, as real Herdr does")
 	var faults faultFlags
 	fs.Var(&faults, "fault", "METHOD:KIND[=ARG], repeatable; METHOD * for all; KIND latency=DUR, hang, drop, drop-mid, garbage, wrong-id, oversize=BYTES, error=CODE:MESSAGE")
@@ -163,6 +169,18 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	srv := sockettest.NewUnstartedServer(w)
+	srv.Programs = ptypane.Start
+	for _, c := range commands {
+		pane, spec, err := parseCommand(c)
+		if err != nil {
+			fmt.Fprintln(stderr, "herdr-sim:", err)
+			return 2
+		}
+		if err := w.SetCommand(pane, spec); err != nil {
+			fmt.Fprintln(stderr, "herdr-sim:", err)
+			return 2
+		}
+	}
 	srv.PollRead = *pollRead
 	srv.HerdrOnly = *herdrOnly
 	srv.Protocol = uint32(*protocol)
@@ -209,6 +227,19 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	<-ctx.Done()
 	fmt.Fprintf(stderr, "herdr-sim: stopping after %d requests\n", len(srv.Requests()))
 	return 0
+}
+
+// parseCommand reads PANE=JSON-ARGV.
+func parseCommand(v string) (string, sockettest.CommandSpec, error) {
+	var spec sockettest.CommandSpec
+	pane, argv, ok := strings.Cut(v, "=")
+	if !ok || pane == "" {
+		return "", spec, fmt.Errorf("command %q: want PANE=JSON-ARGV, e.g. 'w1:p2=[\"claude\"]'", v)
+	}
+	if err := jsonx.UnmarshalStrict([]byte(argv), &spec.Argv); err != nil || len(spec.Argv) == 0 || spec.Argv[0] == "" {
+		return "", spec, fmt.Errorf("command %q: the argv must be a JSON array of strings naming a program", v)
+	}
+	return pane, spec, nil
 }
 
 func firstNamedPane(w *sockettest.World) string {

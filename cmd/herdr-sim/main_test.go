@@ -180,7 +180,8 @@ func TestHelpAndVersion(t *testing.T) {
 	}{
 		{[]string{"--help"}, 0, "herdr-sim serve [flags]"},
 		{[]string{"-h"}, 0, "herdr-sim version"},
-		{[]string{"help"}, 0, "herdr-sim help [serve]"},
+		{[]string{"help"}, 0, "herdr-sim help [serve|turns]"},
+		{[]string{"help", "turns"}, 0, "usage: herdr-sim turns"},
 		{[]string{"help", "serve"}, 0, "-world string"},
 		{[]string{"serve", "-h"}, 0, "usage: herdr-sim serve [flags]"},
 		{[]string{"version"}, 0, "herdr-sim " + buildinfo.Version()},

@@ -83,7 +83,7 @@ func start(t testing.TB, o hopt) *harness {
 		if o.timeout > 0 {
 			c.Timeout = o.timeout
 		}
-		opt.Link = &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: pane}
+		opt.Link = &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: pane, CallTimeout: c.Timeout}
 	}
 	if o.opts != nil {
 		o.opts(&opt)
@@ -178,7 +178,8 @@ func normalize(s string) string { return hlIDRE.ReplaceAllString(s, "hl_ID") }
 // request the output up to its response is collected, for anything else
 // the output up to a sentinel ping's answer. The output must equal the
 // "<-" lines that follow (after message ids are normalised). A "=>" line
-// is sent like "->" but always synchronised with the sentinel.
+// is sent like "->" but always synchronised with the sentinel. A "->"
+// batch that holds requests waits for the array that answers it.
 func runTranscript(t *testing.T, file string, o hopt) {
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -230,7 +231,17 @@ func runTranscript(t *testing.T, file string, o hopt) {
 		isReq := m[1] == "->" && jsonx.Unmarshal([]byte(m[2]), &msg) == nil && msg.Method != "" && validIDRE.MatchString(string(msg.ID)) &&
 			strings.Contains(m[2], `"jsonrpc":"2.0"`)
 		var lines []string
-		if isReq {
+		// "->" with a batch that holds requests: wait for its one array.
+		isBatch := m[1] == "->" && strings.HasPrefix(m[2], "[") && strings.Contains(m[2], `"id"`)
+		if isBatch {
+			for {
+				l := h.next()
+				lines = append(lines, l)
+				if strings.HasPrefix(l, "[") {
+					break
+				}
+			}
+		} else if isReq {
 			lines = h.until(string(msg.ID))
 		} else {
 			h.send(`{"jsonrpc":"2.0","id":"sync","method":"ping"}`)
@@ -258,7 +269,11 @@ func TestGoldenTranscripts(t *testing.T) {
 		{"bad_input.txt", hopt{maxLine: 4096}},
 		{"tools.txt", hopt{}},
 		{"old_revision.txt", hopt{}},
-		{"outside_herdr.txt", hopt{outside: true}},
+		{"outside_herdr.txt", hopt{outside: true, opts: func(o *mcpserver.Options) {
+			o.Outside = link.Gate{Failed: link.FailedHerdrEnv}.Advice()
+		}}},
+		{"lifecycle.txt", hopt{}},
+		{"batch.txt", hopt{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

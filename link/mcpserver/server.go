@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"runtime/debug"
-	"strconv"
 	"sync"
 	"time"
 
@@ -35,6 +34,10 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxLineBytes bounds an incoming line (DefaultMaxLineBytes when 0).
 	MaxLineBytes int
+	// Outside, when Link is nil, tells the user why the environment gate
+	// failed and how to fix it (link.Gate.Advice): it is the initialize
+	// result's instructions and the NOT_IN_HERDR detail of every call.
+	Outside string
 	// Bootstrap runs the self bootstrap in the background after
 	// initialize, when Link is set.
 	Bootstrap bool
@@ -44,8 +47,11 @@ type Options struct {
 }
 
 // Serve runs an MCP server on one connection (in, out) until in reaches
-// EOF or ctx is cancelled; in-flight tool calls are then cancelled. It
-// returns nil on an orderly end.
+// EOF, a write to out fails, or ctx is cancelled. On EOF the requests
+// already read are finished and answered, within ShutdownGrace; only then
+// are the calls still running cancelled. When ctx is cancelled or out is
+// broken, in-flight calls are cancelled at once. It returns nil on an
+// orderly end.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error {
 	log := opt.Logger
 	if log == nil {
@@ -54,29 +60,58 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	st := newStream(in, out, opt.MaxLineBytes, log)
-	h := &handler{opt: opt, log: log, ctx: ctx, inflight: map[jsonrpc2.ID]*inflight{}, stream: st}
-	conn := jsonrpc2.NewConn(ctx, st, h, jsonrpc2.SetLogger(discardLogger{}))
-	select {
-	case <-conn.DisconnectNotify():
-		log.Debug("mcp: input closed")
-	case <-ctx.Done():
-		log.Debug("mcp: stopping", "cause", context.Cause(ctx))
+	st.onBroken = func(err error) {
+		log.Info("mcp: output closed; ending the session", "err", err)
+		cancel()
 	}
-	cancel()
-	h.cancelAll()
+	bootCtx, stopBoot := context.WithCancel(ctx)
+	defer stopBoot()
+	h := &handler{opt: opt, log: log, ctx: ctx, bootCtx: bootCtx, inflight: map[jsonrpc2.ID]*inflight{}, stream: st}
+	conn := jsonrpc2.NewConn(ctx, st, h, jsonrpc2.SetLogger(discardLogger{}))
 	grace := opt.ShutdownGrace
 	if grace <= 0 {
 		grace = 500 * time.Millisecond
 	}
 	done := make(chan struct{})
-	go func() { h.wg.Wait(); close(done) }()
+	wait := func(d time.Duration) bool {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-done:
+			return true
+		case <-t.C:
+			return false
+		}
+	}
 	select {
-	case <-done:
-	case <-time.After(grace):
-		log.Warn("mcp: in-flight calls did not stop in time")
+	case <-conn.DisconnectNotify():
+		// Every request read so far has been dispatched (the connection
+		// handles messages in its read loop). Finish them, bounded by the
+		// grace; the start-up bootstrap is no request and stops now.
+		log.Debug("mcp: input closed")
+		stopBoot()
+		h.closeIntake()
+		go func() { h.wg.Wait(); close(done) }()
+		if !wait(grace) {
+			log.Warn("mcp: in-flight calls did not finish within the shutdown grace; cancelling them", "grace", grace)
+			cancel()
+			h.cancelAll()
+			if !wait(grace) {
+				log.Warn("mcp: in-flight calls did not stop in time")
+			}
+		}
+	case <-ctx.Done():
+		log.Debug("mcp: stopping", "cause", context.Cause(ctx))
+		h.closeIntake()
+		cancel()
+		h.cancelAll()
+		go func() { h.wg.Wait(); close(done) }()
+		if !wait(grace) {
+			log.Warn("mcp: in-flight calls did not stop in time")
+		}
 	}
 	_ = conn.Close()
-	_ = st.Close()
+	_ = st.shut()
 	return nil
 }
 
@@ -90,24 +125,38 @@ type inflight struct {
 }
 
 type handler struct {
-	stream *stream
-	opt    Options
-	log    *slog.Logger
-	ctx    context.Context
+	stream  *stream
+	opt     Options
+	log     *slog.Logger
+	ctx     context.Context
+	bootCtx context.Context // the start-up bootstrap's lifetime
 
-	mu       sync.Mutex
-	revision string
-	active   bool
-	bootOnce sync.Once
-	inflight map[jsonrpc2.ID]*inflight
-	wg       sync.WaitGroup
-	shutdown bool
+	mu          sync.Mutex
+	revision    string
+	initialized bool // initialize was answered
+	active      bool
+	bootOnce    sync.Once
+	inflight    map[jsonrpc2.ID]*inflight
+	wg          sync.WaitGroup
+	shutdown    bool
+
+	// contractSent: the Communication Contract went out with a result
+	// (guarded by mu).
+	contractSent bool
 }
 
 func (h *handler) structured() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.revision >= "2025-06-18"
+}
+
+// closeIntake stops starting new tool calls; those still arriving are
+// dropped unanswered (the client is gone or going).
+func (h *handler) closeIntake() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.shutdown = true
 }
 
 func (h *handler) cancelAll() {
@@ -140,18 +189,33 @@ func (h *handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2
 		h.notification(req)
 		return
 	}
+	h.mu.Lock()
+	initialized := h.initialized
+	h.mu.Unlock()
 	switch req.Method {
 	case "initialize":
+		if initialized {
+			// The MCP lifecycle has one initialize per session; a second
+			// one would change the negotiated revision mid-session.
+			_ = conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: codeInvalidRequest, Message: "Invalid Request: this session is already initialized; initialize is sent once"})
+			return
+		}
 		h.initialize(ctx, conn, req)
 	case "ping":
 		_ = conn.Reply(ctx, req.ID, struct{}{})
-	case "tools/list":
+	case "tools/list", "tools/call":
+		if !initialized {
+			_ = conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: codeInvalidRequest, Message: "Invalid Request: " + req.Method + " before initialize; a session starts with initialize"})
+			return
+		}
+		if req.Method == "tools/call" {
+			h.toolsCall(ctx, conn, req)
+			return
+		}
 		h.mu.Lock()
 		active := h.active
 		h.mu.Unlock()
 		_ = conn.Reply(ctx, req.ID, map[string]any{"tools": toolList(h.opt.Link != nil, active, h.structured())})
-	case "tools/call":
-		h.toolsCall(ctx, conn, req)
 	default:
 		_ = conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: codeMethodNotFound, Message: "Method not found: " + req.Method})
 	}
@@ -167,19 +231,31 @@ func (h *handler) notification(req *jsonrpc2.Request) {
 		if req.Params == nil || jsonx.Unmarshal(*req.Params, &p) != nil {
 			return
 		}
-		var id jsonrpc2.ID
-		if err := json.Unmarshal(p.RequestID, &id); err != nil {
+		// Ids in flight are unique (the stream refuses duplicates), so the
+		// cancellation reaches exactly the live request with that id.
+		id, ok := h.stream.lookup(p.RequestID)
+		if !ok {
 			return
 		}
 		h.mu.Lock()
-		if f, ok := h.inflight[id]; ok {
+		f, ok := h.inflight[id]
+		if ok {
 			f.cancelled = true
 			f.cancel()
 		}
 		h.mu.Unlock()
-		h.log.Debug("mcp: cancelled", "id", id.String(), "reason", p.Reason)
+		if ok {
+			// The request is over for the client: its id is free at once.
+			h.stream.forget(id)
+		}
+		h.log.Debug("mcp: cancelled", "id", string(p.RequestID), "reason", p.Reason)
 	case "notifications/initialized":
-		h.startBootstrap()
+		h.mu.Lock()
+		initialized := h.initialized
+		h.mu.Unlock()
+		if initialized {
+			h.startBootstrap()
+		}
 	}
 }
 
@@ -191,9 +267,8 @@ func (h *handler) startBootstrap() {
 		h.wg.Add(1)
 		go func() {
 			defer h.wg.Done()
-			ctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
-			defer cancel()
-			name, err := h.opt.Link.Bootstrap(ctx)
+			// Bootstrap bounds itself with the Link's call deadline.
+			name, err := h.opt.Link.Bootstrap(h.bootCtx)
 			if err != nil {
 				h.log.Info("start-up self bootstrap did not name this agent", "err", err)
 				return
@@ -222,7 +297,10 @@ func (h *handler) initialize(ctx context.Context, conn *jsonrpc2.Conn, req *json
 	}
 	h.mu.Lock()
 	h.revision = rev
+	h.initialized = true
 	h.mu.Unlock()
+	// Batches exist only in revision 2025-03-26.
+	h.stream.batches.Store(rev == "2025-03-26")
 	h.log.Info("mcp: initialize", "client", p.ClientInfo.Name, "client_version", p.ClientInfo.Version, "asked", p.ProtocolVersion, "revision", rev, "in_herdr", h.opt.Link != nil)
 	version := h.opt.Version
 	if version == "" {
@@ -234,7 +312,10 @@ func (h *handler) initialize(ctx context.Context, conn *jsonrpc2.Conn, req *json
 		"serverInfo":      map[string]any{"name": "herdr-link", "title": "Herdr Link", "version": version},
 	}
 	if h.opt.Link != nil {
-		res["instructions"] = "Herdr Link connects you with the other AI agents of this Herdr workspace. Call the herdr_link tool with {} when the user asks you to work with them, or when you receive a herdr-link/1 message."
+		res["instructions"] = instructionsInHerdr
+	} else {
+		res["instructions"] = h.outside()
+		h.log.Warn("herdr-link: " + h.outside())
 	}
 	_ = conn.Reply(ctx, req.ID, res)
 	// Hosts that skip notifications/initialized still get the bootstrap.
@@ -258,18 +339,18 @@ func (h *handler) toolsCall(ctx context.Context, conn *jsonrpc2.Conn, req *jsonr
 		return
 	}
 	if h.opt.Link == nil {
-		h.reply(ctx, conn, req.ID, errorResult(link.ErrNotInHerdr.Code, "this process is not running in a Herdr pane (HERDR_ENV=1 and HERDR_PANE_ID are required)"))
+		h.reply(ctx, conn, req.ID, errorResult(link.ErrNotInHerdr.Code, h.outside()))
 		return
 	}
 	call, perr := parseCall(p.Name, p.Arguments)
 	// Any call of a herdr-link tool activates the connection, once.
 	h.activate(ctx, conn)
 	if perr != nil {
-		h.reply(ctx, conn, req.ID, errorResult(link.InvalidArgument, perr.Error()))
+		h.reply(ctx, conn, req.ID, h.withContract(errorResult(link.InvalidArgument, perr.Error())))
 		return
 	}
 	if call.action == "activate" {
-		h.reply(ctx, conn, req.ID, h.success(activationText(), activationResult()))
+		h.reply(ctx, conn, req.ID, h.success(activationResult(h.claimContract())))
 		return
 	}
 	tctx, cancel := context.WithCancel(h.ctx)
@@ -278,6 +359,7 @@ func (h *handler) toolsCall(ctx context.Context, conn *jsonrpc2.Conn, req *jsonr
 	if h.shutdown {
 		h.mu.Unlock()
 		cancel()
+		h.stream.forget(req.ID)
 		return
 	}
 	h.inflight[req.ID] = f
@@ -292,9 +374,10 @@ func (h *handler) toolsCall(ctx context.Context, conn *jsonrpc2.Conn, req *jsonr
 		cancelled := f.cancelled
 		h.mu.Unlock()
 		if cancelled {
+			h.stream.forget(req.ID)
 			return // the client cancelled: no response
 		}
-		h.reply(h.ctx, conn, req.ID, res)
+		h.reply(h.ctx, conn, req.ID, h.withContract(res))
 	}()
 }
 
@@ -325,21 +408,14 @@ func (h *handler) reply(ctx context.Context, conn *jsonrpc2.Conn, id jsonrpc2.ID
 		_ = conn.ReplyWithError(ctx, id, &jsonrpc2.Error{Code: codeInternalError, Message: "Internal error"})
 		return
 	}
-	var idb []byte
-	if id.IsString {
-		idb, _ = jsonx.Marshal(id.Str)
-	} else {
-		idb = strconv.AppendUint(nil, id.Num, 10)
-	}
-	line := make([]byte, 0, len(b)+len(idb)+40)
-	line = append(line, `{"jsonrpc":"2.0","id":`...)
-	line = append(line, idb...)
-	line = append(line, `,"result":`...)
-	line = append(line, b...)
-	line = append(line, '}')
-	if err := h.stream.writeLine(line); err != nil {
-		h.log.Debug("mcp: reply not sent", "err", err)
-	}
+	h.stream.respond(id, func(raw json.RawMessage) []byte {
+		line := make([]byte, 0, len(b)+len(raw)+40)
+		line = append(line, `{"jsonrpc":"2.0","id":`...)
+		line = append(line, raw...)
+		line = append(line, `,"result":`...)
+		line = append(line, b...)
+		return append(line, '}')
+	})
 }
 
 // run executes a tool call and turns its outcome into a tool result.

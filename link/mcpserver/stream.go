@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"strconv"
 	"sync"
+	"sync/atomic"
+
+	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/internal/ndjson"
@@ -34,35 +36,175 @@ const DefaultMaxLineBytes = 4 << 20
 // requests, with id null when no valid id can be read) and keeps reading.
 // Only messages that are well-formed requests, notifications or responses
 // reach the jsonrpc2 connection.
+//
+// Request ids. JSON-RPC allows any string or number as an id, and a
+// response must carry it back exactly; jsonrpc2 only knows strings and
+// unsigned 64-bit integers. So the stream hands the connection every
+// request under a private string id ("#1", "#2", …) and puts the client's
+// id back, byte for byte, into the response. The same table refuses a
+// request whose id is already in use by a request in flight (-32600), and
+// resolves notifications/cancelled to the live request.
+//
+// Batches (JSON arrays of messages) are accepted only when the session
+// negotiated revision 2025-03-26, the one revision that has them: each
+// element is handled like a line of its own, and the responses are written
+// together as one array once every request of the batch is answered.
 type stream struct {
-	r      *ndjson.Reader
-	max    int
-	in     io.Closer
-	eof    bool
+	r   *ndjson.Reader
+	max int
+	in  io.Closer
+	eof bool
+	log *slog.Logger
+
+	// batches enables JSON-RPC batches (revision 2025-03-26).
+	batches atomic.Bool
+	// queue holds messages of a batch not yet handed to the connection.
+	queue [][]byte
+
+	idmu sync.Mutex
+	seq  uint64
+	pend map[string]*pending // private id → request
+	live map[string]string   // idKey of the client's id → private id
+
 	wmu    sync.Mutex
 	w      io.Writer
-	log    *slog.Logger
 	closed bool
+	// onBroken is called once when a write to the output fails: the
+	// client is gone, so the session ends.
+	onBroken   func(error)
+	brokenOnce sync.Once
+}
+
+// pending is a request the connection has not answered yet.
+type pending struct {
+	raw   json.RawMessage // the client's id, as sent
+	key   string          // idKey(raw)
+	batch *batch
+}
+
+// batch collects the responses of one JSON-RPC batch.
+type batch struct {
+	open  int // requests not answered yet
+	lines [][]byte
 }
 
 func newStream(in io.Reader, out io.Writer, max int, log *slog.Logger) *stream {
 	if max <= 0 {
 		max = DefaultMaxLineBytes
 	}
-	s := &stream{r: ndjson.NewReader(in, max), max: max, w: out, log: log}
+	s := &stream{r: ndjson.NewReader(in, max), max: max, w: out, log: log,
+		pend: map[string]*pending{}, live: map[string]string{}}
 	if c, ok := in.(io.Closer); ok {
 		s.in = c
 	}
 	return s
 }
 
-// WriteObject writes one message as a line. Writes are serialized.
+// privatePrefix is what jsonrpc2 marshals first for a response to a
+// request the stream renamed.
+var privatePrefix = []byte(`{"id":"#`)
+
+// WriteObject writes one message as a line. Writes are serialized. A
+// response gets its client's id back.
 func (s *stream) WriteObject(obj any) error {
 	b, err := json.Marshal(obj)
 	if err != nil {
 		return err
 	}
+	if bytes.HasPrefix(b, privatePrefix) {
+		// {"id":"#N",<rest>: the private id is digits after '#'.
+		end := bytes.IndexByte(b[len(privatePrefix):], '"')
+		if end >= 0 {
+			priv := string(b[len(`{"id":"`) : len(privatePrefix)+end])
+			rest := b[len(privatePrefix)+end+1:]
+			s.finish(priv, func(raw json.RawMessage) []byte {
+				line := make([]byte, 0, len(b)+len(raw))
+				line = append(append(append(line, `{"id":`...), raw...), rest...)
+				return line
+			})
+			return nil
+		}
+	}
 	return s.writeLine(b)
+}
+
+// respond writes the response to the request with private id id; build
+// makes the line from the client's raw id.
+func (s *stream) respond(id jsonrpc2.ID, build func(raw json.RawMessage) []byte) {
+	s.finish(id.Str, build)
+}
+
+// forget drops a request that gets no response (a cancelled call).
+func (s *stream) forget(id jsonrpc2.ID) { s.finish(id.Str, nil) }
+
+// finish retires private id priv and writes its response (none when build
+// is nil), alone or as part of its batch.
+func (s *stream) finish(priv string, build func(raw json.RawMessage) []byte) {
+	s.idmu.Lock()
+	p := s.pend[priv]
+	if p == nil {
+		s.idmu.Unlock()
+		s.log.Debug("mcp: response for an unknown request", "id", priv)
+		return
+	}
+	delete(s.pend, priv)
+	delete(s.live, p.key)
+	var line []byte
+	if build != nil {
+		line = build(p.raw)
+	}
+	if p.batch == nil {
+		s.idmu.Unlock()
+		if line != nil {
+			s.write(line)
+		}
+		return
+	}
+	b := p.batch
+	if line != nil {
+		b.lines = append(b.lines, line)
+	}
+	b.open--
+	out := s.sealLocked(b)
+	s.idmu.Unlock()
+	if out != nil {
+		s.write(out)
+	}
+}
+
+// sealLocked returns the batch's array once no request of it is open (nil
+// when it is still open or has nothing to say). s.idmu is held.
+func (s *stream) sealLocked(b *batch) []byte {
+	if b.open > 0 || len(b.lines) == 0 {
+		return nil
+	}
+	out := []byte{'['}
+	for i, l := range b.lines {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, l...)
+	}
+	b.lines = nil
+	return append(out, ']')
+}
+
+// lookup returns the private id of the live request the client calls raw.
+func (s *stream) lookup(raw json.RawMessage) (jsonrpc2.ID, bool) {
+	k, ok := idKey(bytes.TrimSpace(raw))
+	if !ok {
+		return jsonrpc2.ID{}, false
+	}
+	s.idmu.Lock()
+	defer s.idmu.Unlock()
+	priv, ok := s.live[k]
+	return jsonrpc2.ID{Str: priv, IsString: true}, ok
+}
+
+func (s *stream) write(line []byte) {
+	if err := s.writeLine(line); err != nil {
+		s.log.Debug("mcp: cannot write", "err", err)
+	}
 }
 
 func (s *stream) writeLine(b []byte) error {
@@ -72,23 +214,33 @@ func (s *stream) writeLine(b []byte) error {
 		return io.ErrClosedPipe
 	}
 	_, err := s.w.Write(append(b, '\n'))
+	if err != nil && s.onBroken != nil {
+		s.brokenOnce.Do(func() { go s.onBroken(err) })
+	}
 	return err
 }
 
-// Close stops writing and closes the input when it can be closed.
+// Close closes the input when it can be closed. The connection calls it
+// when the input ends; writing goes on, so requests already read are still
+// answered, until [stream.shut].
 func (s *stream) Close() error {
-	s.wmu.Lock()
-	s.closed = true
-	s.wmu.Unlock()
 	if s.in != nil {
 		return s.in.Close()
 	}
 	return nil
 }
 
-// replyError writes a JSON-RPC error response. id is the raw JSON id, or
-// nil for null.
-func (s *stream) replyError(id json.RawMessage, code int, msg string) {
+// shut stops writing and closes the input.
+func (s *stream) shut() error {
+	s.wmu.Lock()
+	s.closed = true
+	s.wmu.Unlock()
+	return s.Close()
+}
+
+// errorLine is a JSON-RPC error response. id is the raw JSON id, or nil
+// for null.
+func errorLine(id json.RawMessage, code int, msg string) []byte {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
@@ -103,15 +255,27 @@ func (s *stream) replyError(id json.RawMessage, code int, msg string) {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	}{code, msg}})
-	if err := s.writeLine(b); err != nil {
-		s.log.Debug("mcp: cannot write error reply", "err", err)
-	}
+	return b
+}
+
+// replyError writes a JSON-RPC error response.
+func (s *stream) replyError(id json.RawMessage, code int, msg string) {
+	s.write(errorLine(id, code, msg))
 }
 
 // ReadObject returns the next well-formed message, answering everything
 // else on the way.
 func (s *stream) ReadObject(v any) error {
 	for {
+		if len(s.queue) > 0 {
+			msg := s.queue[0]
+			s.queue = s.queue[1:]
+			if err := json.Unmarshal(msg, v); err != nil {
+				s.replyError(nil, codeInvalidRequest, "Invalid Request: "+err.Error())
+				continue
+			}
+			return nil
+		}
 		if s.eof {
 			return io.EOF
 		}
@@ -133,15 +297,18 @@ func (s *stream) ReadObject(v any) error {
 		if len(msg) == 0 {
 			continue
 		}
-		if code, id, why := classify(msg); code != 0 {
-			s.log.Debug("mcp: rejected line", "code", code, "why", why)
-			if code > 0 { // a notification-shaped problem: no reply
-				continue
-			}
-			s.replyError(id, code, why)
+		if msg[0] == '[' && s.batches.Load() && jsonx.Valid(msg) {
+			s.splitBatch(msg)
 			continue
 		}
-		if err := json.Unmarshal(msg, v); err != nil {
+		pass, reply := s.admit(msg, nil)
+		if reply != nil {
+			s.write(reply)
+		}
+		if pass == nil {
+			continue
+		}
+		if err := json.Unmarshal(pass, v); err != nil {
 			s.replyError(nil, codeInvalidRequest, "Invalid Request: "+err.Error())
 			continue
 		}
@@ -149,80 +316,252 @@ func (s *stream) ReadObject(v any) error {
 	}
 }
 
-// classify checks one line against JSON-RPC 2.0 as MCP uses it. It returns
-// code 0 for a message to pass on; otherwise the error code, the id to
-// answer with (nil: null) and the message.
-func classify(line []byte) (code int, id json.RawMessage, why string) {
+// splitBatch queues the messages of a batch and registers its requests.
+func (s *stream) splitBatch(msg []byte) {
+	var elems []json.RawMessage
+	if err := jsonx.Unmarshal(msg, &elems); err != nil {
+		s.replyError(nil, codeParseError, "Parse error")
+		return
+	}
+	if len(elems) == 0 {
+		s.replyError(nil, codeInvalidRequest, "Invalid Request: empty batch")
+		return
+	}
+	b := &batch{}
+	s.idmu.Lock()
+	b.open++ // held until every element is queued
+	s.idmu.Unlock()
+	for _, e := range elems {
+		e = bytes.TrimSpace(e)
+		if len(e) > 0 && e[0] == '[' {
+			s.addToBatch(b, errorLine(nil, codeInvalidRequest, "Invalid Request: a batch element must be a JSON object"))
+			continue
+		}
+		pass, reply := s.admit(e, b)
+		if reply != nil {
+			s.addToBatch(b, reply)
+		}
+		if pass != nil {
+			s.queue = append(s.queue, pass)
+		}
+	}
+	s.idmu.Lock()
+	b.open--
+	out := s.sealLocked(b)
+	s.idmu.Unlock()
+	if out != nil {
+		s.write(out)
+	}
+}
+
+func (s *stream) addToBatch(b *batch, line []byte) {
+	s.idmu.Lock()
+	b.lines = append(b.lines, line)
+	s.idmu.Unlock()
+}
+
+// admit checks one message. It returns the message to hand to the
+// connection (nil: none) and an error response to send (nil: none). A
+// request with an id is registered under a private id (in batch b when
+// set).
+func (s *stream) admit(msg []byte, b *batch) (pass, reply []byte) {
+	code, id, why, m := classify(msg)
+	if code != 0 {
+		s.log.Debug("mcp: rejected message", "code", code, "why", why)
+		if code > 0 { // a notification-shaped problem: no reply
+			return nil, nil
+		}
+		return nil, errorLine(id, code, why)
+	}
+	raw, isReq := m["id"]
+	if _, hasMethod := m["method"]; !hasMethod || !isReq {
+		return msg, nil // a notification, or a response (ignored)
+	}
+	raw = bytes.TrimSpace(raw)
+	key, _ := idKey(raw)
+	s.idmu.Lock()
+	if _, dup := s.live[key]; dup {
+		s.idmu.Unlock()
+		return nil, errorLine(raw, codeInvalidRequest, "Invalid Request: id "+string(raw)+" is already used by a request in flight")
+	}
+	s.seq++
+	priv := "#" + strconv.FormatUint(s.seq, 10)
+	s.pend[priv] = &pending{raw: append(json.RawMessage(nil), raw...), key: key, batch: b}
+	s.live[key] = priv
+	if b != nil {
+		b.open++
+	}
+	s.idmu.Unlock()
+	m["id"] = json.RawMessage(`"` + priv + `"`)
+	out, err := jsonx.Marshal(m)
+	if err != nil { // cannot happen: every value is valid JSON
+		s.finish(priv, nil)
+		return nil, errorLine(raw, codeInternalError, "Internal error")
+	}
+	return out, nil
+}
+
+// classify checks one message against JSON-RPC 2.0 as MCP uses it. It
+// returns code 0 and the decoded members for a message to pass on;
+// otherwise the error code, the id to answer with (nil: null) and the
+// message.
+func classify(line []byte) (code int, id json.RawMessage, why string, m map[string]json.RawMessage) {
 	if !jsonx.Valid(line) {
-		return codeParseError, nil, "Parse error"
+		return codeParseError, nil, "Parse error", nil
 	}
 	switch line[0] {
 	case '[':
-		return codeInvalidRequest, nil, "Invalid Request: batches are not supported"
+		return codeInvalidRequest, nil, "Invalid Request: batches are not supported", nil
 	case '{':
 	default:
-		return codeInvalidRequest, nil, "Invalid Request: a message must be a JSON object"
+		return codeInvalidRequest, nil, "Invalid Request: a message must be a JSON object", nil
 	}
-	var m map[string]json.RawMessage
 	if err := jsonx.Unmarshal(line, &m); err != nil {
-		return codeParseError, nil, "Parse error"
+		return codeParseError, nil, "Parse error", nil
 	}
 	rawID, hasID := m["id"]
 	idOK := hasID && validID(rawID)
 	answerID := json.RawMessage(nil)
 	if idOK {
-		answerID = rawID
+		answerID = bytes.TrimSpace(rawID)
 	}
 	_, hasMethod := m["method"]
 	if v, ok := m["jsonrpc"]; !ok || string(bytes.TrimSpace(v)) != `"2.0"` {
 		if hasMethod && !hasID {
-			return 1, nil, "notification without jsonrpc 2.0" // notifications are never answered
+			return 1, nil, "notification without jsonrpc 2.0", nil // notifications are never answered
 		}
-		return codeInvalidRequest, answerID, `Invalid Request: "jsonrpc" must be "2.0"`
+		return codeInvalidRequest, answerID, `Invalid Request: "jsonrpc" must be "2.0"`, nil
 	}
 	if hasID && !idOK {
-		return codeInvalidRequest, nil, "Invalid Request: id must be a string or a non-negative integer"
+		return codeInvalidRequest, nil, "Invalid Request: id must be a string or a number", nil
 	}
 	if rawMethod := m["method"]; hasMethod {
 		var method string
 		if err := jsonx.Unmarshal(rawMethod, &method); err != nil || method == "" {
 			if !hasID {
-				return 1, nil, "notification without a method name"
+				return 1, nil, "notification without a method name", nil
 			}
-			return codeInvalidRequest, answerID, "Invalid Request: method must be a non-empty string"
+			return codeInvalidRequest, answerID, "Invalid Request: method must be a non-empty string", nil
 		}
 		if p, ok := m["params"]; ok {
 			t := bytes.TrimSpace(p)
 			if len(t) == 0 || (t[0] != '{' && t[0] != '[' && string(t) != "null") {
 				if !hasID {
-					return 1, nil, "notification with bad params"
+					return 1, nil, "notification with bad params", nil
 				}
-				return codeInvalidRequest, answerID, "Invalid Request: params must be an object or an array"
+				return codeInvalidRequest, answerID, "Invalid Request: params must be an object or an array", nil
 			}
 		}
-		return 0, nil, ""
+		return 0, nil, "", m
 	}
 	_, hasResult := m["result"]
 	_, hasError := m["error"]
 	if hasID && (hasResult || hasError) {
-		return 0, nil, "" // a response; the connection ignores strays
+		return 0, nil, "", m // a response; the connection ignores strays
 	}
-	return codeInvalidRequest, answerID, "Invalid Request: neither a request, a notification nor a response"
+	return codeInvalidRequest, answerID, "Invalid Request: neither a request, a notification nor a response", nil
 }
 
-// validID accepts strings and non-negative integers that fit uint64.
+// validID accepts any JSON string or number (JSON-RPC 2.0 ids; null is
+// refused, as MCP requires).
 func validID(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
+	_, ok := idKey(bytes.TrimSpace(raw))
+	return ok
+}
+
+// idKey returns a key under which two ids are equal exactly when they are
+// the same JSON value: a string by its decoded text, a number by its value
+// (1, 1.0 and 1e0 are one id; 2^64 and 2^64+1 are two). ok is false for
+// anything that is not a string or a number.
+func idKey(t []byte) (key string, ok bool) {
 	if len(t) == 0 {
-		return false
+		return "", false
 	}
 	if t[0] == '"' {
 		var s string
-		return jsonx.Unmarshal(t, &s) == nil
+		if jsonx.Unmarshal(t, &s) != nil {
+			return "", false
+		}
+		return "s" + s, true
 	}
-	if bytes.ContainsAny(t, ".eE-+") {
-		return false
+	n, ok := numberKey(t)
+	if !ok {
+		return "", false
 	}
-	n, err := strconv.ParseUint(string(t), 10, 64)
-	return err == nil && n <= math.MaxUint64
+	return "n" + n, true
+}
+
+// numberKey normalises a JSON number to sign, significant digits and
+// exponent: "-1.50e2" → "-15e1". A number whose exponent does not fit an
+// int32 keeps its text as key (equal only to itself).
+func numberKey(t []byte) (string, bool) {
+	i := 0
+	neg := false
+	if i < len(t) && t[i] == '-' {
+		neg = true
+		i++
+	}
+	start := i
+	var digits []byte
+	exp := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		digits = append(digits, t[i])
+		i++
+	}
+	if i == start || (len(digits) > 1 && digits[0] == '0') {
+		return "", false // no integer part, or a leading zero
+	}
+	if i < len(t) && t[i] == '.' {
+		i++
+		fs := i
+		for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+			digits = append(digits, t[i])
+			exp--
+			i++
+		}
+		if i == fs {
+			return "", false
+		}
+	}
+	if i < len(t) && (t[i] == 'e' || t[i] == 'E') {
+		i++
+		es := i
+		if i < len(t) && (t[i] == '+' || t[i] == '-') {
+			i++
+		}
+		ds := i
+		for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+			i++
+		}
+		if i == ds {
+			return "", false
+		}
+		e, err := strconv.ParseInt(string(t[es:i]), 10, 32)
+		if err != nil {
+			if i != len(t) {
+				return "", false
+			}
+			return "=" + string(t), true
+		}
+		exp += int(e)
+	}
+	if i != len(t) {
+		return "", false
+	}
+	// Strip leading and trailing zeros of the significand.
+	for len(digits) > 0 && digits[0] == '0' {
+		digits = digits[1:]
+	}
+	for len(digits) > 0 && digits[len(digits)-1] == '0' {
+		digits = digits[:len(digits)-1]
+		exp++
+	}
+	if len(digits) == 0 {
+		return "0", true // 0, -0, 0.0, 0e5: one value
+	}
+	sign := ""
+	if neg {
+		sign = "-"
+	}
+	return sign + string(digits) + "e" + strconv.Itoa(exp), true
 }

@@ -15,6 +15,9 @@ const (
 	ToolClose   = "herdr_link_close"
 )
 
+// annotations are MCP tool annotations. Every hint is explicit: a host
+// that auto-approves read-only tools must never see a tool that can send
+// or close claim to be read-only (see effects_test.go).
 type annotations struct {
 	Title           string `json:"title"`
 	ReadOnlyHint    bool   `json:"readOnlyHint"`
@@ -32,29 +35,45 @@ type tool struct {
 	Annotations  annotations      `json:"annotations"`
 }
 
-const dormantDescription = `Herdr Link lets you work with the other AI agents running in this Herdr workspace: find them, message them, answer their messages, close their panes. Call it with {} to activate when the user asks you to coordinate with other agents in Herdr, or when you receive text whose last line is a JSON envelope with "protocol": "herdr-link/1" (a message from another agent). Activation is cheap and does nothing else.`
+// Tool descriptions hold only what the model needs to pick and call that
+// tool, with the one rule that applies to it. The Communication Contract
+// is not repeated here: it comes once per connection, in the result of
+// the call that activates Herdr Link (PROTOCOL.md §6).
+const (
+	dormantDescription = `Herdr Link lets you work with the other AI agents running in this Herdr workspace: find them, message them, answer them, close their panes. Call it with {} to activate when the user asks you to coordinate with other agents in Herdr, or when you receive text carrying a JSON envelope with "protocol": "herdr-link/1" (a message from another agent). Activating only switches it on; its result explains the rest.`
 
-// gatewayUsage explains the gateway's actions; it is part of the active
-// description and of the activation result, so hosts that never refresh
-// their tool list still get everything they need.
-const gatewayUsage = `How to call Herdr Link through this one tool (the herdr_link_* tools do the same where your host shows them):
-- {"action":"peers"} lists the agents of your workspace: {"self":{"name","state"},"peers":[{"name","state"}]}.
-- {"action":"send","arguments":{"to":"<name>","message":"<text>"}} sends a message; add "reply_to":"<id>" to answer a message. Returns {"status":"sent","id","to"}.
-- {"action":"close","arguments":{"agent":"<name>"}} closes that agent's pane. Returns {"status":"closed","agent"}.
-Fields may also be given at the top level, e.g. {"action":"send","to":"reviewer","message":"hi"}.
-Failures come back as "CODE: detail" with CODE one of NOT_IN_HERDR, SELF_UNNAMED, PEER_NOT_FOUND, SEND_FAILED, CLOSE_FAILED, INVALID_ARGUMENT.`
+	// instructionsInHerdr is the initialize result's instructions in a
+	// Herdr pane. Claude Code puts it in its system prompt and Codex makes
+	// it the description of the server's namespace, so it stays short.
+	instructionsInHerdr = `Herdr Link connects you with the other AI agents of this Herdr workspace; call the herdr_link tool with {} to start.`
 
-var activeGatewayDescription = "Herdr Link (active). " + gatewayUsage + "\n\n" + link.Contract
+	activeGatewayDescription = `Herdr Link is active. Does what the herdr_link_peers, _send and _close tools do, for as long as your host does not show them (they may appear a step later, under a host prefix or namespace): {"action":"peers"}, {"action":"send","to":"<name>","message":"<text>","reply_to":"<id>"} (reply_to only when answering), {"action":"close","agent":"<name>"}.`
+
+	peersDescription = `List the live, named agents of your own Herdr workspace (not you), each with an advisory state. Their names are what send and close take.`
+
+	sendDescription = `Send a message to another agent of your Herdr workspace, by name. To answer a herdr-link/1 message, send to its "from" with reply_to set to its "id". "sent" means Herdr accepted the delivery, not that the agent read it.`
+
+	closeDescription = `Close the pane of the named agent of your workspace, ending that agent. Only once you decided it is finished; send any last message first, and close in a later step.`
+)
+
+// gatewayUsage explains the gateway's actions. It is part of the result
+// that activates Herdr Link, once per connection, so hosts that list tools
+// late, under a prefix or namespace, or never, still get all they need.
+const gatewayUsage = `The herdr_link_peers, herdr_link_send and herdr_link_close tools may appear only from your next step on, and your host may show them with a prefix or in a namespace (for example mcp__herdr_link__herdr_link_send or herdr_link_herdr_link_send). Until you see them, and whenever you prefer, call this herdr_link tool with an action; it does the same:
+- {"action":"peers"}: the agents of your workspace, {"self":{"name","state"},"peers":[{"name","state"}]}.
+- {"action":"send","to":"<name>","message":"<text>"}, with "reply_to":"<id>" when answering: {"status":"sent","id","to"}.
+- {"action":"close","agent":"<name>"}: {"status":"closed","agent"}.
+The fields may also be nested, as in {"action":"send","arguments":{"to":"<name>","message":"<text>"}}. Failures read "CODE: detail", CODE one of NOT_IN_HERDR, SELF_UNNAMED, PEER_NOT_FOUND, SEND_FAILED, CLOSE_FAILED, INVALID_ARGUMENT.`
 
 const (
 	emptyInput   = `{"type":"object","properties":{},"additionalProperties":false}`
 	gatewayInput = `{"type":"object","properties":{` +
-		`"action":{"type":"string","enum":["activate","peers","send","close"],"description":"What to do; omit (or \"activate\") to activate."},` +
-		`"arguments":{"type":"object","description":"The action's arguments: {} for peers; to, message, reply_to for send; agent for close."},` +
+		`"action":{"type":"string","enum":["activate","peers","send","close"],"description":"Omit (or \"activate\") to activate."},` +
+		`"arguments":{"type":"object","description":"The action's fields, if not given at the top level."},` +
 		`"to":{"type":"string"},"message":{"type":"string"},"reply_to":{"type":"string"},"agent":{"type":"string"}}}`
 	sendInput = `{"type":"object","properties":{` +
-		`"to":{"type":"string","description":"Agent name of the recipient (from herdr_link_peers, or the \"from\" of a message you answer)."},` +
-		`"message":{"type":"string","description":"What to say. Free text; JSON or YAML is fine. At least one non-whitespace character, at most 256 KiB."},` +
+		`"to":{"type":"string","description":"Recipient's agent name (from peers, or the \"from\" of the message you answer)."},` +
+		`"message":{"type":"string","description":"Free text (JSON or YAML is fine), at most 256 KiB."},` +
 		`"reply_to":{"type":"string","description":"When answering a message: its \"id\"."}},` +
 		`"required":["to","message"],"additionalProperties":false}`
 	closeInput = `{"type":"object","properties":{"agent":{"type":"string","description":"Agent name whose pane to close."}},"required":["agent"],"additionalProperties":false}`
@@ -66,29 +85,34 @@ const (
 	gatewayOuput = `{"type":"object","properties":{"status":{"type":"string"},"capabilities":{"type":"array","items":{"type":"string"}},"contract":{"type":"string"},"usage":{"type":"string"},"self":{"type":"object"},"peers":{"type":"array"},"id":{"type":"string"},"to":{"type":"string"},"agent":{"type":"string"}}}`
 )
 
+// The annotations of each tool. The gateway can do everything the Tier-1
+// tools do, so it carries the union of their effects: it writes (send),
+// destroys (close) and is not idempotent (every send is a new message).
+// close is not idempotent either: a name can pass to a new agent between
+// two calls.
+var (
+	gatewayAnnotations = annotations{Title: "Herdr Link", DestructiveHint: true}
+	peersAnnotations   = annotations{Title: "Herdr Link: list peers", ReadOnlyHint: true, IdempotentHint: true}
+	sendAnnotations    = annotations{Title: "Herdr Link: send a message"}
+	closeAnnotations   = annotations{Title: "Herdr Link: close an agent's pane", DestructiveHint: true}
+)
+
 func gatewayTool(active bool) tool {
 	d := dormantDescription
 	if active {
 		d = activeGatewayDescription
 	}
 	return tool{Name: ToolGateway, Title: "Herdr Link", Description: d, InputSchema: jsonx.RawMessage(gatewayInput),
-		OutputSchema: jsonx.RawMessage(gatewayOuput),
-		Annotations:  annotations{Title: "Herdr Link", ReadOnlyHint: true, IdempotentHint: true}}
+		OutputSchema: jsonx.RawMessage(gatewayOuput), Annotations: gatewayAnnotations}
 }
 
 var tier1 = []tool{
-	{Name: ToolPeers, Title: "Herdr Link: list peers",
-		Description: "List the live, named agents of your own Herdr workspace (yourself excluded), each with an advisory state (idle, working, blocked, done, unknown). The state is not a precondition for sending or closing.\n\n" + link.Contract,
-		InputSchema: jsonx.RawMessage(emptyInput), OutputSchema: jsonx.RawMessage(peersOutput),
-		Annotations: annotations{Title: "Herdr Link: list peers", ReadOnlyHint: true, IdempotentHint: true}},
-	{Name: ToolSend, Title: "Herdr Link: send a message",
-		Description: `Send a herdr-link/1 message to another agent of your workspace, by agent name. To answer a message, send to its "from" with reply_to set to its "id". "sent" means Herdr accepted the delivery, not that the agent has read or acted on it; nothing waits for a reply. Agents outside your workspace are invisible: sending to them fails with PEER_NOT_FOUND.`,
-		InputSchema: jsonx.RawMessage(sendInput), OutputSchema: jsonx.RawMessage(sendOutput),
-		Annotations: annotations{Title: "Herdr Link: send a message"}},
-	{Name: ToolClose, Title: "Herdr Link: close an agent's pane",
-		Description: `Close the pane of the agent with this name in your workspace, ending that agent. Use it only once you have decided the agent is finished; if it needs a last message, send it first and call close in a later step, after send returned "sent". Takes agent names only, never pane ids.`,
-		InputSchema: jsonx.RawMessage(closeInput), OutputSchema: jsonx.RawMessage(closeOutput),
-		Annotations: annotations{Title: "Herdr Link: close an agent's pane", DestructiveHint: true, IdempotentHint: true}},
+	{Name: ToolPeers, Title: "Herdr Link: list peers", Description: peersDescription,
+		InputSchema: jsonx.RawMessage(emptyInput), OutputSchema: jsonx.RawMessage(peersOutput), Annotations: peersAnnotations},
+	{Name: ToolSend, Title: "Herdr Link: send a message", Description: sendDescription,
+		InputSchema: jsonx.RawMessage(sendInput), OutputSchema: jsonx.RawMessage(sendOutput), Annotations: sendAnnotations},
+	{Name: ToolClose, Title: "Herdr Link: close an agent's pane", Description: closeDescription,
+		InputSchema: jsonx.RawMessage(closeInput), OutputSchema: jsonx.RawMessage(closeOutput), Annotations: closeAnnotations},
 }
 
 // toolList returns the tools of a surface state. Output schemas are only
@@ -116,22 +140,34 @@ func knownTool(name string) bool {
 }
 
 // activation is the gateway's answer to {} or {"action":"activate"}.
+// Contract and Usage are set only in the result that activates the
+// connection; later activations just confirm.
 type activation struct {
 	Status       string   `json:"status"`
 	Capabilities []string `json:"capabilities"`
-	Contract     string   `json:"contract"`
-	Usage        string   `json:"usage"`
+	Contract     string   `json:"contract,omitempty"`
+	Usage        string   `json:"usage,omitempty"`
 }
 
-func activationResult() activation {
-	return activation{Status: "active", Capabilities: []string{"peers", "send", "close"}, Contract: link.Contract, Usage: gatewayUsage}
+var capabilities = []string{"peers", "send", "close"}
+
+const activeHead = `{"status":"active","capabilities":["peers","send","close"]}`
+
+// activationResult is the result of an explicit activation; withContract
+// is true for the first result of the connection.
+func activationResult(withContract bool) (string, activation) {
+	if !withContract {
+		return activeHead + "\n\nHerdr Link is already active; its rules came with the first Herdr Link result of this session.",
+			activation{Status: "active", Capabilities: capabilities}
+	}
+	return activeHead + "\n\n" + contractText(), activation{Status: "active", Capabilities: capabilities, Contract: link.Contract, Usage: gatewayUsage}
 }
 
-// activationText is the text content of the activation result.
-func activationText() string {
+// contractText is what the first result of a connection adds for hosts
+// that show text content: the contract and how to use the gateway.
+func contractText() string {
 	var b strings.Builder
-	b.WriteString(`{"status":"active","capabilities":["peers","send","close"]}`)
-	b.WriteString("\n\nHerdr Link is active for this session.\n\n")
+	b.WriteString("Herdr Link is active for this session. Its rules, given once:\n\n")
 	b.WriteString(link.Contract)
 	b.WriteString("\n\n")
 	b.WriteString(gatewayUsage)

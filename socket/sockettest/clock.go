@@ -10,7 +10,9 @@ import (
 // prompt's text, the agents' turns and the queued submissions all run on
 // it. The default is the real clock, which testing/synctest fakes inside a
 // bubble; [FakeClock] is a manual one for tests that cannot run in a
-// bubble (those that talk to the server over its socket).
+// bubble (those that talk to the server over its socket). The server's
+// own waiting (agent.wait, agent.prompt's effect gate, subscription ticks,
+// read timeouts) stays on real time.
 type Clock interface {
 	Now() time.Time
 	// AfterFunc calls f in its own goroutine (or, for a fake clock, from

@@ -48,7 +48,9 @@
 //     0.14 s + 37.5 µs/byte, others 0.1 s; submit_ms overrides): the
 //     submission is recorded ([World.Submissions]) and the agent becomes
 //     working, then idle (done outside the focused pane) after the turn
-//     time (turn_ms, default 1 s; negative never ends).
+//     time (turn_ms, default 1 s; negative never ends). An agent the world
+//     file starts working finishes that turn after turn_ends_ms (absent:
+//     when [World.SetStatus] says so).
 //   - While working, claude, opencode, pi and the default queue the
 //     submission; everything queued during one turn becomes one turn,
 //     sent shortly after the turn ends (0.2 s, 80 ms, 20 ms, 50 ms),

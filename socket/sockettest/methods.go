@@ -169,6 +169,13 @@ func (w *World) prompt(p schema.AgentPromptParams, submitDelay time.Duration) (*
 	if t.bracketed() {
 		text = pasteStart + text + pasteEnd
 	}
+	// A real program's input queue may be full, or the program gone:
+	// Herdr's write fails then (try_send_bytes).
+	if rc, ok := t.recv.(interface{ accepts(n int) error }); ok {
+		if err := rc.accepts(len(text)); err != nil {
+			return nil, schema.AgentInfo{}, herr("agent_prompt_failed", "%s", err.Error())
+		}
+	}
 	t.prompts = append(t.prompts, p.Text)
 	w.write(t, text)
 	term := t
@@ -448,7 +455,7 @@ func readResult(w *World, pn *pane, source schema.ReadSource, format *schema.Rea
 		f = *format
 	}
 	doStrip := f == schema.ReadFormatText && (strip == nil || *strip)
-	text := screenText(pn.term, doStrip)
+	text := screenOf(pn.term, source, doStrip)
 	truncated := false
 	if lines != nil {
 		ls := strings.Split(text, "\n")

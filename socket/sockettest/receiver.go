@@ -287,8 +287,9 @@ func (m *model) startPending() {
 	if len(m.pending) > 0 {
 		defer m.schedulePending()
 	}
-	if m.t.state == schema.AgentStatusWorking && !m.k.interrupts {
-		// Became busy meanwhile (SetStatus): wait for the turn to end.
+	if (m.t.state == schema.AgentStatusWorking && !m.k.interrupts) || m.t.state == schema.AgentStatusBlocked {
+		// Became busy meanwhile (SetStatus), or a dialog opened: wait
+		// until the agent is idle again.
 		m.queue = append(m.queue, text...)
 		m.queued++
 		m.w.bump()
@@ -345,7 +346,8 @@ func (m *model) stateChanged(from, to schema.AgentStatus) {
 			m.turnStop = nil
 		}
 	}
-	if to == schema.AgentStatusIdle && len(m.queue) > 0 && m.flushStop == nil {
+	free := to == schema.AgentStatusIdle || to == schema.AgentStatusUnknown
+	if free && len(m.queue) > 0 && m.flushStop == nil {
 		m.flushStop = m.after(m.k.queueDelay, m.flush)
 	}
 }

@@ -1,6 +1,7 @@
 package sockettest_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
 // receiverWorld is a world whose pane w1:p2 hosts one agent built from
@@ -109,6 +111,12 @@ func TestReceiverKinds(t *testing.T) {
 		{"codex raw 4KB", `{"kind":"codex","name":"a","status":"idle","bracketed_paste":false}`, []step{{prompt: strings.Repeat("x", 4096)}}, []string{}, 0, 0},
 		// A raw carriage return in the text is an Enter: it submits early.
 		{"claude raw CR", `{"kind":"claude","name":"a","status":"idle","bracketed_paste":false}`, []step{{prompt: "A\rB"}}, []string{"A", "B"}, 0, 0},
+		// A text carrying ESC[201~ ends the paste early: the rest is raw
+		// typing (and its "\r" an Enter).
+		{"claude paste end in text", `{"kind":"claude","name":"a","status":"idle"}`, []step{{prompt: "a\x1b[201~b"}}, []string{claudeTag(1, "a") + "b"}, 0, 0},
+		// (Codex is still reading the raw "b" when the "\r" comes: swallowed.)
+		{"codex paste end in text", `{"kind":"codex","name":"a","status":"idle"}`, []step{{prompt: "a\x1b[201~b\rc"}}, []string{"abc"}, 0, 0},
+		{"pi paste end in text", `{"kind":"pi","name":"a","status":"idle"}`, []step{{prompt: "a\x1b[201~b\rc"}}, []string{"ab", "c"}, 0, 0},
 		// An agent that just started (status unknown) has no bracketed paste yet.
 		{"claude starting", `{"kind":"claude","name":"a","status":"unknown"}`, []step{{prompt: "A\nB"}}, []string{"A\nB"}, 0, 0},
 	}
@@ -296,8 +304,8 @@ func TestReceiverScreens(t *testing.T) {
 }
 
 // TestSubmissionsExact: what the agent received survives byte for byte —
-// every byte value a JSON string can carry, invalid UTF-8 aside, multi-line
-// and large text — for a kind that passes text verbatim.
+// every character below U+0800 but ESC and CR, multi-line and large text —
+// verbatim or with exactly the kind's additions.
 func TestSubmissionsExact(t *testing.T) {
 	var all strings.Builder
 	for r := rune(1); r < 0x800; r++ {
@@ -308,29 +316,160 @@ func TestSubmissionsExact(t *testing.T) {
 	}
 	all.WriteString("\U0001F600 emoji, \u202e bidi, tab\tend\n")
 	cases := []string{all.String(), strings.Repeat("line\n", 20000), " leading and trailing spaces ", `{"protocol":"herdr-link/1"}`}
-	for i, text := range cases {
-		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				w := receiverWorld(t, `{"kind":"codex","name":"a","status":"idle"}`)
-				if _, err := w.Prompt("a", text); err != nil {
-					t.Fatal(err)
-				}
-				time.Sleep(time.Minute)
-				synctest.Wait()
-				subs := w.Submissions("w1:p2")
-				if len(subs) != 1 || subs[0].Text != text {
-					t.Fatalf("received %d submissions; first differs from the %d bytes sent", len(subs), len(text))
-				}
-				// And through JSON, as herdr-sim turns prints it.
-				b, err := jsonx.Marshal(subs[0])
-				if err != nil {
-					t.Fatal(err)
-				}
-				var back sockettest.Submission
-				if err := jsonx.Unmarshal(b, &back); err != nil || back.Text != text || !back.At.Equal(subs[0].At) {
-					t.Fatalf("JSON round trip differs: %v", err)
-				}
+	kinds := []struct {
+		kind string
+		want func(string) string
+	}{
+		{"codex", func(s string) string { return s }},
+		{"pi", func(s string) string { return s }},
+		{"gemini", func(s string) string { return s }},
+		{"opencode", func(s string) string { return s + " " }},
+		{"claude", func(s string) string { return claudeTag(1, s) }},
+	}
+	for _, k := range kinds {
+		for i, text := range cases {
+			t.Run(fmt.Sprint(k.kind, i), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					w := receiverWorld(t, `{"kind":"`+k.kind+`","name":"a","status":"idle"}`)
+					if _, err := w.Prompt("a", text); err != nil {
+						t.Fatal(err)
+					}
+					time.Sleep(time.Minute)
+					synctest.Wait()
+					subs := w.Submissions("w1:p2")
+					if len(subs) != 1 || subs[0].Text != k.want(text) {
+						t.Fatalf("received %d submissions; first differs from the %d bytes sent", len(subs), len(text))
+					}
+					// And through JSON, as herdr-sim turns prints it.
+					b, err := jsonx.Marshal(subs[0])
+					if err != nil {
+						t.Fatal(err)
+					}
+					var back sockettest.Submission
+					if err := jsonx.Unmarshal(b, &back); err != nil || back.Text != subs[0].Text || !back.At.Equal(subs[0].At) {
+						t.Fatalf("JSON round trip differs: %v", err)
+					}
+				})
 			})
-		})
+		}
+	}
+}
+
+// TestFakeClockOverSocket: with a FakeClock the agents' time moves only
+// by hand, so a test that talks to the server over its socket (where
+// synctest cannot help) sees each step of a delivery.
+func TestFakeClockOverSocket(t *testing.T) {
+	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	fc := sockettest.NewFakeClock(start)
+	var spec sockettest.WorldSpec
+	if err := jsonx.Unmarshal([]byte(`{"workspaces":[{"id":"w1","tabs":[{"id":"w1:t1","panes":[
+		{"id":"w1:p1"},
+		{"id":"w1:p2","agent":{"kind":"claude","name":"a","status":"idle","turn_ms":5000}}]}]}]}`), &spec); err != nil {
+		t.Fatal(err)
+	}
+	w, err := sockettest.NewWorldClock(spec, fc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := simtest.New(t, w)
+	c := srv.Client()
+	ctx := t.Context()
+	if _, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "a", Text: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	fc.Advance(299 * time.Millisecond)
+	if comp, _ := w.Composer("w1:p2"); comp != claudeTag(1, "one") || len(w.Inputs("w1:p2")) != 1 {
+		t.Fatalf("before Enter: composer %q, inputs %q", comp, w.Inputs("w1:p2"))
+	}
+	fc.Advance(time.Millisecond) // Enter
+	if comp, _ := w.Composer("w1:p2"); comp != "" || len(srv.Submissions("w1:p2")) != 0 {
+		t.Fatalf("at Enter: composer %q, turns %v", comp, srv.Submissions("w1:p2"))
+	}
+	fc.Advance(time.Second) // Claude's latency
+	subs := srv.Submissions("w1:p2")
+	if len(subs) != 1 || subs[0].Text != claudeTag(1, "one") || subs[0].At.Before(start.Add(700*time.Millisecond)) || subs[0].At.After(start.Add(time.Second)) {
+		t.Fatalf("turns %+v", subs)
+	}
+	if a, _ := c.AgentGet(ctx, "a"); a.AgentStatus != schema.AgentStatusWorking {
+		t.Fatalf("status %s", a.AgentStatus)
+	}
+	// A second prompt while working is queued, then submitted after the turn.
+	if _, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "a", Text: "two"}); err != nil {
+		t.Fatal(err)
+	}
+	fc.Advance(4 * time.Second)
+	if _, q := w.Composer("w1:p2"); q != claudeTag(2, "two") || len(srv.Submissions("w1:p2")) != 1 {
+		t.Fatalf("queued %q, turns %d", q, len(srv.Submissions("w1:p2")))
+	}
+	fc.Advance(time.Second)
+	if got := texts(srv.Submissions("w1:p2")); len(got) != 2 || got[1] != claudeTag(2, "two") {
+		t.Fatalf("after the turn: %q", got)
+	}
+}
+
+// TestReceiverWorldKnobs: the world file's receiving-end fields are
+// checked.
+func TestReceiverWorldKnobs(t *testing.T) {
+	bad := map[string]string{
+		`{"kind":"claude","name":"a","status":"idle","turn_ends_ms":100}`:   "turn_ends_ms needs status working",
+		`{"kind":"claude","name":"a","status":"working","turn_ends_ms":-1}`: "turn_ends_ms -1 is negative",
+		`{"kind":"claude","name":"a","status":"idle","submit_ms":-5}`:       "submit_ms -5 is negative",
+		`{"kind":"claude","name":"a","status":"idle","stuck":"yes"}`:        "stuck",
+		`{"kind":"claude","name":"a","status":"idle","draft_text":"x"}`:     "draft_text",
+	}
+	for agent, want := range bad {
+		_, err := sockettest.ParseWorld([]byte(`{"workspaces":[{"tabs":[{"panes":[{"agent":` + agent + `}]}]}]}`))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error about %s", agent, err, want)
+		}
+	}
+	w := receiverWorld(t, `{"kind":"codex","name":"a","status":"idle","bracketed_paste":true,"submit_ms":0,"draft":"d"}`)
+	if comp, _ := w.Composer("w1:p2"); comp != "d" {
+		t.Errorf("draft %q", comp)
+	}
+	if err := w.SetBehaviour("w1:p1", sockettest.Behaviour{}); err == nil {
+		t.Error("SetBehaviour on a shell succeeded")
+	}
+}
+
+// TestReceiverEvents: a delivery shows in Herdr's own signals — a status
+// subscription on the target sees working, then done, as a sender
+// confirming the delivery would.
+func TestReceiverEvents(t *testing.T) {
+	w := receiverWorld(t, `{"kind":"pi","name":"a","status":"idle","submit_ms":0,"turn_ms":100}`)
+	srv := simtest.New(t, w, func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond; s.SubmitDelay = 10 * time.Millisecond })
+	c := srv.Client()
+	ctx := t.Context()
+	sub, err := c.Subscribe(ctx, schema.EventsSubscribeParams{Subscriptions: []schema.Subscription{
+		{PaneAgentStatusChanged: &schema.SubscriptionPaneAgentStatusChanged{PaneID: "w1:p2"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	before, _ := c.AgentGet(ctx, "a")
+	if _, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "a", Text: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	var seen []schema.AgentStatus
+	for len(seen) < 2 {
+		nctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		ev, err := sub.Next(nctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("after %v: %v", seen, err)
+		}
+		sc, ok, err := ev.AgentStatusChanged()
+		if !ok || err != nil {
+			t.Fatalf("event %s %s", ev.Event, ev.Data)
+		}
+		seen = append(seen, sc.AgentStatus)
+	}
+	if seen[0] != schema.AgentStatusWorking || seen[1] != schema.AgentStatusDone {
+		t.Fatalf("statuses %v", seen)
+	}
+	after, _ := c.AgentGet(ctx, "a")
+	if after.StateChangeSeq != before.StateChangeSeq+2 || len(srv.Submissions("w1:p2")) != 1 {
+		t.Fatalf("seq %d → %d, turns %v", before.StateChangeSeq, after.StateChangeSeq, srv.Submissions("w1:p2"))
 	}
 }

@@ -154,9 +154,59 @@ func TestPromptWithoutWaitAlwaysReplies(t *testing.T) {
 			t.Errorf("wait:null prompt (stray byte %v): reply %q", stray, got)
 		}
 	}
+	// Without holding the app loop: 300 half-closed clients, 300 replies.
+	for i := 0; i < 300; i++ {
+		c, err := net.Dial("unix", srv.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = c.Write([]byte(`{"id":"p","method":"agent.prompt","params":{"target":"far","text":"hi"}}` + "\n"))
+		_ = c.(*net.UnixConn).CloseWrite()
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		reply, _ := bufio.NewReader(c).ReadString('\n')
+		c.Close()
+		if !strings.Contains(reply, `"type":"agent_prompted"`) {
+			t.Fatalf("half-closed client %d: reply %q", i, reply)
+		}
+	}
 	// (A stray byte after a waiting request is the fidelity work of the
 	// same item; the half-close is enough here.)
 	if got := send(`{"id":"p","method":"agent.prompt","params":{"target":"far","text":"hi","wait":{"timeout_ms":5000}}}`, false); got != "" {
 		t.Errorf("prompt with wait, half-closed: reply %q, want none", got)
+	}
+}
+
+// TestPromptWaitThroughTheModel: a prompt with wait to an idle modelled
+// agent passes the effect gate when the turn starts and answers when it
+// ends; to a stuck one it stalls; a 256 KB prompt to codex starts its turn
+// after the 5 s gate (the observed 14.8 s), so it stalls too.
+func TestPromptWaitThroughTheModel(t *testing.T) {
+	w, err := sockettest.ParseWorld([]byte(`{"workspaces":[{"id":"w1","tabs":[{"id":"w1:t1","panes":[
+		{"id":"w1:p1"},
+		{"id":"w1:p2","agent":{"kind":"codex","name":"quick","status":"idle","submit_ms":20,"turn_ms":50}},
+		{"id":"w1:p3","agent":{"kind":"codex","name":"stuck","status":"idle","stuck":true}},
+		{"id":"w1:p4","agent":{"kind":"codex","name":"slow","status":"idle","turn_ms":50}}]}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := simtest.New(t, w, func(s *sockettest.Server) {
+		s.Tick = 5 * time.Millisecond
+		s.SubmitDelay = 10 * time.Millisecond
+		s.EffectTimeout = 300 * time.Millisecond
+	})
+	c := srv.Client()
+	ctx := context.Background()
+	ms := uint64(10000)
+	wait := &schema.AgentPromptWaitOptions{TimeoutMS: &ms}
+	info, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "quick", Text: "go", Wait: wait})
+	if err != nil || info.AgentStatus != schema.AgentStatusDone || len(w.Submissions("w1:p2")) != 1 {
+		t.Fatalf("idle agent: %+v %v", info, err)
+	}
+	if _, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "stuck", Text: "go", Wait: wait}); codeOf(err) != "agent_prompt_stalled" {
+		t.Fatalf("stuck agent: %v", err)
+	}
+	// 256 KB: 0.1 s + 14.7 s × 1² of modelled latency, far beyond the gate.
+	if _, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "slow", Text: strings.Repeat("z", 256<<10), Wait: wait}); codeOf(err) != "agent_prompt_stalled" {
+		t.Fatalf("256 KB to codex: %v", err)
 	}
 }

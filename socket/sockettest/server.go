@@ -83,7 +83,7 @@ type Server struct {
 	// Tick is the poll interval of waits and subscriptions (100 ms).
 	Tick time.Duration
 	// SubmitDelay is the delay between a prompt's text and its Enter
-	// (300 ms).
+	// (300 ms), on the world's [Clock].
 	SubmitDelay time.Duration
 	// EffectTimeout bounds agent.prompt's wait for a state change (5 s).
 	EffectTimeout time.Duration
@@ -93,6 +93,10 @@ type Server struct {
 	Check func(line []byte) error
 	// Logf receives diagnostics; nil discards them.
 	Logf func(format string, args ...any)
+	// Programs starts the commands of panes that have one (see
+	// [CommandSpec]); ptypane.Start runs them in pseudo-terminals. Nil:
+	// a world with pane commands does not start.
+	Programs ProgramStarter
 	// HerdrOnly turns off the simulator-only methods ([SimMethodTurns]):
 	// they are then unknown methods, as in real Herdr.
 	HerdrOnly bool
@@ -173,7 +177,15 @@ func (s *Server) StartAt(path string) error {
 			return err
 		}
 	}
-	return s.listen()
+	if err := s.listen(); err != nil {
+		return err
+	}
+	// Pane commands start once the socket answers, so they can use it.
+	if err := s.startCommands(); err != nil {
+		s.Close()
+		return err
+	}
+	return nil
 }
 
 func (s *Server) listen() error {
@@ -292,7 +304,10 @@ func (s *Server) CheckErrors() []error {
 	return append([]error(nil), s.checkErr...)
 }
 
-// Close stops listening, ends open connections (waits, subscriptions,
+// programCloseLimit bounds how long Close waits for pane programs.
+const programCloseLimit = 10 * time.Second
+
+// Close ends pane programs (see [Program]), stops listening, ends open connections (waits, subscriptions,
 // hung requests), waits for every handler to return and removes the socket
 // file if it is still the one this server bound.
 func (s *Server) Close() {
@@ -303,6 +318,10 @@ func (s *Server) Close() {
 	}
 	s.closed = true
 	close(s.done)
+	s.mu.Unlock()
+	// Pane programs first (they may hold connections), bounded.
+	s.World.closePrograms(programCloseLimit)
+	s.mu.Lock()
 	if s.ln != nil {
 		s.ln.Close()
 	}

@@ -45,6 +45,9 @@ type PaneSpec struct {
 	ID    string     `json:"id,omitempty"`
 	CWD   string     `json:"cwd,omitempty"`
 	Agent *AgentSpec `json:"agent,omitempty"`
+	// Command, when set, is run in the pane's terminal when the server
+	// starts (see [CommandSpec] and [Program]).
+	Command *CommandSpec `json:"command,omitempty"`
 }
 
 // AgentSpec is the agent occupying a pane.
@@ -160,7 +163,10 @@ type World struct {
 	gen        uint64     // bumped on every state change
 	listGen    uint64     // gen of listCache
 	listCache  []byte     // the agent_list result object at listGen
-	clock      Clock
+	// progs counts running pane programs' watchers and closers.
+	progs        sync.WaitGroup
+	closingProgs bool // the server is closing: no new programs
+	clock        Clock
 }
 
 // bump records a state change (w.mu held).
@@ -185,10 +191,11 @@ type tab struct {
 }
 
 type pane struct {
-	id   string
-	tab  *tab
-	term *terminal
-	cwd  string
+	id      string
+	tab     *tab
+	term    *terminal
+	cwd     string
+	command *CommandSpec // run at server start
 }
 
 type terminal struct {
@@ -207,6 +214,7 @@ type terminal struct {
 	prompts          []string     // the text of each accepted agent.prompt
 	recv             receiver     // the program reading the terminal; nil for a shell
 	subs             []Submission // the turns its agents received
+	prog             Program      // a real program in the terminal (its screen outlives it)
 }
 
 type launchPhase int
@@ -279,6 +287,13 @@ func NewWorldClock(spec WorldSpec, clock Clock) (*World, error) {
 				}
 				if err := unique("pane", p.id); err != nil {
 					return nil, err
+				}
+				if ps.Command != nil {
+					if err := ps.Command.validate(); err != nil {
+						return nil, fmt.Errorf("sockettest: world: pane %s: %w", p.id, err)
+					}
+					c := *ps.Command
+					p.command = &c
 				}
 				p.term = w.newTerminal()
 				if a := ps.Agent; a != nil {
@@ -689,6 +704,12 @@ func (w *World) Exit(paneID string) error {
 	if err != nil {
 		return err
 	}
+	w.exit(p)
+	return nil
+}
+
+// exit clears p's agent, as when it exits (w.mu held).
+func (w *World) exit(p *pane) {
 	t := p.term
 	changed := t.label != nil || t.name != nil || t.state != schema.AgentStatusUnknown
 	t.label, t.name = nil, nil
@@ -703,7 +724,6 @@ func (w *World) Exit(paneID string) error {
 	}
 	w.emitPaneUpdated(p)
 	w.bump()
-	return nil
 }
 
 // Rename sets (or, with "", clears) the agent name of paneID without any
@@ -911,6 +931,16 @@ func (w *World) Read(paneID string) string {
 }
 
 func screenText(t *terminal, strip bool) string {
+	return screenOf(t, schema.ReadSourceVisible, strip)
+}
+
+// screenOf is what pane.read shows of t from source: a real program's
+// terminal screen (styled unless strip), else the receiver's, else what
+// was typed.
+func screenOf(t *terminal, source schema.ReadSource, strip bool) string {
+	if t.prog != nil {
+		return t.prog.Screen(source != schema.ReadSourceVisible, !strip)
+	}
 	if t.recv != nil {
 		return t.recv.screen()
 	}
@@ -929,11 +959,9 @@ func (w *World) Typed(paneID string) string {
 	return screen(p.term, true)
 }
 
-// Screen is [World.Typed].
-//
-// Deprecated: it no longer is what pane.read shows (that is
-// [World.Read]); use Typed for the typed text or [World.Submissions] for
-// what the agent received.
+// Screen is [World.Typed], kept for existing callers. It is what was typed
+// into the pane, not what pane.read shows ([World.Read]) nor what the
+// agent received ([World.Submissions]).
 func (w *World) Screen(paneID string) string { return w.Typed(paneID) }
 
 func screen(t *terminal, strip bool) string {

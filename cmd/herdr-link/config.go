@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/herdr-link/herdr-link/internal/cliflag"
+)
+
+func configUsage() string {
+	var b strings.Builder
+	b.WriteString("Prints what registers this herdr-link binary (its absolute path, symlinks\nresolved) with an agent host; stdout carries only the snippet.\n\nhosts:\n")
+	for _, h := range hosts {
+		fmt.Fprintf(&b, "  %-9s %s; %s\n", h.Name, h.Summary, h.Where)
+	}
+	b.WriteString("\nPi 0.73 in one command: " + strings.TrimSpace(piInstall("herdr-link")))
+	return b.String()
+}
+
+// config prints the registration snippet of one host.
+func config(args []string, stdout, stderr io.Writer) int {
+	fs := cliflag.New("herdr-link config [flags] HOST", configUsage(), stderr)
+	bin := fs.String("bin", "", "the herdr-link path to write (default: this binary's absolute path)")
+	if code, done := cliflag.Parse(fs, args, stdout); done {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "herdr-link config: name one host")
+		fs.Usage()
+		return 2
+	}
+	h, ok := lookupHost(fs.Arg(0))
+	if !ok {
+		fmt.Fprintf(stderr, "herdr-link config: unknown host %q\n", fs.Arg(0))
+		fs.Usage()
+		return 2
+	}
+	path := *bin
+	if path == "" {
+		var err error
+		if path, err = selfPath(); err != nil {
+			fmt.Fprintln(stderr, "herdr-link config:", err)
+			return 1
+		}
+	} else if !filepath.IsAbs(path) {
+		fmt.Fprintf(stderr, "herdr-link config: -bin %q is not an absolute path\n", path)
+		return 2
+	}
+	fmt.Fprint(stdout, h.Snippet(path))
+	if isTerminal(stdout) {
+		fmt.Fprintf(stderr, "\n(%s)\n", h.Where)
+	}
+	return 0
+}
+
+// selfPath is the running binary's absolute path with symlinks resolved.
+func selfPath() (string, error) {
+	p, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("cannot find this binary's path: %w", err)
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	return filepath.Abs(p)
+}

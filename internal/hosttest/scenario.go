@@ -1,0 +1,461 @@
+package hosttest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/herdr-link/herdr-link/internal/fakemodel"
+)
+
+// Config is what a run needs besides the host.
+type Config struct {
+	// Cache is the install cache (HERDR_LINK_HOSTS).
+	Cache string
+	// LinkBin and SimBin are herdr-link and herdr-sim built from the tree.
+	LinkBin, SimBin string
+	// Root is a folder for this run's sessions (kept for inspection).
+	Root string
+	// Repo is the module's root (for files a host needs from the tree,
+	// such as an adapter).
+	Repo string
+	// SessionTimeout bounds each host process (60 s when zero).
+	SessionTimeout time.Duration
+	// Reference holds the footprint limits per host (testdata/reference.json).
+	Reference map[string]Reference
+}
+
+// Reference is the largest footprint allowed for a host: bytes of
+// herdr-link's tool definitions in one model request.
+type Reference struct {
+	DormantMax int    `json:"dormant_max"`
+	ActiveMax  int    `json:"active_max"`
+	Source     string `json:"source"`
+}
+
+// LoadReference reads testdata/reference.json.
+func LoadReference(path string) (map[string]Reference, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r map[string]Reference
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+// Panes of the scenario's world.
+const (
+	SenderPane   = "w1:p1"
+	ReviewerPane = "w1:p2"
+	OtherPane    = "w2:p1" // "ops", in another workspace: must stay invisible
+)
+
+// World returns the scenario's world: "brain" (the sender) and "reviewer"
+// in one workspace, both of the host's kind, and "ops" in another.
+func World(kind string) string {
+	return fmt.Sprintf(`{"workspaces":[
+ {"id":"w1","label":"app","tabs":[{"id":"w1:t1","panes":[
+  {"id":%q,"cwd":"/home/dev/app","agent":{"kind":%q,"name":"brain","status":"idle"}},
+  {"id":%q,"cwd":"/home/dev/app","agent":{"kind":%q,"name":"reviewer","status":"idle"}}]}]},
+ {"id":"w2","label":"infra","tabs":[{"id":"w2:t1","panes":[
+  {"id":%q,"cwd":"/home/dev/infra","agent":{"kind":"claude","name":"ops","status":"idle"}}]}]}]}`,
+		SenderPane, kind, ReviewerPane, kind, OtherPane)
+}
+
+// SessionResult is one host session of a run.
+type SessionResult struct {
+	Name     string               `json:"name"`
+	Pane     string               `json:"pane"`
+	Outcome  Outcome              `json:"-"`
+	Duration time.Duration        `json:"duration_ns"`
+	Requests []fakemodel.Request  `json:"requests"`
+	Errors   []string             `json:"errors,omitempty"`
+	Script   fakemodel.Script     `json:"script"`
+	Metrics  SessionMetrics       `json:"metrics"`
+	Strays   int                  `json:"strays,omitempty"`
+	Err      string               `json:"err,omitempty"`
+	Extra    map[string]time.Time `json:"-"`
+}
+
+// Result is one host and mode: what the model saw, what landed in the
+// panes, and the verdict.
+type Result struct {
+	Host     string          `json:"host"`
+	Display  string          `json:"display"`
+	Version  string          `json:"version"`
+	Mode     string          `json:"mode"`
+	Note     string          `json:"note"`
+	Sessions []SessionResult `json:"sessions"`
+	// From the sender's session.
+	NamesBefore []string `json:"names_before"`
+	NamesAfter  []string `json:"names_after"`
+	ListChanged string   `json:"list_changed"`
+	Honoured    bool     `json:"honoured"`
+	// Largest herdr-link tool definitions in one request, over all sessions.
+	DormantBytes int `json:"dormant_bytes"`
+	ActiveBytes  int `json:"active_bytes"`
+	// ResultBytes is the size of the first result of each operation.
+	ResultBytes map[string]int `json:"result_bytes"`
+	// Delivered counts the envelopes that landed, by pane.
+	Delivered map[string]int `json:"delivered"`
+	Duration  time.Duration  `json:"duration_ns"`
+	Failures  []string       `json:"failures,omitempty"`
+	// Footprint failures are kept apart: they are the one check another
+	// branch's work (the tool-surface reduction) is expected to fix.
+	FootprintFailures []string `json:"footprint_failures,omitempty"`
+}
+
+// Verdict is PASS or FAIL.
+func (r *Result) Verdict() string {
+	if len(r.Failures) == 0 && len(r.FootprintFailures) == 0 {
+		return "PASS"
+	}
+	return "FAIL"
+}
+
+func (r *Result) failf(format string, a ...any) {
+	r.Failures = append(r.Failures, fmt.Sprintf(format, a...))
+}
+
+// Budget bounds a whole host-and-mode run (three sessions).
+const Budget = 150 * time.Second
+
+// Messages of the scenario.
+const (
+	RequestMessage = "Please review the checkout refactor in src/checkout (hosttest %s)."
+	ReplyMessage   = "Reviewed: two nits, otherwise good to merge (hosttest %s)."
+)
+
+// Run drives the scenario for one host and mode: the sender activates,
+// lists peers and sends to reviewer; the reviewer (a second host session
+// in its pane, prompted with what landed there) replies with reply_to; the
+// sender (a third session, prompted with the reply) closes the reviewer.
+func Run(ctx context.Context, h *Host, m Mode, cfg Config) *Result {
+	r := &Result{Host: h.Name, Display: h.Display, Version: h.Version, Mode: m.Name, Note: m.Note,
+		ResultBytes: map[string]int{}, Delivered: map[string]int{}}
+	start := time.Now()
+	defer func() {
+		r.footprint(cfg.Reference[h.Name])
+		if r.Duration = time.Since(start); r.Duration > Budget {
+			r.failf("the run took %s, over the budget of %s", r.Duration.Round(time.Millisecond), Budget)
+		}
+	}()
+	if !h.Installed(cfg.Cache) {
+		r.failf("%s %s is not installed in %s (run scripts/hosts.sh, which installs it with npm)", h.Display, h.Version, cfg.Cache)
+		return r
+	}
+	srv, err := StartSim(cfg.SimBin, World(h.Kind))
+	if err != nil {
+		r.failf("simulator: %v", err)
+		return r
+	}
+	defer srv.Close()
+	tag := fmt.Sprintf("%s-%s-%d", h.Name, m.Name, time.Now().UnixNano()%1e6)
+	reqMsg, replyMsg := fmt.Sprintf(RequestMessage, tag), fmt.Sprintf(ReplyMessage, tag)
+
+	// 1. The sender: activate, peers, send.
+	a := runSession(ctx, h, m, cfg, srv, "sender", SenderPane, tag,
+		"Use Herdr Link: find the agent named reviewer and ask it to review the checkout refactor.",
+		fakemodel.Script{Steps: []fakemodel.Step{
+			{Call: fakemodel.Gateway},
+			{Call: fakemodel.Peers},
+			{Call: fakemodel.Send, Args: map[string]any{"to": "reviewer", "message": reqMsg}},
+			{Text: "Asked reviewer for a review."},
+		}})
+	r.Sessions = append(r.Sessions, a)
+	if !r.checkSession(&a, []string{"activate", "peers", "send"}) {
+		return r
+	}
+	r.senderMetrics(a)
+	if r.Honoured != m.ListChanged {
+		r.failf("sender: list_changed %s, but the mode expects it honoured=%v", r.ListChanged, m.ListChanged)
+	}
+	r.checkSurface(a, m)
+	if res, ok := firstResult(a.Requests, "peers"); ok {
+		if !strings.Contains(res.Text, `"reviewer"`) {
+			r.failf("sender: peers result does not list reviewer: %.200q", res.Text)
+		}
+		if strings.Contains(res.Text, `"ops"`) {
+			r.failf("sender: peers result lists ops, an agent of another workspace")
+		}
+	}
+	req, ok := r.delivered(srv, ReviewerPane, "brain", "reviewer", reqMsg, "")
+	if !ok {
+		return r
+	}
+
+	// 2. The reviewer, prompted with what landed in its pane, replies.
+	b := runSession(ctx, h, m, cfg, srv, "reviewer", ReviewerPane, tag, req.text,
+		fakemodel.Script{Steps: []fakemodel.Step{
+			{Call: fakemodel.Gateway},
+			{Call: fakemodel.Send, Args: map[string]any{"to": "${envelope.from}", "message": replyMsg, "reply_to": "${envelope.id}"}},
+			{Text: "Replied to brain."},
+		}})
+	r.Sessions = append(r.Sessions, b)
+	if !r.checkSession(&b, []string{"activate", "send"}) {
+		return r
+	}
+	if main := mainRequests(b.Requests); len(main) == 0 || !strings.Contains(main[0].LastUser, req.env.ID) {
+		r.failf("reviewer: the model's first request does not carry the delivered envelope %s", req.env.ID)
+	}
+	reply, ok := r.delivered(srv, SenderPane, "reviewer", "brain", replyMsg, req.env.ID)
+	if !ok {
+		return r
+	}
+
+	// 3. The sender, prompted with the reply, closes the reviewer.
+	c := runSession(ctx, h, m, cfg, srv, "closer", SenderPane, tag, reply.text,
+		fakemodel.Script{Steps: []fakemodel.Step{
+			{Call: fakemodel.Gateway},
+			{Call: fakemodel.Close, Args: map[string]any{"agent": "${envelope.from}"}},
+			{Text: "Closed reviewer."},
+		}})
+	r.Sessions = append(r.Sessions, c)
+	if !r.checkSession(&c, []string{"activate", "close"}) {
+		return r
+	}
+	panes, err := srv.Panes()
+	switch {
+	case err != nil:
+		r.failf("closer: %v", err)
+	case slices.Contains(panes, ReviewerPane):
+		r.failf("closer: the reviewer's pane is still open")
+	case !slices.Contains(panes, OtherPane) || !slices.Contains(panes, SenderPane):
+		r.failf("closer: panes other than the reviewer's are gone: %v", panes)
+	}
+	// Nothing reached the other workspace; the sender got only the reply.
+	if turns, err := srv.Turns(OtherPane); err != nil || len(turns) != 0 {
+		r.failf("the other workspace's agent received %d turn(s) (%v)", len(turns), err)
+	}
+	if turns, err := srv.Turns(SenderPane); err != nil || len(envelopesIn(turns)) != 1 {
+		r.failf("the sender's pane received %d envelope(s), want the one reply (%v)", len(envelopesIn(turns)), err)
+	}
+	return r
+}
+
+// runSession runs one host session in a pane against its own fake model.
+func runSession(ctx context.Context, h *Host, m Mode, cfg Config, srv *Sim, name, pane, tag, prompt string, script fakemodel.Script) SessionResult {
+	sr := SessionResult{Name: name, Pane: pane, Script: script}
+	dir := filepath.Join(cfg.Root, h.Name+"-"+m.Name, name)
+	s := &Session{Host: h, Mode: m, Name: name, Dir: dir, Home: filepath.Join(dir, "home"), Work: filepath.Join(dir, "work"),
+		HostBin: h.BinPath(cfg.Cache), HostDir: h.Dir(cfg.Cache), Repo: cfg.Repo, LinkBin: cfg.LinkBin, PaneEnv: srv.Env(pane), Prompt: prompt,
+		Marker: "HERDR_LINK_HOSTTEST=" + tag + "-" + name}
+	for _, d := range []string{s.Home, s.Work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			sr.Err = err.Error()
+			return sr
+		}
+	}
+	logf, err := os.Create(filepath.Join(dir, "model.jsonl"))
+	if err != nil {
+		sr.Err = err.Error()
+		return sr
+	}
+	defer logf.Close()
+	fm, err := fakemodel.Start(fakemodel.Options{Script: script, Log: logf, KeepBodies: true})
+	if err != nil {
+		sr.Err = err.Error()
+		return sr
+	}
+	s.ModelURL = fm.URL
+	timeout := cfg.SessionTimeout
+	if timeout == 0 {
+		timeout = 60 * time.Second
+	}
+	sr.Outcome = run(ctx, s, timeout)
+	fm.Close()
+	sr.Duration, sr.Strays = sr.Outcome.Duration, sr.Outcome.Strays
+	if sr.Outcome.Err != nil {
+		sr.Err = sr.Outcome.Err.Error()
+	}
+	sr.Requests, sr.Errors = fm.Requests(), fm.Errors()
+	// The raw bodies, for inspection (what the host really sent).
+	if err := os.MkdirAll(filepath.Join(dir, "bodies"), 0o755); err == nil {
+		for i := range sr.Requests {
+			q := &sr.Requests[i]
+			_ = os.WriteFile(filepath.Join(dir, "bodies", fmt.Sprintf("%03d-%s.json", q.Seq, q.API)), q.Body, 0o644)
+			q.Body = nil
+		}
+	}
+	sr.Metrics = measure(sr.Requests)
+	return sr
+}
+
+// checkSurface checks the tool names the sender's model saw: only the
+// gateway until activation; afterwards all of herdr-link's tools where the
+// host refreshes (the ones it loaded, behind a tool search), else still
+// only the gateway.
+func (r *Result) checkSurface(a SessionResult, m Mode) {
+	main := mainRequests(a.Requests)
+	for _, q := range main {
+		if len(q.LinkTools) == 0 {
+			continue // e.g. behind a tool search, not loaded yet
+		}
+		if !slices.Equal(q.LinkTools, []string{fakemodel.Gateway}) {
+			r.failf("sender: before activation the model saw %v, want only the gateway", q.LinkTools)
+		}
+		break
+	}
+	if len(main) == 0 {
+		return
+	}
+	last := main[len(main)-1]
+	var shown []string
+	for _, t := range last.Tools {
+		if t.Canonical != "" && !t.Deferred {
+			shown = append(shown, t.Canonical)
+		}
+	}
+	switch {
+	case !m.ListChanged && !slices.Equal(shown, []string{fakemodel.Gateway}):
+		r.failf("sender: after activation the model saw %v, want only the gateway (the mode does not refresh)", shown)
+	case m.ListChanged && !a.Metrics.BehindSearch:
+		for _, c := range append([]string{fakemodel.Gateway}, tier1...) {
+			if !slices.Contains(shown, c) {
+				r.failf("sender: after activation the model did not see %s (saw %v)", c, shown)
+			}
+		}
+	}
+}
+
+// ids that must never reach a model: the world's pane and tab ids and any
+// terminal id.
+var hiddenIDs = []string{SenderPane, ReviewerPane, OtherPane, "w1:t1", "w2:t1", "term_"}
+
+// checkSession fails the run when the session did not end cleanly or did
+// not make the expected herdr-link operations successfully.
+func (r *Result) checkSession(s *SessionResult, ops []string) bool {
+	ok := true
+	for _, q := range s.Requests {
+		for _, res := range q.Results {
+			for _, id := range hiddenIDs {
+				if res.Action != "" && strings.Contains(res.Text, id) {
+					r.failf("%s: the %s result shows the model %q", s.Name, res.Action, id)
+					ok = false
+				}
+			}
+		}
+	}
+	if s.Err != "" {
+		r.failf("%s: %s; stderr: %s", s.Name, s.Err, lastLines(s.Outcome.Stderr, 5))
+		ok = false
+	}
+	for _, e := range s.Errors {
+		r.failf("%s: model script: %s", s.Name, e)
+		ok = false
+	}
+	for _, op := range ops {
+		res, found := firstResult(s.Requests, op)
+		if !found {
+			r.failf("%s: the model never received a result of %s", s.Name, op)
+			ok = false
+			continue
+		}
+		if _, seen := r.ResultBytes[op]; !seen {
+			r.ResultBytes[op] = res.Bytes
+		}
+		if want := successMark[op]; !strings.Contains(res.Text, want) || res.IsError {
+			r.failf("%s: %s failed: %.300q", s.Name, op, res.Text)
+			ok = false
+		}
+	}
+	return ok
+}
+
+// successMark is what each operation's successful result contains, however
+// the host renders it (text, or structuredContent as JSON).
+var successMark = map[string]string{
+	"activate": `"active"`,
+	"peers":    `"peers"`,
+	"send":     `"sent"`,
+	"close":    `"closed"`,
+}
+
+func firstResult(reqs []fakemodel.Request, action string) (fakemodel.Result, bool) {
+	for _, q := range reqs {
+		for _, res := range q.Results {
+			if res.Action == action {
+				return res, true
+			}
+		}
+	}
+	return fakemodel.Result{}, false
+}
+
+func mainRequests(reqs []fakemodel.Request) []fakemodel.Request {
+	var out []fakemodel.Request
+	for _, q := range reqs {
+		if q.Main {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+type delivery struct {
+	text string
+	env  fakemodel.Envelope
+}
+
+// delivered checks that exactly one envelope reached the agent in pane
+// (what its model received: herdr-sim turns), from → to, with the message
+// and reply_to.
+func (r *Result) delivered(srv *Sim, pane, from, to, msg, replyTo string) (delivery, bool) {
+	var turns []Turn
+	var err error
+	deadline := time.Now().Add(deliveryWait)
+	for {
+		turns, err = srv.Turns(pane)
+		if err != nil || len(turns) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err == nil && len(turns) > 0 {
+		// A duplicate would follow within the kind's submit latency.
+		time.Sleep(duplicateWait)
+		turns, err = srv.Turns(pane)
+	}
+	if err != nil {
+		r.failf("%s → %s: %v", from, to, err)
+		return delivery{}, false
+	}
+	envs := envelopesIn(turns)
+	r.Delivered[pane] = len(envs)
+	if len(envs) != 1 {
+		r.failf("%s → %s: %d envelopes reached %s's model in %d turn(s), want exactly 1: %q", from, to, len(envs), to, len(turns), turns)
+		return delivery{}, false
+	}
+	d := envs[0]
+	if e := d.env; e.From != from || e.To != to || e.Message != msg || e.ReplyTo != replyTo {
+		r.failf("%s → %s: envelope %+v, want from %q to %q message %q reply_to %q", from, to, e, from, to, msg, replyTo)
+		return d, false
+	}
+	return d, true
+}
+
+// How long to wait for a delivery to be submitted, and for a duplicate.
+const (
+	deliveryWait  = 10 * time.Second
+	duplicateWait = 700 * time.Millisecond
+)
+
+// envelopesIn finds the envelopes in what an agent received; the turn's
+// text is the prompt its host's model got.
+func envelopesIn(turns []Turn) []delivery {
+	var out []delivery
+	for _, t := range turns {
+		for _, e := range fakemodel.Envelopes(t.Text) {
+			out = append(out, delivery{text: t.Text, env: e})
+		}
+	}
+	return out
+}

@@ -1,0 +1,103 @@
+package tui_test
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Scenario is one delivery situation; the same table runs against the
+// real TUIs and against the simulator's modelled receiving end.
+type Scenario struct {
+	Name string
+	// Draft is typed into the target's composer (unsent) first.
+	Draft string
+	// Working: the target is in the middle of a turn (the fake streams
+	// slowly) when the messages arrive.
+	Working bool
+	// Senders is how many herdr-link processes send at once (1 if 0).
+	Senders int
+	// Size is the message size in bytes (a short line if 0).
+	Size int
+}
+
+func (sc Scenario) senders() int { return max(sc.Senders, 1) }
+
+// Scenarios is the table.
+var Scenarios = []Scenario{
+	{Name: "idle"},
+	{Name: "working", Working: true},
+	{Name: "two-senders", Senders: 2},
+	{Name: "draft", Draft: "half typed draft"},
+	{Name: "64k", Size: 64 << 10},
+}
+
+// Outcome is what became of a scenario's messages.
+type Outcome struct {
+	// Submitted: every message reached the model.
+	Submitted bool
+	// Separate: no turn holds two of the messages.
+	Separate bool
+	// Intact: each message's wrapper (envelope included) reached the
+	// model whole.
+	Intact bool
+	// Queued: (working) the message waited for the running turn to end.
+	// Interrupting: the running turn's answer was dropped for it.
+	Queued, Interrupting bool
+	// DraftMerged: the user's draft went into the message's turn.
+	DraftMerged bool
+	// Lost and Duplicated count messages that never reached the model and
+	// extra turns holding one.
+	Lost, Duplicated int
+	// Delivery is what herdr-link reported for each send ("" if nothing).
+	Delivery []string
+}
+
+func (o Outcome) String() string {
+	return fmt.Sprintf("submitted=%v separate=%v intact=%v queued=%v interrupting=%v draft_merged=%v lost=%d duplicated=%d delivery=%q",
+		o.Submitted, o.Separate, o.Intact, o.Queued, o.Interrupting, o.DraftMerged, o.Lost, o.Duplicated, o.Delivery)
+}
+
+// diff lists how o differs from want on the behaviours the scenario
+// table states; with delivery, also the delivery values herdr-link
+// reported (when it reports them).
+func (o Outcome) diff(want Outcome, delivery bool) []string {
+	var d []string
+	check := func(name string, got, w bool) {
+		if got != w {
+			d = append(d, fmt.Sprintf("%s is %v, want %v", name, got, w))
+		}
+	}
+	check("submitted", o.Submitted, want.Submitted)
+	check("separate (not merged)", o.Separate, want.Separate)
+	check("intact", o.Intact, want.Intact)
+	check("queued", o.Queued, want.Queued)
+	check("interrupting", o.Interrupting, want.Interrupting)
+	check("draft merged", o.DraftMerged, want.DraftMerged)
+	if o.Lost != want.Lost || o.Duplicated != want.Duplicated {
+		d = append(d, fmt.Sprintf("lost %d duplicated %d, want %d %d", o.Lost, o.Duplicated, want.Lost, want.Duplicated))
+	}
+	if delivery && strings.Join(o.Delivery, "") != "" && strings.Join(o.Delivery, ",") != strings.Join(want.Delivery, ",") {
+		d = append(d, fmt.Sprintf("herdr-link reported delivery %q, want %q", o.Delivery, want.Delivery))
+	}
+	return d
+}
+
+// Expected is the scenario table: what each host does with herdr-link's
+// messages (hosts-and-delivery.md §2, and issue 16's one-delivery-per-pane
+// rule for two senders).
+func Expected(host string, sc Scenario) Outcome {
+	o := Outcome{Submitted: true, Separate: true, Intact: true}
+	d := "submitted"
+	if sc.Working {
+		if host == "codex" {
+			o.Interrupting, d = true, "interrupting"
+		} else {
+			o.Queued, d = true, "queued"
+		}
+	}
+	o.DraftMerged = sc.Draft != ""
+	for range sc.senders() {
+		o.Delivery = append(o.Delivery, d)
+	}
+	return o
+}

@@ -1,0 +1,92 @@
+package link
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/herdr-link/herdr-link/socket"
+)
+
+// The conditions of the environment gate, as [Gate.Failed] names them.
+const (
+	FailedHerdrEnv      = "HERDR_ENV"         // HERDR_ENV is not set
+	FailedHerdrEnvValue = "HERDR_ENV_VALUE"   // HERDR_ENV is set, but not to 1
+	FailedPaneID        = "HERDR_PANE_ID"     // HERDR_PANE_ID is not set
+	FailedSocketPath    = "HERDR_SOCKET_PATH" // no socket path can be worked out
+	FailedSocket        = "socket"            // nothing is listening at the resolved path
+)
+
+// CheckSocket completes a passed gate with a look at the resolved socket
+// path: when no Unix socket exists there, the gate fails with
+// [FailedSocket]. It does not connect (no Herdr I/O at start-up). stat is
+// os.Stat when nil.
+func (g *Gate) CheckSocket(stat func(string) (fs.FileInfo, error)) {
+	if !g.OK {
+		return
+	}
+	if stat == nil {
+		stat = os.Stat
+	}
+	fi, err := stat(g.Socket.Path)
+	switch {
+	case err != nil:
+		g.Reason = fmt.Sprintf("no Herdr socket at %s (chosen by %s): %v", g.Socket.Path, g.Socket.Rule, err)
+	case fi.Mode()&fs.ModeSocket == 0:
+		g.Reason = fmt.Sprintf("%s (chosen by %s) is not a socket", g.Socket.Path, g.Socket.Rule)
+	default:
+		return
+	}
+	g.OK, g.Failed = false, FailedSocket
+}
+
+// CodexEnvVars are the variables Codex must be told to pass through to
+// herdr-link (its env_vars): Herdr's, and those the default socket path is
+// found with. Codex passes only a whitelist of variables otherwise.
+var CodexEnvVars = []string{"HERDR_ENV", "HERDR_PANE_ID", "HERDR_SOCKET_PATH", "HERDR_SESSION", "XDG_CONFIG_HOME", "HOME"}
+
+// CodexEnvVarsLine is the env_vars line of Codex's configuration.
+func CodexEnvVarsLine() string {
+	q := make([]string, len(CodexEnvVars))
+	for i, v := range CodexEnvVars {
+		q[i] = `"` + v + `"`
+	}
+	return "env_vars = [" + strings.Join(q, ", ") + "]"
+}
+
+// Advice explains to a user why the gate failed and how to fix it: the
+// initialize result's instructions and the NOT_IN_HERDR detail outside
+// Herdr. It names conditions and variables, never ids or paths. It is ""
+// when the gate passed.
+func (g Gate) Advice() string {
+	const head = "Herdr Link offers no tools here: "
+	hostFix := " If this agent does run in a Herdr pane, its host did not pass Herdr's environment to this MCP server: in Codex add " +
+		CodexEnvVarsLine() + " to [mcp_servers.herdr_link] (herdr-link config codex prints the whole entry); other hosts pass the environment on by default."
+	const probe = " Run herdr-link probe in the agent's pane to check every step."
+	switch g.Failed {
+	case "":
+		return ""
+	case FailedHerdrEnv:
+		return head + "HERDR_ENV is not set, so this is not a Herdr pane (Herdr sets HERDR_ENV=1 in each of its panes). Start the agent inside Herdr to use it." + hostFix + probe
+	case FailedHerdrEnvValue:
+		return head + "HERDR_ENV is set, but not to 1, so this is not treated as a Herdr pane. Start the agent in a Herdr pane, or unset the variable where it was overridden." + probe
+	case FailedPaneID:
+		return head + "HERDR_ENV=1 is set but HERDR_PANE_ID is not, so herdr-link cannot tell which pane it runs in." + hostFix + probe
+	case FailedSocketPath:
+		return head + "Herdr's socket cannot be located (neither HERDR_SOCKET_PATH nor HOME nor XDG_CONFIG_HOME is set)." + hostFix + probe
+	case FailedSocket:
+		return head + "no Herdr socket exists at " + socketWhere(g.Socket.Rule) + ", so Herdr is not reachable. Check that Herdr is running; if it runs a named session or a custom socket, pass HERDR_SOCKET_PATH and HERDR_SESSION to this server too." + hostFix + probe
+	}
+	return head + g.Reason
+}
+
+func socketWhere(rule string) string {
+	switch rule {
+	case socket.RuleSocketPath:
+		return "the path HERDR_SOCKET_PATH names"
+	case socket.RuleSession:
+		return "the socket path of the session HERDR_SESSION names"
+	}
+	return "the default socket path (HERDR_SOCKET_PATH was not passed)"
+}

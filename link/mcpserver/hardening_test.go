@@ -1,0 +1,111 @@
+package mcpserver_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herdr-link/herdr-link/link"
+	"github.com/herdr-link/herdr-link/link/mcpserver"
+	"github.com/herdr-link/herdr-link/schema"
+	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
+)
+
+// A request whose id is in use by a request still in flight is refused at
+// once (-32600, with that id), and a cancellation reaches the live request.
+func TestDuplicateInFlightIDRefused(t *testing.T) {
+	h := start(t, hopt{timeout: 30 * time.Second})
+	h.call(1, "initialize", `{"protocolVersion":"2025-06-18"}`)
+	h.call(2, "tools/call", `{"name":"herdr_link"}`)
+	h.srv.SetFault(schema.MethodAgentList, sockettest.Fault{Hang: true})
+	h.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"herdr_link_peers"}}`)
+	// The first id 5 is registered before the next line is read.
+	h.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"herdr_link_peers"}}`)
+	want := `{"jsonrpc":"2.0","id":5,"error":{"code":-32600,"message":"Invalid Request: id 5 is already used by a request in flight"}}`
+	if l := h.next(); l != want {
+		t.Fatalf("duplicate id answered with %s", l)
+	}
+	// 5.0 is the same JSON number, so the same id.
+	h.send(`{"jsonrpc":"2.0","id":5.0,"method":"ping"}`)
+	if l := h.next(); !strings.Contains(l, `"id":5.0,"error":{"code":-32600`) {
+		t.Fatalf("5.0 while 5 is in flight: %s", l)
+	}
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`)
+	h.srv.ClearFaults()
+	h.quiet() // the cancelled call is not answered
+	// Once cancelled, id 5 is free again.
+	if out := h.call(5, "tools/call", `{"name":"herdr_link_peers"}`); !strings.Contains(out[len(out)-1], `"peers"`) {
+		t.Fatalf("id 5 reused: %v", out)
+	}
+}
+
+// The cancellation of a reused id reaches the call in flight under it, not
+// the earlier one that already finished.
+func TestCancelReachesLiveReusedID(t *testing.T) {
+	h := start(t, hopt{timeout: 30 * time.Second})
+	h.call(1, "initialize", `{"protocolVersion":"2025-06-18"}`)
+	h.call(7, "tools/call", `{"name":"herdr_link_peers"}`)
+	h.srv.SetFault(schema.MethodAgentList, sockettest.Fault{Hang: true})
+	h.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"herdr_link_peers"}}`)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`)
+	h.quiet()
+	h.srv.ClearFaults()
+	h.quiet()
+}
+
+// On EOF, requests already read are finished and answered before Serve
+// returns: a piped initialize + tools/call gets both answers.
+func TestEOFAnswersRequestsAlreadyRead(t *testing.T) {
+	srv := simtest.New(t, newWorld(t))
+	srv.SetFault(schema.MethodAgentList, sockettest.Fault{Latency: 50 * time.Millisecond})
+	opt := mcpserver.Options{Link: &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1"}, ShutdownGrace: 10 * time.Second}
+	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"herdr_link_send","arguments":{"to":"reviewer","message":"piped"}}}` + "\n")
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- mcpserver.Serve(context.Background(), in, outW, opt); outW.Close() }()
+	var lines []string
+	sc := bufio.NewScanner(outR)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 3 || !strings.Contains(lines[2], `"id":2,"result"`) || !strings.Contains(lines[2], `\"status\":\"sent\"`) {
+		t.Fatalf("output %q", lines)
+	}
+	n := 0
+	for _, s := range srv.World.Prompts("w1:p2") {
+		if _, ok := link.Extract(s); ok {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("reviewer got %d envelopes", n)
+	}
+}
+
+// A broken output ends the session: Serve returns even though the input
+// stays open.
+func TestBrokenOutputEndsSession(t *testing.T) {
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	outR, outW := io.Pipe()
+	outR.Close()
+	done := make(chan error, 1)
+	go func() { done <- mcpserver.Serve(context.Background(), inR, outW, mcpserver.Options{}) }()
+	go func() { _, _ = inW.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve kept running with a broken output")
+	}
+}

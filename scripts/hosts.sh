@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Real agent hosts end to end (issue 14): installs the pinned host versions
+# from npm into a cache folder (reused when present), builds herdr-link and
+# herdr-sim from the tree, and runs internal/hosttest's TestHosts: for each
+# host and mode, headless sessions against a scripted fake model and the
+# Herdr simulator (activate, peers, send, the reviewer's reply, close).
+# Prints the per-host table and writes it to $cache/last-run/report.md
+# (report.json holds every model request the fakes saw).
+#
+#   scripts/hosts.sh                      every host and mode
+#   scripts/hosts.sh claude/direct,codex  some (HOST or HOST/MODE, comma-separated)
+#   scripts/hosts.sh --record             also copy the report to internal/hosttest/testdata/report.md
+#                                         and rewrite the README's host table from it (run every host)
+#
+# Environment: HERDR_LINK_HOST_CACHE (default ~/.cache/herdr-link-hosts).
+# Needs Go, Node and npm (a registry that serves the pinned packages).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+record=0
+if [ "${1:-}" = "--record" ]; then record=1; shift; fi
+only="${1:-}"
+cache="${HERDR_LINK_HOST_CACHE:-$HOME/.cache/herdr-link-hosts}"
+mkdir -p "$cache/bin"
+cache="$(cd "$cache" && pwd)"
+
+command -v npm >/dev/null || { echo "hosts.sh: npm is needed to install the agent hosts (Node 20 or later)" >&2; exit 1; }
+echo "== build herdr-link and herdr-sim into $cache/bin"
+go build -o "$cache/bin/" ./cmd/herdr-link ./cmd/herdr-sim
+
+echo "== hosts (installs go to $cache/<host>-<version>)"
+set +e
+HERDR_LINK_HOSTS="$cache" HERDR_LINK_BIN="$cache/bin/herdr-link" HERDR_LINK_HOSTS_ONLY="$only" \
+  go test -count=1 -timeout 15m -run '^TestHosts$' -v ./internal/hosttest/ 2>&1 | tee "$cache/last-test.log"
+status=${PIPESTATUS[0]}
+set -e
+
+report="$cache/last-run/report.md"
+if [ -f "$report" ]; then
+  echo
+  cat "$report"
+  if [ "$record" = 1 ]; then
+    cp "$report" internal/hosttest/testdata/report.md
+    go test -count=1 -run '^TestReadmeHostTable$' ./internal/hosttest/ -update-readme >/dev/null
+    echo "recorded internal/hosttest/testdata/report.md and the README's host table"
+  fi
+fi
+if [ "$status" != 0 ]; then echo "hosts.sh: FAILED (log: $cache/last-test.log, sessions: $cache/last-run)" >&2; fi
+exit "$status"
