@@ -66,7 +66,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 	}
 	bootCtx, stopBoot := context.WithCancel(ctx)
 	defer stopBoot()
-	h := &handler{opt: opt, log: log, ctx: ctx, bootCtx: bootCtx, inflight: map[jsonrpc2.ID]*inflight{}, stream: st}
+	h := &handler{opt: opt, log: log, ctx: ctx, bootCtx: bootCtx, inflight: map[jsonrpc2.ID]*inflight{}, stream: st, workers: newWorkers()}
+	defer h.workers.stop()
 	conn := jsonrpc2.NewConn(ctx, st, h, jsonrpc2.SetLogger(discardLogger{}))
 	grace := opt.ShutdownGrace
 	if grace <= 0 {
@@ -126,6 +127,7 @@ type inflight struct {
 
 type handler struct {
 	stream  *stream
+	workers *workers
 	opt     Options
 	log     *slog.Logger
 	ctx     context.Context
@@ -382,7 +384,7 @@ func (h *handler) toolsCall(req *jsonrpc2.Request) {
 	h.inflight[req.ID] = f
 	h.wg.Add(1)
 	h.mu.Unlock()
-	go func() {
+	h.workers.run(func() {
 		defer h.wg.Done()
 		defer cancel()
 		res := h.run(tctx, call)
@@ -395,7 +397,7 @@ func (h *handler) toolsCall(req *jsonrpc2.Request) {
 			return // the client cancelled: no response
 		}
 		h.respond(req.ID, h.withContract(res))
-	}()
+	})
 }
 
 // activate switches the connection to the active surface and notifies the
