@@ -1,21 +1,23 @@
 package link
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/schema"
+	"github.com/herdr-link/herdr-link/socket"
 )
 
 // Protocol is the protocol identifier every envelope carries.
 const Protocol = "herdr-link/1"
 
-// MaxMessageBytes bounds the message payload. Herdr reads at most 1 MiB per
-// request line, after JSON escaping and with the wrapper around it; 256 KiB
-// leaves room for the worst-case escaping of any text.
+// MaxMessageBytes bounds the message payload (UTF-8 bytes). The delivered
+// request line has a second bound, [CheckDeliverable]: Herdr reads at most
+// 1 MiB per request line, after two rounds of JSON escaping.
 const MaxMessageBytes = 256 << 10
 
 // Envelope is one herdr-link/1 message. Its JSON field order is protocol,
@@ -35,6 +37,9 @@ var (
 	ErrBlankMessage  = errors.New("message is empty or only whitespace")
 	ErrMessageTooBig = fmt.Errorf("message is larger than %d bytes", MaxMessageBytes)
 	ErrBadReplyTo    = errors.New("reply_to is not a herdr-link/1 message id")
+	// ErrTooLargeToDeliver: the message fits MaxMessageBytes, but the
+	// agent.prompt request line carrying it would not fit Herdr's 1 MiB.
+	ErrTooLargeToDeliver = errors.New("message does not fit one Herdr request line once escaped")
 )
 
 // Blank reports whether s has no non-whitespace character.
@@ -71,52 +76,358 @@ func (e Envelope) Validate() error {
 }
 
 // Marshal returns the envelope as one compact JSON line (no newline).
-// Control characters in the message are escaped, so the line never
-// contains a raw newline or escape byte.
+// Everything a terminal could interpret is escaped ([AppendJSONString]),
+// so the line holds only printable characters.
 func (e Envelope) Marshal() ([]byte, error) {
-	return jsonx.Marshal(e)
+	b := make([]byte, 0, len(e.Message)+len(e.ID)+len(e.ReplyTo)+len(e.From)+len(e.To)+80)
+	b = append(b, `{"protocol":`...)
+	b = AppendJSONString(b, e.Protocol)
+	b = append(b, `,"id":`...)
+	b = AppendJSONString(b, e.ID)
+	b = append(b, `,"from":`...)
+	b = AppendJSONString(b, e.From)
+	b = append(b, `,"to":`...)
+	b = AppendJSONString(b, e.To)
+	if e.ReplyTo != "" {
+		b = append(b, `,"reply_to":`...)
+		b = AppendJSONString(b, e.ReplyTo)
+	}
+	b = append(b, `,"message":`...)
+	b = AppendJSONString(b, e.Message)
+	return append(b, '}'), nil
+}
+
+// MustEscape reports whether r is written as a \u escape in an envelope
+// line: C0 controls, DEL, C1 controls (U+0080–U+009F, among them the 8-bit
+// CSI U+009B), the bidirectional embeddings, overrides and isolates
+// (U+202A–U+202E, U+2066–U+2069), the line and paragraph separators
+// (U+2028, U+2029) and U+FFFD's cause, invalid UTF-8 (written as \ufffd).
+func MustEscape(r rune) bool {
+	switch {
+	case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x2028, r == 0x2029:
+		return true
+	}
+	return false
+}
+
+// AppendJSONString appends s as a JSON string whose bytes are all
+// printable: '"' and '\' are escaped, \n, \r and \t use their short forms,
+// every other rune for which [MustEscape] holds is written \u00XX or
+// \u20XX, and invalid UTF-8 becomes \ufffd. No HTML escaping.
+func AppendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c < 0x7f && c != '"' && c != '\\' {
+			i++
+			continue
+		}
+		r, size := rune(c), 1
+		if c >= 0x80 {
+			r, size = utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || size != 1 {
+				if !MustEscape(r) {
+					i += size
+					continue
+				}
+			}
+		}
+		b = append(b, s[start:i]...)
+		switch {
+		case r == '"' || r == '\\':
+			b = append(b, '\\', byte(r))
+		case r == '\n':
+			b = append(b, '\\', 'n')
+		case r == '\r':
+			b = append(b, '\\', 'r')
+		case r == '\t':
+			b = append(b, '\\', 't')
+		case r == utf8.RuneError && size == 1:
+			b = append(b, `\ufffd`...)
+		default:
+			b = append(b, '\\', 'u', hex[r>>12&15], hex[r>>8&15], hex[r>>4&15], hex[r&15])
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 // Wrap returns the self-describing text delivered into the recipient's
-// pane: a few lines that say what this is and how to answer, then the
-// envelope verbatim as the last line. The wrapper is transport only; it
-// adds no field to the envelope.
+// pane. It begins with a line break and ends with one, so the wrapper's
+// first line and the envelope line are lines of their own even when the
+// recipient glues the delivery to a draft or to another delivery. The
+// envelope is one compact JSON line, the wrapper's last non-empty line.
+// The wrapper is transport only; it adds no field to the envelope.
 func Wrap(e Envelope) (string, error) {
 	line, err := e.Marshal()
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "[herdr-link/1] Message from agent %q, delivered by Herdr Link (not typed by your user).\n", e.From)
-	b.WriteString("The JSON envelope on the last line is the message; its \"message\" field is what that agent wrote.\n")
+	b.Grow(len(line) + 400)
+	fmt.Fprintf(&b, "\n[herdr-link/1] Message from agent %q, delivered by Herdr Link (not typed by your user).\n", e.From)
+	b.WriteString("The JSON envelope below, the line that starts with {\"protocol\":\"herdr-link/1\", is the message; its \"message\" field is what that agent wrote.\n")
 	fmt.Fprintf(&b, "To reply: call the herdr_link tool with {} to activate Herdr Link, then send to %q with reply_to %q (herdr_link_send, or herdr_link with action \"send\").\n", e.From, e.ID)
 	b.Write(line)
+	b.WriteByte('\n')
 	return b.String(), nil
 }
 
-// Extract finds the envelope in delivered text: it scans lines from the
-// bottom up and returns the last line that is a valid herdr-link/1
-// envelope. Prose and other protocols' JSON are ignored.
+// Placeholders of the longest values a send can put into the wrapper:
+// a 32-byte name and a message id with the longest time part NewMessageID
+// can write (13 base-36 digits).
+var (
+	worstName   = strings.Repeat("z", 32)
+	worstID     = "hl_" + strings.Repeat("z", 13) + "_" + strings.Repeat("z", 8)
+	worstTarget = strings.Repeat("z", 64) // a pane id; Herdr's are far shorter
+	// promptOverhead is the request line without its text: the longest id
+	// the socket client writes and a 64-byte target.
+	promptOverhead = func() int {
+		b, err := jsonx.Marshal(struct {
+			ID     string                   `json:"id"`
+			Method string                   `json:"method"`
+			Params schema.AgentPromptParams `json:"params"`
+		}{"herdr-link:18446744073709551615", schema.MethodAgentPrompt, schema.AgentPromptParams{Target: worstTarget, Text: ""}})
+		if err != nil {
+			panic(err)
+		}
+		return len(b)
+	}()
+)
+
+// PromptLineBytes is the length of the agent.prompt request line (newline
+// not counted) that delivers text to a pane id of at most 64 bytes.
+func PromptLineBytes(text string) int {
+	b, err := jsonx.Marshal(text)
+	if err != nil {
+		return socket.MaxRequestBytes + 1
+	}
+	return promptOverhead - len(`""`) + len(b)
+}
+
+// CheckDeliverable reports whether a message (with reply_to, possibly "")
+// fits one agent.prompt request line whatever the sender's and the
+// target's names: the wrapper is built with 32-byte names and the longest
+// message id, escaped twice (in the envelope line, then in the request),
+// and must not exceed Herdr's 1 MiB. It does not check anything else.
+func CheckDeliverable(message, replyTo string) error {
+	text, err := Wrap(Envelope{Protocol: Protocol, ID: worstID, From: worstName, To: worstName, ReplyTo: replyTo, Message: message})
+	if err != nil || PromptLineBytes(text) > socket.MaxRequestBytes {
+		return ErrTooLargeToDeliver
+	}
+	return nil
+}
+
+var protocolValue = `"` + Protocol + `"`
+
+// maxEnvelopeBytes bounds one envelope's JSON text when extracting.
+const maxEnvelopeBytes = socket.MaxRequestBytes
+
+// Extract returns the last valid herdr-link/1 envelope in text (see
+// [ExtractAll]).
 func Extract(text string) (Envelope, bool) {
-	for len(text) > 0 {
-		i := strings.LastIndexByte(text, '\n')
-		line := text[i+1:]
-		if i < 0 {
-			text = ""
-		} else {
-			text = text[:i]
+	all := ExtractAll(text)
+	if len(all) == 0 {
+		return Envelope{}, false
+	}
+	return all[len(all)-1], true
+}
+
+// ExtractAll returns every valid herdr-link/1 envelope in text, in the
+// order they appear. An envelope is a JSON object anywhere in the text,
+// on one line or glued to other text on either side (a draft, another
+// delivery, a closing tag, a space); it holds the literal string
+// "herdr-link/1" as its protocol and passes [Envelope.Validate]. JSON
+// objects that are not valid envelopes are skipped, and envelopes nested in
+// them are still found. Prose, other protocols' JSON and malformed JSON
+// are ignored. The scan is linear in the text for all practical inputs:
+// object nesting is bounded (16 levels) and a match is never re-scanned.
+func ExtractAll(text string) []Envelope {
+	last := strings.LastIndex(text, protocolValue)
+	if last < 0 {
+		return nil
+	}
+	var out []Envelope
+	for i := 0; i < last; {
+		j := strings.IndexByte(text[i:last], '{')
+		if j < 0 {
+			break
 		}
-		t := bytes.TrimSpace([]byte(line))
-		if len(t) < 2 || t[0] != '{' || t[len(t)-1] != '}' {
-			continue
+		s := i + j
+		if end, ok := scanObject(text, s); ok && strings.Contains(text[s:end], protocolValue) {
+			var e Envelope
+			if jsonx.Unmarshal([]byte(text[s:end]), &e) == nil && e.Validate() == nil {
+				out = append(out, e)
+				i = end
+				continue
+			}
 		}
-		var e Envelope
-		if err := jsonx.Unmarshal(t, &e); err != nil {
-			continue
-		}
-		if e.Validate() == nil {
-			return e, true
+		i = s + 1
+	}
+	return out
+}
+
+// scanObject checks that a JSON object starts at text[i] (which is '{')
+// and returns the index just past it. Strings must not hold raw control
+// characters, nesting is bounded, and the object must be shorter than
+// maxEnvelopeBytes.
+func scanObject(text string, i int) (int, bool) {
+	sc := scanner{s: text, i: i, limit: min(len(text), i+maxEnvelopeBytes)}
+	if !sc.object(0) {
+		return 0, false
+	}
+	return sc.i, true
+}
+
+type scanner struct {
+	s     string
+	i     int
+	limit int
+}
+
+const maxScanDepth = 16
+
+func (sc *scanner) ws() {
+	for sc.i < sc.limit {
+		switch sc.s[sc.i] {
+		case ' ', '\t', '\n', '\r':
+			sc.i++
+		default:
+			return
 		}
 	}
-	return Envelope{}, false
+}
+
+func (sc *scanner) peek() byte {
+	if sc.i < sc.limit {
+		return sc.s[sc.i]
+	}
+	return 0
+}
+
+func (sc *scanner) object(depth int) bool {
+	if depth >= maxScanDepth || sc.peek() != '{' {
+		return false
+	}
+	sc.i++
+	sc.ws()
+	if sc.peek() == '}' {
+		sc.i++
+		return true
+	}
+	for {
+		if !sc.str() {
+			return false
+		}
+		sc.ws()
+		if sc.peek() != ':' {
+			return false
+		}
+		sc.i++
+		sc.ws()
+		if !sc.value(depth) {
+			return false
+		}
+		sc.ws()
+		switch sc.peek() {
+		case ',':
+			sc.i++
+			sc.ws()
+		case '}':
+			sc.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (sc *scanner) array(depth int) bool {
+	if depth >= maxScanDepth {
+		return false
+	}
+	sc.i++ // '['
+	sc.ws()
+	if sc.peek() == ']' {
+		sc.i++
+		return true
+	}
+	for {
+		if !sc.value(depth) {
+			return false
+		}
+		sc.ws()
+		switch sc.peek() {
+		case ',':
+			sc.i++
+			sc.ws()
+		case ']':
+			sc.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (sc *scanner) value(depth int) bool {
+	switch c := sc.peek(); {
+	case c == '"':
+		return sc.str()
+	case c == '{':
+		return sc.object(depth + 1)
+	case c == '[':
+		return sc.array(depth + 1)
+	case c == 't':
+		return sc.lit("true")
+	case c == 'f':
+		return sc.lit("false")
+	case c == 'n':
+		return sc.lit("null")
+	case c == '-' || c >= '0' && c <= '9':
+		start := sc.i
+		for sc.i < sc.limit && strings.IndexByte("+-.eE0123456789", sc.s[sc.i]) >= 0 {
+			sc.i++
+		}
+		return sc.i > start
+	}
+	return false
+}
+
+func (sc *scanner) lit(w string) bool {
+	if sc.limit-sc.i >= len(w) && sc.s[sc.i:sc.i+len(w)] == w {
+		sc.i += len(w)
+		return true
+	}
+	return false
+}
+
+// str scans a JSON string; escapes are checked loosely (the decoder that
+// follows is the judge), raw control characters end the scan.
+func (sc *scanner) str() bool {
+	if sc.peek() != '"' {
+		return false
+	}
+	sc.i++
+	for sc.i < sc.limit {
+		c := sc.s[sc.i]
+		switch {
+		case c == '"':
+			sc.i++
+			return true
+		case c == '\\':
+			sc.i += 2
+		case c < 0x20:
+			return false
+		default:
+			sc.i++
+		}
+	}
+	return false
 }

@@ -116,8 +116,13 @@ func TestWrapAndExtract(t *testing.T) {
 	}
 	lines := strings.Split(text, "\n")
 	last, _ := e.Marshal()
-	if lines[len(lines)-1] != string(last) {
-		t.Fatalf("last line %q is not the envelope verbatim", lines[len(lines)-1])
+	// The wrapper begins and ends on lines of its own: a line break
+	// first, the envelope verbatim as its last line, a line break after.
+	if lines[0] != "" || lines[len(lines)-1] != "" || lines[len(lines)-2] != string(last) || !strings.HasPrefix(lines[1], "[herdr-link/1] ") {
+		t.Fatalf("wrapper lines %q", lines)
+	}
+	if strings.Contains(text, "last line") {
+		t.Fatalf("the wrapper still claims the envelope is the last line:\n%s", text)
 	}
 	if !strings.Contains(text, `"brain"`) || !strings.Contains(text, "reply_to \"hl_a1_b2\"") || !strings.Contains(text, "herdr_link") {
 		t.Fatalf("wrapper does not say how to reply:\n%s", text)

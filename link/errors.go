@@ -21,7 +21,9 @@ const (
 	// PeerNotFound: the target is not a live named agent of the caller's
 	// workspace (missing, invalid, elsewhere: indistinguishable).
 	PeerNotFound Code = "PEER_NOT_FOUND"
-	// SendFailed: self and target resolved, but Herdr refused the prompt.
+	// SendFailed: self and target resolved, but Herdr refused the prompt,
+	// or its answer was lost after the prompt was written (the message
+	// may have been delivered; the detail says so).
 	SendFailed Code = "SEND_FAILED"
 	// CloseFailed: the target resolved to a pane, but Herdr did not close it.
 	CloseFailed Code = "CLOSE_FAILED"
@@ -68,6 +70,7 @@ const (
 	detailBadReply    = "Herdr gave an answer herdr-link cannot read"
 	detailRefusedCall = "Herdr could not serve the request (is it shutting down?)"
 	detailProtocol    = "this Herdr speaks a protocol herdr-link does not support"
+	detailNoMethod    = "this Herdr version lacks a feature herdr-link needs; upgrade Herdr"
 	detailNoPane      = "Herdr does not know this process's pane"
 	detailUnnamed     = "this agent has no agent name, and Herdr Link could not give it one"
 	detailUndetected  = "Herdr has not detected an agent in this pane yet, so it cannot be named"
@@ -77,8 +80,11 @@ const (
 	detailRefused     = "Herdr did not accept the message"
 	detailChanged     = "the target pane changed occupant during delivery"
 	detailClose       = "Herdr did not close the agent's pane"
+	detailMaybeSent   = "Herdr's answer was lost after the message was handed over: it may have been delivered; do not resend blindly"
+	detailMaybeClosed = "Herdr's answer was lost after the close was requested: the pane may have been closed; check herdr_link_peers before retrying"
+	detailBusy        = "another delivery to this agent is still in progress; nothing was delivered, try again shortly"
 	detailBlank       = "message must contain at least one non-whitespace character"
-	detailTooBig      = "message is larger than 256 KiB"
+	detailTooBig      = "message is too large: at most 256 KiB, and its escaped form (control characters count up to 7 bytes each) must fit Herdr's 1 MiB request line"
 	detailReplyTo     = "reply_to must be the id of a herdr-link/1 message (hl_<time>_<random>)"
 	detailCancelled   = "the call was cancelled"
 )
@@ -95,6 +101,8 @@ func transport(err error) *Error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, socket.ErrMethodUnsupported):
+		return newErr(NotInHerdr, detailNoMethod, err)
 	case errors.As(err, &se):
 		return nil
 	case errors.Is(err, socket.ErrRequestTooLarge):
@@ -109,4 +117,12 @@ func transport(err error) *Error {
 		return newErr(NotInHerdr, detailBadReply, err)
 	}
 	return newErr(NotInHerdr, detailUnreachable, err)
+}
+
+// transportLog is the operator log message for a transport failure.
+func transportLog(err error) string {
+	if errors.Is(err, socket.ErrMethodUnsupported) {
+		return "herdr lacks a method herdr-link needs (older Herdr?)"
+	}
+	return "herdr unreachable"
 }

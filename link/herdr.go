@@ -11,14 +11,19 @@ import (
 )
 
 // Agent is the part of Herdr's AgentInfo herdr-link uses. Within one
-// agent.list snapshot a pane id identifies an agent; terminal ids are not
-// decoded, which keeps a 10,000-agent list cheap.
+// agent.list snapshot a pane id identifies an agent.
 type Agent struct {
 	Name string `json:"name"`
 	// Status is Herdr's agent_status as sent; [State] normalises it.
 	Status      string `json:"agent_status"`
 	WorkspaceID string `json:"workspace_id"`
 	PaneID      string `json:"pane_id"`
+	// TerminalID is stable across pane moves: it keys the delivery lock.
+	TerminalID string `json:"terminal_id"`
+	// Kind is Herdr's agent label ("claude", "codex", …; "" when none).
+	Kind string `json:"agent"`
+	// Seq is Herdr's state_change_seq.
+	Seq uint64 `json:"state_change_seq"`
 }
 
 // Pane is the part of Herdr's PaneInfo herdr-link uses.
@@ -67,7 +72,7 @@ func (h SocketHerdr) agent(ctx context.Context, method, tag string, params any) 
 
 func checkTag(method, got, want string) error {
 	if got != want {
-		return fmt.Errorf("link: %s: %w: result type %q, want %q", method, socket.ErrProtocol, got, want)
+		return socket.AfterWrite(fmt.Errorf("link: %s: %w: result type %q, want %q", method, socket.ErrProtocol, got, want))
 	}
 	return nil
 }

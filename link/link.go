@@ -70,6 +70,22 @@ type Link struct {
 	// NameGen generates self names for the bootstrap; "hl-" and 8 random
 	// hex digits when nil.
 	NameGen func() string
+	// Delivery chooses what Send does after Herdr accepted the prompt
+	// (fast when zero; herdr-link's server defaults to confirm).
+	Delivery DeliveryMode
+	// Locker, when set, serializes deliveries to one target across
+	// processes (see the panelock package); nil delivers unserialized.
+	Locker Locker
+	// LockWait bounds the wait for a target's delivery lock when the
+	// call's context has no deadline (10 s when zero).
+	LockWait time.Duration
+	// SubmitHold is how long after Herdr's answer a delivery keeps the
+	// target's lock at least, unless its submission was seen sooner
+	// ([SubmitHold] when zero; lower it only for a simulator whose Enter
+	// comes sooner than Herdr's 300 ms).
+	SubmitHold time.Duration
+	// ConfirmBudget replaces [ConfirmBudget] (tests).
+	ConfirmBudget func(textBytes int) time.Duration
 	// CallTimeout is the one overall deadline of an operation's Herdr work
 	// (every socket call of a Peers, Send, Close or Bootstrap, the
 	// protocol ping and the self bootstrap included): each socket call
@@ -121,11 +137,14 @@ type PeersResult struct {
 	Peers []Peer `json:"peers"`
 }
 
-// SendResult is what Send returns.
+// SendResult is what Send returns. Status is always "sent" (Herdr
+// accepted the prompt); Delivery says what followed: DeliverySubmitted,
+// DeliveryQueued, DeliveryInterrupting or DeliveryUnconfirmed.
 type SendResult struct {
-	Status string `json:"status"`
-	ID     string `json:"id"`
-	To     string `json:"to"`
+	Status   string `json:"status"`
+	ID       string `json:"id"`
+	To       string `json:"to"`
+	Delivery string `json:"delivery"`
 }
 
 // CloseResult is what Close returns.
@@ -192,7 +211,7 @@ func (l *Link) resolve(ctx context.Context) (snapshot, error) {
 // environment failures are NOT_IN_HERDR; refusals become fallback.
 func (l *Link) fail(op string, err error, fallback Code) *Error {
 	if te := transport(err); te != nil {
-		l.log().Warn("herdr unreachable", "op", op, "err", err)
+		l.log().Warn(transportLog(err), "op", op, "err", err)
 		return te
 	}
 	var le *Error
@@ -272,7 +291,9 @@ type SendRequest struct {
 }
 
 // Send delivers a herdr-link/1 envelope to the agent named req.To in the
-// caller's workspace, wrapped in self-describing text.
+// caller's workspace, wrapped in self-describing text. Deliveries to one
+// target are serialized by Locker; in confirm mode Send then watches the
+// target for a sign of the submission (see [DeliveryMode]).
 func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	// Every input is checked before any round trip, the message and
 	// reply_to before the name, so their errors do not depend on the target.
@@ -284,6 +305,9 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	}
 	if req.ReplyTo != "" && !ValidMessageID(req.ReplyTo) {
 		return SendResult{}, newErr(InvalidArgument, detailReplyTo, nil)
+	}
+	if CheckDeliverable(req.Message, req.ReplyTo) != nil {
+		return SendResult{}, newErr(InvalidArgument, detailTooBig, nil)
 	}
 	if !ValidName(req.To) {
 		return SendResult{}, newErr(PeerNotFound, detailPeer, nil)
@@ -309,27 +333,61 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	if err != nil {
 		return SendResult{}, newErr(InvalidArgument, detailBlank, err)
 	}
+	// Waiting for the target's delivery lock is Herdr-side work of the
+	// send too: bounded by the operation deadline.
+	unlock, err := l.lockDelivery(hctx, target.TerminalID)
+	if err != nil {
+		l.log().Info("delivery lock not acquired", "to", req.To, "pane_id", target.PaneID, "err", err)
+		return SendResult{}, err
+	}
 	// The pane id from this snapshot is workspace-scoped: if the target
 	// moved to another workspace since, Herdr no longer accepts it as an
 	// agent target and nothing crosses the boundary.
 	got, err := l.Herdr.Prompt(hctx, target.PaneID, text)
+	accepted := time.Now()
 	if err != nil {
+		if errors.Is(err, socket.ErrAfterWrite) {
+			// The text may be in the pane: keep the lock past the Enter.
+			releaseAfter(accepted, l.submitHold(), unlock)
+		} else {
+			unlock()
+		}
 		return SendResult{}, l.sendError(err)
 	}
 	// Herdr accepted the prompt: the operation deadline is spent here. Any
 	// work after acceptance (a delivery-confirmation watch) runs on ctx
 	// with a budget of its own, not on hctx.
 	if got.PaneID != target.PaneID || got.Name != target.Name {
+		releaseAfter(accepted, l.submitHold(), unlock)
 		l.log().Warn("prompt reached a different occupant", "pane_id", target.PaneID, "want_name", target.Name, "got_name", got.Name)
 		return SendResult{}, newErr(SendFailed, detailChanged, nil)
 	}
-	l.log().Debug("sent", "id", env.ID, "from", self, "to", req.To, "pane_id", target.PaneID, "bytes", len(text))
-	return SendResult{Status: "sent", ID: env.ID, To: req.To}, nil
+	delivery := DeliveryUnconfirmed
+	if l.Delivery == DeliveryConfirm {
+		delivery = l.confirm(ctx, target, got, len(text))
+	}
+	switch {
+	case delivery == DeliverySubmitted:
+		unlock() // a turn started: Herdr's Enter is past
+	case delivery == DeliveryQueued:
+		l.holdQueued(ctx, target, got, len(text), accepted, l.submitHold(), unlock)
+	default:
+		releaseAfter(accepted, l.submitHold(), unlock)
+	}
+	l.log().Debug("sent", "id", env.ID, "from", self, "to", req.To, "pane_id", target.PaneID, "bytes", len(text),
+		"kind", got.Kind, "status_before", got.Status, "delivery", delivery, "took", time.Since(accepted))
+	return SendResult{Status: "sent", ID: env.ID, To: req.To, Delivery: delivery}, nil
 }
 
 func (l *Link) sendError(err error) error {
+	if errors.Is(err, socket.ErrAfterWrite) {
+		// Written in full, then the answer was lost: the text may be in
+		// the pane. Never NOT_IN_HERDR, which invites a resend.
+		l.log().Warn("agent.prompt outcome unknown: the request was written, the answer lost", "err", err)
+		return newErr(SendFailed, detailMaybeSent, err)
+	}
 	if te := transport(err); te != nil {
-		l.log().Warn("herdr unreachable", "op", "agent.prompt", "err", err)
+		l.log().Warn(transportLog(err), "op", "agent.prompt", "err", err)
 		return te
 	}
 	l.log().Warn("herdr refused the prompt", "err", err)
@@ -363,8 +421,12 @@ func (l *Link) Close(ctx context.Context, agent string) (CloseResult, error) {
 		return CloseResult{}, newErr(PeerNotFound, detailPeer, nil)
 	}
 	if err := l.Herdr.ClosePane(ctx, target.PaneID); err != nil {
+		if errors.Is(err, socket.ErrAfterWrite) {
+			l.log().Warn("pane.close outcome unknown: the request was written, the answer lost", "pane_id", target.PaneID, "err", err)
+			return CloseResult{}, newErr(CloseFailed, detailMaybeClosed, err)
+		}
 		if te := transport(err); te != nil {
-			l.log().Warn("herdr unreachable", "op", "pane.close", "err", err)
+			l.log().Warn(transportLog(err), "op", "pane.close", "err", err)
 			return CloseResult{}, te
 		}
 		l.log().Warn("herdr refused to close", "pane_id", target.PaneID, "err", err)

@@ -226,6 +226,9 @@ func TestPrivacyOfTargets(t *testing.T) {
 		for _, req := range []link.SendRequest{
 			{To: to, Message: "  \n\t"},
 			{To: to, Message: strings.Repeat("x", link.MaxMessageBytes+1)},
+			// 150 KB, but over Herdr's 1 MiB request line once escaped.
+			{To: to, Message: strings.Repeat("\x01", 150000)},
+			{To: to, Message: strings.Repeat("\"", link.MaxMessageBytes), ReplyTo: "hl_a_b"},
 			{To: to, Message: "hi", ReplyTo: "not-an-id"},
 		} {
 			e.roundTrips()
@@ -394,8 +397,18 @@ func TestTransportFailures(t *testing.T) {
 				e.srv.SetFault(op.method, f)
 				start := time.Now()
 				err := op.run(e.link("w1:p1"))
-				if code(err) != link.NotInHerdr {
-					t.Fatalf("err = %v, want NOT_IN_HERDR", err)
+				// After the prompt or close request was written, the
+				// outcome is unknown: never NOT_IN_HERDR, which would
+				// invite a resend.
+				want, detail := link.NotInHerdr, ""
+				switch op.method {
+				case schema.MethodAgentPrompt:
+					want, detail = link.SendFailed, "SEND_FAILED: Herdr's answer was lost after the message was handed over: it may have been delivered; do not resend blindly"
+				case schema.MethodPaneClose:
+					want, detail = link.CloseFailed, "CLOSE_FAILED: Herdr's answer was lost after the close was requested: the pane may have been closed; check herdr_link_peers before retrying"
+				}
+				if code(err) != want || (detail != "" && err.Error() != detail) {
+					t.Fatalf("err = %v, want %s", err, want)
 				}
 				if el := time.Since(start); el > 2*time.Second {
 					t.Fatalf("took %v", el)

@@ -72,9 +72,9 @@ type AgentSendKeysParams struct {
 }
 
 type AgentSessionInfo struct {
+	Source string              `json:"source"`
 	Agent  string              `json:"agent"`
 	Kind   AgentSessionRefKind `json:"kind"`
-	Source string              `json:"source"`
 	Value  string              `json:"value"`
 }
 
@@ -1760,8 +1760,8 @@ type PaneInputSetParams struct {
 }
 
 type PaneLayoutPane struct {
-	Focused bool           `json:"focused"`
 	PaneID  string         `json:"pane_id"`
+	Focused bool           `json:"focused"`
 	Rect    PaneLayoutRect `json:"rect"`
 }
 
@@ -1770,25 +1770,25 @@ type PaneLayoutParams struct {
 }
 
 type PaneLayoutRect struct {
-	Height uint16 `json:"height"`
-	Width  uint16 `json:"width"`
 	X      uint16 `json:"x"`
 	Y      uint16 `json:"y"`
+	Width  uint16 `json:"width"`
+	Height uint16 `json:"height"`
 }
 
 type PaneLayoutSnapshot struct {
+	WorkspaceID   string            `json:"workspace_id"`
+	TabID         string            `json:"tab_id"`
+	Zoomed        bool              `json:"zoomed"`
 	Area          PaneLayoutRect    `json:"area"`
 	FocusedPaneID string            `json:"focused_pane_id"`
 	Panes         []PaneLayoutPane  `json:"panes"`
 	Splits        []PaneLayoutSplit `json:"splits"`
-	TabID         string            `json:"tab_id"`
-	WorkspaceID   string            `json:"workspace_id"`
-	Zoomed        bool              `json:"zoomed"`
 }
 
 type PaneLayoutSplit struct {
-	Direction SplitDirection `json:"direction"`
 	ID        string         `json:"id"`
+	Direction SplitDirection `json:"direction"`
 	Ratio     float64        `json:"ratio"`
 	Rect      PaneLayoutRect `json:"rect"`
 }
@@ -2073,8 +2073,8 @@ type PaneScrollChangedEvent struct {
 }
 
 type PaneScrollInfo struct {
-	MaxOffsetFromBottom uint64 `json:"max_offset_from_bottom"`
 	OffsetFromBottom    uint64 `json:"offset_from_bottom"`
+	MaxOffsetFromBottom uint64 `json:"max_offset_from_bottom"`
 	ViewportRows        uint64 `json:"viewport_rows"`
 }
 

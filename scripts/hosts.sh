@@ -8,7 +8,8 @@
 # (report.json holds every model request the fakes saw).
 #
 #   scripts/hosts.sh                      every host and mode
-#   scripts/hosts.sh claude/direct,codex  some (HOST or HOST/MODE, comma-separated)
+#   scripts/hosts.sh claude/direct,codex  some (HOST or HOST/MODE, comma-separated); "tui" runs only
+#                                         the interactive TUIs as receivers (also run with claude or codex)
 #   scripts/hosts.sh --record             also copy the report to internal/hosttest/testdata/report.md
 #                                         and rewrite the README's host table from it (run every host)
 #
@@ -45,5 +46,22 @@ if [ -f "$report" ]; then
     echo "recorded internal/hosttest/testdata/report.md and the README's host table"
   fi
 fi
+# Issue 13: the interactive Claude Code and Codex TUIs as receivers, in
+# simulator PTY panes (internal/tui): the delivery scenario table, and the
+# simulator's model checked against them. Runs with every host, or with
+# "tui" among the hosts asked for.
+case ",$only," in
+  ,, | *,tui,* | *,claude,* | *,codex,*)
+    echo
+    echo "== interactive TUIs as receivers (internal/tui)"
+    set +e
+    HERDR_LINK_HOSTS="$cache" HERDR_LINK_BIN="$cache/bin/herdr-link" \
+      go test -count=1 -timeout 15m -run '^(TestTUIRecipes|TestDeliveryIntoTUIs)$' -v ./internal/tui/ 2>&1 | tee "$cache/last-tui.log"
+    tui_status=${PIPESTATUS[0]}
+    set -e
+    grep -A12 'scenario summary' "$cache/last-tui.log" || true
+    if [ "$tui_status" != 0 ]; then echo "hosts.sh: the TUI receivers FAILED (log: $cache/last-tui.log)" >&2; status=$tui_status; fi
+    ;;
+esac
 if [ "$status" != 0 ]; then echo "hosts.sh: FAILED (log: $cache/last-test.log, sessions: $cache/last-run)" >&2; fi
 exit "$status"

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,8 +30,8 @@ type ProtocolPolicy int
 
 const (
 	// ProtocolStrict (the zero value) pings once before the first call and
-	// refuses servers outside [schema.Compatible] with a
-	// [*ProtocolMismatchError].
+	// refuses servers older than [MinProtocol] with a
+	// [*ProtocolMismatchError]; newer protocols are accepted.
 	ProtocolStrict ProtocolPolicy = iota
 	// ProtocolLenient pings once, reports a mismatch through Client.Warn
 	// and proceeds.
@@ -167,9 +168,9 @@ func (c *Client) call(ctx context.Context, method string, params, into any) erro
 	}
 	defer release()
 	if rest != nil {
-		return c.decodeStream(ctx, method, id, rest.(*lineReader), into)
+		return afterWrite(c.decodeStream(ctx, method, id, rest.(*lineReader), into))
 	}
-	return decodeResponse(method, id, line, false, into)
+	return afterWrite(decodeResponse(method, id, line, false, into))
 }
 
 // exchangeHead writes one request line and reads the answer's head (see
@@ -182,10 +183,16 @@ func (c *Client) exchangeHead(ctx context.Context, conn net.Conn, method string,
 	defer stop()
 	msg := make([]byte, 0, len(body)+1)
 	msg = append(append(msg, body...), '\n')
-	if _, err := conn.Write(msg); err != nil {
+	if n, err := conn.Write(msg); err != nil {
+		if n == len(msg) {
+			return nil, nil, nil, afterWrite(c.transportError(ctx, method, "write", err))
+		}
 		return nil, nil, nil, c.transportError(ctx, method, "write", err)
 	}
-	return c.readHead(ctx, conn, method, c.maxResponseFor(method))
+	// From here on Herdr may have the request: failures carry
+	// ErrAfterWrite.
+	line, rest, release, err := c.readHead(ctx, conn, method, c.maxResponseFor(method))
+	return line, rest, release, afterWrite(err)
 }
 
 var resultKey = []byte(`"result"`)
@@ -214,7 +221,7 @@ func checkEnvelope(method, id string, gotID *string, ebody *schema.ErrorBody, ha
 	if ebody != nil {
 		// Herdr answers requests it could not parse with id "".
 		if *gotID == id || *gotID == "" || (prefixOK && strings.HasPrefix(*gotID, id+":")) {
-			return &Error{Method: method, Code: ebody.Code, Message: ebody.Message}
+			return Refusal(method, ebody)
 		}
 		return fmt.Errorf("socket: %s: %w: error response for id %q, sent %q", method, ErrProtocol, *gotID, id)
 	}
@@ -272,7 +279,9 @@ func (c *Client) exchange(ctx context.Context, conn net.Conn, method string, bod
 }
 
 // exchangeWith is exchange reading with rd (reset onto conn); the line is
-// valid until rd is reused.
+// valid until rd is reused. Failures once the whole line (newline
+// included) was written carry [ErrAfterWrite]; a failed write does not: a
+// line without its newline never reaches Herdr's parser.
 func (c *Client) exchangeWith(ctx context.Context, conn net.Conn, method string, body []byte, rd *ndjson.Reader) ([]byte, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
@@ -281,13 +290,16 @@ func (c *Client) exchangeWith(ctx context.Context, conn net.Conn, method string,
 	defer stop()
 	msg := make([]byte, 0, len(body)+1)
 	msg = append(append(msg, body...), '\n')
-	if _, err := conn.Write(msg); err != nil {
+	if n, err := conn.Write(msg); err != nil {
+		if n == len(msg) {
+			return nil, afterWrite(c.transportError(ctx, method, "write", err))
+		}
 		return nil, c.transportError(ctx, method, "write", err)
 	}
 	rd.Reset(conn, c.maxResponseFor(method))
 	line, err := rd.ReadLine()
 	if err != nil {
-		return nil, c.readError(ctx, method, err)
+		return nil, afterWrite(c.readError(ctx, method, err))
 	}
 	return line, nil
 }
@@ -358,8 +370,8 @@ func (c *Client) ServerInfo(ctx context.Context) (schema.ResultPong, error) {
 		return pong, err
 	}
 	var perr error
-	if !schema.IsCompatible(pong.Protocol) {
-		mm := &ProtocolMismatchError{Server: pong.Protocol, Version: pong.Version, Known: schema.Compatible}
+	if pong.Protocol < MinProtocol {
+		mm := &ProtocolMismatchError{Server: pong.Protocol, Version: pong.Version, Min: MinProtocol}
 		if c.Protocol == ProtocolLenient {
 			if c.Warn != nil {
 				c.Warn(mm.Error() + "; proceeding (lenient)")
@@ -376,20 +388,65 @@ func (c *Client) ServerInfo(ctx context.Context) (schema.ResultPong, error) {
 
 // Ping sends ping and returns the pong. It never uses the cache and checks
 // no protocol number.
+//
+// Capabilities are decoded leniently: null, a missing field, fields this
+// client does not know and fields of a shape it does not expect leave
+// Capabilities nil or partly filled, never an error.
 func (c *Client) Ping(ctx context.Context) (schema.ResultPong, error) {
-	var p schema.ResultPong
-	if err := c.call(ctx, schema.MethodPing, emptyParams, &p); err != nil {
-		return p, err
+	var raw struct {
+		Type         string           `json:"type"`
+		Version      string           `json:"version"`
+		Protocol     uint32           `json:"protocol"`
+		Capabilities jsonx.RawMessage `json:"capabilities"`
+	}
+	if err := c.call(ctx, schema.MethodPing, emptyParams, &raw); err != nil {
+		return schema.ResultPong{}, err
+	}
+	p := schema.ResultPong{Type: raw.Type, Version: raw.Version, Protocol: raw.Protocol}
+	if len(raw.Capabilities) > 0 && raw.Capabilities[0] == '{' {
+		p.Capabilities = lenientCapabilities(raw.Capabilities)
 	}
 	return p, checkType(schema.MethodPing, p.Type, schema.ResultTypePong)
 }
 
-// checkType checks a result's type tag.
+// lenientCapabilities reads the capability flags it knows, field by field.
+func lenientCapabilities(b []byte) *schema.ServerCapabilities {
+	var fields map[string]jsonx.RawMessage
+	if jsonx.Unmarshal(b, &fields) != nil {
+		return nil
+	}
+	var caps schema.ServerCapabilities
+	_ = jsonx.Unmarshal(fields["live_handoff"], &caps.LiveHandoff)
+	_ = jsonx.Unmarshal(fields["detached_server_daemon"], &caps.DetachedServerDaemon)
+	return &caps
+}
+
+// checkType checks a result's type tag. A tag this client's schema does
+// not define is accepted (a newer Herdr may rename or extend a result;
+// the fields decoded are used as far as they go); a known tag other than
+// the expected one is a protocol violation.
 func checkType(method, got, want string) error {
-	if got != want {
-		return fmt.Errorf("socket: %s: %w: result type %q, want %q", method, ErrProtocol, got, want)
+	if got != want && knownResultTags[got] {
+		return afterWrite(fmt.Errorf("socket: %s: %w: result type %q, want %q", method, ErrProtocol, got, want))
 	}
 	return nil
 }
+
+// knownResultTags are the result type tags of the generated schema.
+var knownResultTags = func() map[string]bool {
+	tags := map[string]bool{}
+	t := reflect.TypeOf(schema.ResponseResult{})
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).Type.Kind() != reflect.Pointer {
+			continue
+		}
+		var u schema.ResponseResult
+		reflect.ValueOf(&u).Elem().Field(i).Set(reflect.New(t.Field(i).Type.Elem()))
+		if tag := u.Tag(); tag != "" {
+			tags[tag] = true
+		}
+	}
+	return tags
+}()
 
 func errorsIsNetClosed(err error) bool { return errors.Is(err, net.ErrClosed) }

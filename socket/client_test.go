@@ -168,10 +168,12 @@ func TestProtocolCheck(t *testing.T) {
 	}{
 		{20, socket.ProtocolStrict, false, ""},
 		{22, socket.ProtocolStrict, false, ""},
-		{19, socket.ProtocolStrict, true, "upgrade Herdr"},
-		{23, socket.ProtocolStrict, true, "upgrade herdr-link"},
-		{19, socket.ProtocolLenient, false, ""},
-		{19, socket.ProtocolOff, false, ""},
+		{19, socket.ProtocolStrict, false, ""},
+		{23, socket.ProtocolStrict, false, ""},
+		{250, socket.ProtocolStrict, false, ""},
+		{18, socket.ProtocolStrict, true, "needs protocol 19 or newer (Herdr 0.8.0 or later): upgrade Herdr"},
+		{18, socket.ProtocolLenient, false, ""},
+		{18, socket.ProtocolOff, false, ""},
 	}
 	for _, tt := range tests {
 		srv := simtest.New(t, nil, func(s *sockettest.Server) { s.Protocol = tt.protocol })
@@ -183,7 +185,7 @@ func TestProtocolCheck(t *testing.T) {
 		if tt.wantErr != (err != nil) || (err != nil && (!errors.Is(err, socket.ErrProtocolMismatch) || !strings.Contains(err.Error(), tt.wantText))) {
 			t.Errorf("protocol %d policy %d: err = %v", tt.protocol, tt.policy, err)
 		}
-		if tt.policy == socket.ProtocolLenient && !strings.Contains(warned, "protocol 19") {
+		if tt.policy == socket.ProtocolLenient && !strings.Contains(warned, "protocol 18") {
 			t.Errorf("lenient: no warning (%q)", warned)
 		}
 		// Ping at most once per client.
@@ -220,5 +222,63 @@ func TestCallAnyMethod(t *testing.T) {
 	srv.ResetRequests()
 	if err := c.Call(context.Background(), "ping", func() {}, nil); err == nil || len(srv.Requests()) != 0 {
 		t.Fatalf("unencodable params: %v, %d requests", err, len(srv.Requests()))
+	}
+}
+
+// A failure after the request line was written in full carries
+// ErrAfterWrite (Herdr may have acted on it); one before it does not.
+func TestAfterWrite(t *testing.T) {
+	ctx := context.Background()
+	after := []struct {
+		name  string
+		fault sockettest.Fault
+		want  error
+	}{
+		{"hang", sockettest.Fault{Hang: true}, socket.ErrTimeout},
+		{"drop", sockettest.Fault{DropBeforeResponse: true}, socket.ErrEmptyResponse},
+		{"mid", sockettest.Fault{DropMidResponse: true}, socket.ErrTruncatedResponse},
+		{"garbage", sockettest.Fault{Garbage: true}, socket.ErrMalformedResponse},
+		{"wrong id", sockettest.Fault{WrongID: true}, socket.ErrProtocol},
+	}
+	for _, tt := range after {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := simtest.New(t, nil)
+			c := srv.Client()
+			c.Timeout = 200 * time.Millisecond
+			if _, err := c.AgentList(ctx); err != nil {
+				t.Fatal(err)
+			}
+			srv.SetFault(schema.MethodAgentGet, tt.fault)
+			_, err := c.AgentGet(ctx, "brain")
+			if !errors.Is(err, socket.ErrAfterWrite) || !errors.Is(err, tt.want) {
+				t.Fatalf("err = %v, want %v after the write", err, tt.want)
+			}
+		})
+	}
+	// A wrong result type is a failure after the write too.
+	path := rawServer(t, func([]byte) []byte { return []byte(`{"id":"herdr-link:1","result":{"type":"ok"}}` + "\n") })
+	if _, err := (&socket.Client{Path: path, Protocol: socket.ProtocolOff}).Ping(ctx); !errors.Is(err, socket.ErrAfterWrite) || !errors.Is(err, socket.ErrProtocol) {
+		t.Fatalf("wrong type: %v", err)
+	}
+	// Refusals are answers, not unknown outcomes.
+	srv := simtest.New(t, nil)
+	if _, err := srv.Client().AgentGet(ctx, "nobody"); !errors.Is(err, socket.ErrAgentNotFound) || errors.Is(err, socket.ErrAfterWrite) {
+		t.Fatalf("refusal: %v", err)
+	}
+	// Before the write: no server, a cancelled context, an oversize line.
+	if _, err := (&socket.Client{Path: filepath.Join(t.TempDir(), "none.sock")}).Ping(ctx); err == nil || errors.Is(err, socket.ErrAfterWrite) {
+		t.Fatalf("no server: %v", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := srv.Client().Ping(cctx); err == nil || errors.Is(err, socket.ErrAfterWrite) {
+		t.Fatalf("cancelled before: %v", err)
+	}
+	srv.ResetRequests()
+	c := srv.Client()
+	c.Protocol = socket.ProtocolOff
+	_, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "brain", Text: strings.Repeat("x", socket.MaxRequestBytes)})
+	if !errors.Is(err, socket.ErrRequestTooLarge) || errors.Is(err, socket.ErrAfterWrite) || len(srv.Requests()) != 0 {
+		t.Fatalf("oversize: %v, %d requests", err, len(srv.Requests()))
 	}
 }

@@ -29,7 +29,10 @@
 // [ErrAgentNotFound]. Transport failures wrap one of [ErrUnavailable] (no
 // server: the error carries the same hint the herdr CLI prints), [ErrTimeout],
 // [ErrEmptyResponse], [ErrTruncatedResponse], [ErrResponseTooLarge],
-// [ErrMalformedResponse], [ErrConnection] or [ErrProtocol]. A server whose
-// protocol herdr-link does not know gives [ErrProtocolMismatch], unless the
-// client is lenient ([ProtocolLenient]).
+// [ErrMalformedResponse], [ErrConnection] or [ErrProtocol]. A server older
+// than protocol 19 ([MinProtocol]) gives [ErrProtocolMismatch], unless the
+// client is lenient ([ProtocolLenient]); any newer protocol is accepted, and
+// a method the server does not know gives a [*MethodUnsupportedError]
+// ([ErrMethodUnsupported]) instead of an invalid_request. Unknown result
+// fields, result type tags and ping capabilities never fail a call.
 package socket

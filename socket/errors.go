@@ -3,6 +3,9 @@ package socket
 import (
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/herdr-link/herdr-link/schema"
 )
 
 // Transport and protocol failures. Each error a [Client] returns for a
@@ -32,9 +35,44 @@ var (
 	// ErrProtocolMismatch: the server speaks a protocol this client does
 	// not know to be compatible. See [ProtocolMismatchError].
 	ErrProtocolMismatch = errors.New("herdr protocol mismatch")
+	// ErrMethodUnsupported: the server does not know the method (it
+	// predates it). See [MethodUnsupportedError].
+	ErrMethodUnsupported = errors.New("herdr lacks the method")
 	// ErrClosed: the subscription was closed.
 	ErrClosed = errors.New("subscription closed")
+	// ErrAfterWrite marks a failure (timeout, cancellation, broken
+	// connection, missing or unreadable answer) that happened after the
+	// request line was written in full, newline included: Herdr may have
+	// received the request and acted on it. It is wrapped together with
+	// one of the errors above; match it with errors.Is. A failure without
+	// it happened before the line's final newline left this process, and
+	// Herdr discards a request line that has no newline, so it did not act.
+	// Refusals ([*Error]) are answers, not failures, and never carry it.
+	ErrAfterWrite = errors.New("the request was written; herdr may have acted on it")
 )
+
+// afterWrite marks err as having happened after the request was written.
+func afterWrite(err error) error {
+	if err == nil || errors.Is(err, ErrAfterWrite) {
+		return err
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	return &afterWriteError{err}
+}
+
+type afterWriteError struct{ err error }
+
+func (e *afterWriteError) Error() string   { return e.err.Error() + " (after the request was written)" }
+func (e *afterWriteError) Unwrap() []error { return []error{e.err, ErrAfterWrite} }
+
+// AfterWrite marks err, a failure to read or check the answer of a request
+// that was written in full, with [ErrAfterWrite]. Callers that check
+// results themselves (a result type they did not expect) use it so the
+// mark is kept. Nil and refusals ([*Error]) are returned unchanged.
+func AfterWrite(err error) error { return afterWrite(err) }
 
 // Error is a refusal from Herdr: an error response with its code and
 // message. errors.Is matches it against another *Error by Code (and by
@@ -82,10 +120,13 @@ var (
 
 // CodeOf returns Herdr's error code for err: the code of an [*Error],
 // "server_not_running" for [ErrUnavailable], "protocol_mismatch" for
-// [ErrProtocolMismatch], and "" otherwise.
+// [ErrProtocolMismatch], "method_unsupported" for [ErrMethodUnsupported],
+// and "" otherwise.
 func CodeOf(err error) string {
 	var e *Error
 	switch {
+	case errors.Is(err, ErrMethodUnsupported):
+		return "method_unsupported"
 	case errors.As(err, &e):
 		return e.Code
 	case errors.Is(err, ErrUnavailable):
@@ -115,23 +156,49 @@ func (e *UnavailableError) Unwrap() []error { return []error{ErrUnavailable, e.E
 // Code returns "server_not_running", the herdr CLI's code for this case.
 func (e *UnavailableError) Code() string { return "server_not_running" }
 
-// ProtocolMismatchError reports a server protocol outside the known
-// compatible set.
+// MinProtocol is the oldest Herdr protocol herdr-link talks to (Herdr
+// 0.8.0). Newer numbers are accepted: Herdr bumps the number on additive
+// releases, and herdr-link checks the methods it needs instead
+// ([MethodUnsupportedError]).
+const MinProtocol = 19
+
+// ProtocolMismatchError reports a server protocol older than
+// [MinProtocol].
 type ProtocolMismatchError struct {
-	Server  uint32   // what ping reported
-	Version string   // Herdr's version string
-	Known   []uint32 // what this client is known to work with
+	Server  uint32 // what ping reported
+	Version string // Herdr's version string
+	Min     uint32 // the oldest protocol this client works with
 }
 
 func (e *ProtocolMismatchError) Error() string {
-	newest := e.Known[len(e.Known)-1]
-	side := "upgrade herdr-link (it was built for an older protocol)"
-	if e.Server < e.Known[0] {
-		side = "upgrade Herdr to 0.8.2 or later (it speaks an older protocol)"
-	}
-	return fmt.Sprintf("herdr %s speaks protocol %d; herdr-link works with protocols %v (newest %d): %s",
-		e.Version, e.Server, e.Known, newest, side)
+	return fmt.Sprintf("herdr %s speaks protocol %d; herdr-link needs protocol %d or newer (Herdr 0.8.0 or later): upgrade Herdr",
+		e.Version, e.Server, e.Min)
 }
 
 // Unwrap returns ErrProtocolMismatch.
 func (e *ProtocolMismatchError) Unwrap() error { return ErrProtocolMismatch }
+
+// MethodUnsupportedError reports that Herdr rejected a request because it
+// does not know its method: an invalid_request whose serde message says
+// the method is an unknown variant. Nothing ran.
+type MethodUnsupportedError struct {
+	Method string
+	Err    *Error // Herdr's invalid_request
+}
+
+func (e *MethodUnsupportedError) Error() string {
+	return "herdr does not provide method " + e.Method + " (upgrade Herdr): " + e.Err.Message
+}
+
+// Unwrap returns ErrMethodUnsupported and Herdr's error.
+func (e *MethodUnsupportedError) Unwrap() []error { return []error{ErrMethodUnsupported, e.Err} }
+
+// Refusal turns an error response into an *Error, or a
+// *MethodUnsupportedError when Herdr does not know method.
+func Refusal(method string, body *schema.ErrorBody) error {
+	e := &Error{Method: method, Code: body.Code, Message: body.Message}
+	if body.Code == "invalid_request" && strings.Contains(body.Message, "unknown variant `"+method+"`") {
+		return &MethodUnsupportedError{Method: method, Err: e}
+	}
+	return e
+}

@@ -18,14 +18,22 @@ import (
 )
 
 // node finds a Node that strips TypeScript types (22.6 or later):
-// HERDR_LINK_NODE, else node on PATH. The host runner exercises the
-// adapter inside the real Pi; this test checks it against herdr-link
-// without Pi.
+// HERDR_LINK_NODE, else the one the host runner installed for Pi 1.6 in
+// its cache (HERDR_LINK_HOST_CACHE, ~/.cache/herdr-link-hosts), else node
+// on PATH. The host runner exercises the adapter inside the real Pi; this
+// test checks it against herdr-link without Pi.
 func node(t *testing.T) string {
 	t.Helper()
 	bin := os.Getenv("HERDR_LINK_NODE")
 	if bin == "" {
-		bin = "node"
+		cache := os.Getenv("HERDR_LINK_HOST_CACHE")
+		if home, err := os.UserHomeDir(); cache == "" && err == nil {
+			cache = filepath.Join(home, ".cache", "herdr-link-hosts")
+		}
+		bin = filepath.Join(cache, "pi16-1.6.0", "node_modules", ".bin", "node")
+		if _, err := os.Stat(bin); err != nil {
+			bin = "node"
+		}
 	}
 	out, err := exec.Command(bin, "--version").Output()
 	if err != nil {
@@ -142,6 +150,19 @@ func TestAdapterInHerdr(t *testing.T) {
 	}
 	if len(r.Notices) > 0 {
 		t.Errorf("notices in Herdr: %v", r.Notices)
+	}
+}
+
+// Without the herdr-link binary the adapter registers nothing, says why,
+// and Pi keeps running.
+func TestAdapterWithoutBinary(t *testing.T) {
+	nodeBin := node(t)
+	r := drive(t, nodeBin, filepath.Join(t.TempDir(), "no-such-herdr-link"), nil)
+	if len(r.AtLoad) != 0 || len(r.Notices) != 1 || !strings.Contains(r.Notices[0], "herdr-link could not start") {
+		t.Fatalf("%+v", r)
+	}
+	if len(r.Events) != 0 {
+		t.Errorf("tool changes without a server: %v", r.Events)
 	}
 }
 

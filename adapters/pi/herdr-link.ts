@@ -64,6 +64,7 @@ class McpChild {
 		this.child = spawn(bin, [], { stdio: ["pipe", "pipe", "pipe"], env: process.env });
 		this.child.on("error", (err) => this.failAll(new Error(`herdr-link could not start (${bin}): ${err.message}`)));
 		this.child.on("exit", () => this.failAll(new Error(`herdr-link exited: ${this.stderrTail.join(" | ")}`)));
+		this.child.stdin.on("error", () => {}); // a dead child: its calls fail through "exit"
 		createInterface({ input: this.child.stdout }).on("line", (line) => this.onLine(line));
 		// Keep stderr off Pi's screen; remember its end for error messages.
 		createInterface({ input: this.child.stderr }).on("line", (line) => {
@@ -122,21 +123,28 @@ class McpChild {
 		this.write({ jsonrpc: "2.0", method });
 	}
 
-	stop() {
+	// stop ends the child: EOF first (herdr-link exits on it), SIGTERM
+	// after 500 ms; at process exit at once.
+	stop(now = false) {
+		if (this.child.exitCode !== null) return;
+		if (now) {
+			this.child.kill("SIGTERM");
+			return;
+		}
 		this.child.stdin.end();
-		const t = setTimeout(() => this.child.kill("SIGTERM"), 500);
-		t.unref();
+		setTimeout(() => this.child.kill("SIGTERM"), 500).unref();
 	}
 }
 
 export default async function herdrLink(pi: PiAPI) {
 	const mcp = new McpChild(process.env.HERDR_LINK_BIN || HERDR_LINK_BIN);
-	process.once("exit", () => mcp.stop());
+	process.once("exit", () => mcp.stop(true));
 	const registered = new Set<string>();
 	let ready = false; // setActiveTools works from session_start on
 	let waiting: string[] = [];
 
 	const activate = (names: string[]) => {
+		if (names.length === 0) return;
 		if (!ready) {
 			waiting.push(...names);
 			return;

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"github.com/herdr-link/herdr-link/internal/cliflag"
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/internal/mcpclient"
+	"github.com/herdr-link/herdr-link/internal/panelock"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/socket"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
@@ -49,7 +51,21 @@ type route struct {
 	run   func(ctx context.Context, op string) error
 	close func()
 	proc  *proc // the route's server process, if it has one
+	// skip lists the ops the route cannot do.
+	skip map[string]bool
 }
+
+// The ops. send is herdr-link's fast delivery (return once Herdr accepted
+// the prompt); send-confirm also watches the target for its submission.
+const (
+	opPeers       = "peers"
+	opSend        = "send"
+	opSendConfirm = "send-confirm"
+)
+
+// benchSubmitHold is the -submit-hold of the MCP route's servers on the
+// simulator, whose Enter comes 5 ms after the text instead of 300 ms.
+const benchSubmitHold = 10 * time.Millisecond
 
 type sample struct {
 	op, route string
@@ -92,7 +108,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.n, "n", 200, "measured operations per op and route")
 	fs.IntVar(&c.warmup, "warmup", 20, "warm-up operations per op and route")
 	fs.IntVar(&c.conc, "c", 1, "operations in flight per route")
-	ops := fs.String("op", "peers,send", "operations: peers, send")
+	ops := fs.String("op", "peers,send,send-confirm", "operations: peers, send (delivery fast), send-confirm (delivery confirm: until the target's turn starts)")
 	routes := fs.String("route", "socket,cli,mcp,floor", "routes: socket (herdr-link's), cli (the reference's herdr CLI calls), mcp (tools/call on a herdr-link server), floor (a minimal relay process: what the machine allows)")
 	fs.StringVar(&c.format, "format", "table", "output: table, gobench (benchstat input), json")
 	fs.BoolVar(&c.sweep, "sweep", false, "also sweep socket peer resolution over 10, 100, 1000 and 10000 agents")
@@ -142,13 +158,46 @@ func bench(args []string, stdout, stderr io.Writer) int {
 
 // benchWorld builds a world of n agents over w workspaces: bench-self and
 // bench-peer in the first, the rest named a<i>.
-func benchWorld(n, w int) (*sockettest.World, error) { return sockettest.GeneratedWorld(n, w) }
+func benchWorld(n, w int) (*sockettest.World, error) {
+	spec, err := sockettest.GeneratedSpec(n, w)
+	if err != nil {
+		return nil, err
+	}
+	for _, ws := range spec.Workspaces {
+		for _, p := range ws.Tabs[0].Panes {
+			// Each agent starts a 1 ms turn 1 ms after Enter: a confirmed
+			// send measures herdr-link's watch, not a model's latency.
+			one := 1
+			p.Agent.TurnMS, p.Agent.SubmitMS = 1, &one
+		}
+	}
+	return sockettest.NewWorld(spec)
+}
 
 type target struct {
 	path, pane, cli string
 	alt             map[string]string // see benchConfig.alt
 	srv             *sockettest.Server
 	desc            string
+	// peers are the send targets, used in turn: consecutive sends to one
+	// agent wait for its delivery lock (-submit-hold), which would measure
+	// the hold instead of the send.
+	peers     []string
+	rotations int
+	slots     int
+}
+
+// rotation returns the route's next send target on each call; the routes
+// of one op (slots of them, see openRoutes) start at different points of
+// the list so that they do not meet.
+func (t *target) rotation() func() string {
+	i := t.rotations * len(t.peers) / max(t.slots, 3)
+	t.rotations++
+	return func() string {
+		p := t.peers[i%len(t.peers)]
+		i++
+		return p
+	}
 }
 
 func setupTarget(c benchConfig, agents int) (*target, error) {
@@ -164,6 +213,7 @@ func setupTarget(c benchConfig, agents int) (*target, error) {
 			t.cli = os.Getenv("HERDR_BIN_PATH")
 		}
 		t.desc = "live Herdr at " + t.path
+		t.peers = []string{"bench-peer"}
 		return t, nil
 	}
 	w, err := benchWorld(agents, c.workspaces)
@@ -177,6 +227,13 @@ func setupTarget(c benchConfig, agents int) (*target, error) {
 	t.srv, t.path = srv, srv.Path()
 	a, _ := w.Agent("bench-self")
 	t.pane = a.PaneID
+	var all []string
+	for _, id := range w.PaneIDs() {
+		if p, ok := w.Agent(id); ok && p.WorkspaceID == a.WorkspaceID && p.Name != nil && *p.Name != "bench-self" {
+			all = append(all, *p.Name)
+		}
+	}
+	t.peers = all
 	t.cli = c.cli
 	if t.cli == "" {
 		t.cli = findSim()
@@ -213,13 +270,28 @@ const benchMessage = "benchmark message: please ignore"
 
 func socketRoute(t *target) *route {
 	c := &socket.Client{Path: t.path, Timeout: 30 * time.Second}
-	l := &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: t.pane}
+	// Both take the target's delivery lock, as herdr-link's server does.
+	lock := &panelock.Locker{Scope: t.path}
+	hold := time.Duration(0)
+	if t.srv != nil {
+		hold = benchSubmitHold
+	}
+	l := &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: t.pane, Locker: lock, SubmitHold: hold}
+	lc := &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: t.pane, Locker: lock, SubmitHold: hold, Delivery: link.DeliveryConfirm}
+	next := t.rotation()
 	return &route{name: "socket", run: func(ctx context.Context, op string) error {
 		var err error
-		if op == "peers" {
+		switch op {
+		case opPeers:
 			_, err = l.Peers(ctx)
-		} else {
-			_, err = l.Send(ctx, link.SendRequest{To: "bench-peer", Message: benchMessage})
+		case opSend:
+			_, err = l.Send(ctx, link.SendRequest{To: next(), Message: benchMessage})
+		default:
+			var r link.SendResult
+			r, err = lc.Send(ctx, link.SendRequest{To: next(), Message: benchMessage})
+			if err == nil && r.Delivery == link.DeliveryUnconfirmed && t.srv != nil {
+				err = errors.New("delivery unconfirmed: the simulated target did not start a turn")
+			}
 		}
 		return err
 	}, close: func() {}}
@@ -251,6 +323,7 @@ func cliRoute(t *target) (*route, error) {
 		}
 		return r.Result.Agent, jsonx.Unmarshal(b, &r)
 	}
+	next := t.rotation()
 	return &route{name: "cli", run: func(ctx context.Context, op string) error {
 		out, err := runCLI(ctx, "agent", "get", t.pane)
 		if err != nil {
@@ -280,7 +353,8 @@ func cliRoute(t *target) (*route, error) {
 			_ = n
 			return nil
 		}
-		out, err = runCLI(ctx, "agent", "get", "bench-peer")
+		to := next()
+		out, err = runCLI(ctx, "agent", "get", to)
 		if err != nil {
 			return err
 		}
@@ -288,25 +362,32 @@ func cliRoute(t *target) (*route, error) {
 		if err != nil || peer.WorkspaceID != self.WorkspaceID {
 			return fmt.Errorf("peer not in workspace: %v", err)
 		}
-		text, _ := link.Wrap(link.Envelope{Protocol: link.Protocol, ID: link.NewMessageID(time.Now()), From: self.Name, To: "bench-peer", Message: benchMessage})
-		_, err = runCLI(ctx, "agent", "prompt", "bench-peer", text)
+		text, _ := link.Wrap(link.Envelope{Protocol: link.Protocol, ID: link.NewMessageID(time.Now()), From: self.Name, To: to, Message: benchMessage})
+		_, err = runCLI(ctx, "agent", "prompt", to, text)
 		return err
-	}, close: func() {}}, nil
+	}, close: func() {}, skip: map[string]bool{opSendConfirm: true}}, nil
 }
 
-func mcpRoute(t *target, name string) (*route, error) {
-	c, p, err := startMCP(t, t.mcpExe(name))
+// mcpRoute runs a herdr-link server (the -mcp-alt build for "mcp:label")
+// in the delivery mode of op, as an MCP host would.
+func mcpRoute(t *target, name, op string) (*route, error) {
+	mode := "fast"
+	if op == opSendConfirm {
+		mode = "confirm"
+	}
+	c, p, err := startMCP(t, t.mcpExe(name), mode)
 	if err != nil {
 		return nil, err
 	}
+	next := t.rotation()
 	return &route{name: name, proc: p, run: func(ctx context.Context, op string) error {
 		p.calls.Add(1)
 		var r mcpclient.ToolResult
 		var err error
-		if op == "peers" {
+		if op == opPeers {
 			r, err = c.CallTool(ctx, "herdr_link_peers", nil)
 		} else {
-			r, err = c.CallTool(ctx, "herdr_link_send", map[string]any{"to": "bench-peer", "message": benchMessage})
+			r, err = c.CallTool(ctx, "herdr_link_send", map[string]any{"to": next(), "message": benchMessage})
 		}
 		if err == nil && r.IsError {
 			err = errors.New(r.Text())
@@ -368,7 +449,7 @@ func measure(c benchConfig, t *target, rng *rand.Rand, base map[string]time.Dura
 	cpu := map[string]float64{}
 	var mu sync.Mutex
 	for _, op := range c.ops {
-		routes, err := openRoutes(t, c.routes)
+		routes, err := openRoutes(t, c.routes, op)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -377,6 +458,9 @@ func measure(c benchConfig, t *target, rng *rand.Rand, base map[string]time.Dura
 			return nil, nil, nil, err
 		}
 		for _, r := range routes {
+			if r.skip[op] {
+				continue
+			}
 			for i := 0; i < c.warmup; i++ {
 				if err := r.run(ctx, op); err != nil {
 					return fail(fmt.Errorf("%s %s warm-up: %w", r.name, op, err))
@@ -386,6 +470,9 @@ func measure(c benchConfig, t *target, rng *rand.Rand, base map[string]time.Dura
 		reqs := map[string]int{}
 		for round := 0; round < (c.n+c.conc-1)/c.conc; round++ {
 			for _, r := range shuffled(rng, routes) {
+				if r.skip[op] {
+					continue
+				}
 				before := 0
 				var penalties int64
 				if t.srv != nil {
@@ -632,7 +719,7 @@ func runBench(c benchConfig, stdout, stderr io.Writer) error {
 		}
 	}
 	for _, op := range c.ops {
-		if op != "peers" && op != "send" {
+		if op != opPeers && op != opSend && op != opSendConfirm {
 			return fmt.Errorf("unknown op %q", op)
 		}
 	}
@@ -708,11 +795,14 @@ func runBench(c benchConfig, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "target:  %s\n", t.desc)
 		fmt.Fprintf(stdout, "machine: %s\n", machine)
 		fmt.Fprintf(stdout, "run:     n=%d per op and route, interleaved, warm-up %d, concurrency %d\n\n", c.n, c.warmup, c.conc)
-		fmt.Fprintf(stdout, "%-6s %-7s %8s %8s %8s %8s %8s %9s %9s %9s %9s %8s %9s %9s %9s\n", "op", "route", "min ms", "p50 ms", "p90 ms", "p99 ms", "max ms", "ops/s", "conns/op", "procs/op", "×socket", "poll-pen", "p50×floor", "p99×floor", "cpu µs/op")
+		fmt.Fprintf(stdout, "%-12s %-7s %8s %8s %8s %8s %8s %9s %9s %9s %9s %8s %9s %9s %9s\n", "op", "route", "min ms", "p50 ms", "p90 ms", "p99 ms", "max ms", "ops/s", "conns/op", "procs/op", "×socket", "poll-pen", "p50×floor", "p99×floor", "cpu µs/op")
 		for _, s := range runs[len(runs)-1].stats {
-			fmt.Fprintf(stdout, "%-6s %-7s %8.3f %8.3f %8.3f %8.3f %8.3f %9.0f %9.2f %9.0f %8.1f× %8d %9s %9s %9s\n",
+			fmt.Fprintf(stdout, "%-12s %-7s %8.3f %8.3f %8.3f %8.3f %8.3f %9.0f %9.2f %9.0f %8.1f× %8d %9s %9s %9s\n",
 				s.Op, s.Route, s.MinMS, s.P50MS, s.P90MS, s.P99MS, s.MaxMS, s.OpsPerSec, s.ConnsPerOp, s.ProcsPerOp, s.VsSocket, s.Penalties,
 				ratioCell(s.VsFloorP50), ratioCell(s.VsFloorP99), cpuCell(s.CPUPerOpUS))
+		}
+		if t.srv != nil && slices.Contains(c.ops, opSendConfirm) {
+			fmt.Fprintf(stdout, "\ndelivery: send = -delivery fast, send-confirm = -delivery confirm (watching until the target's turn starts: 50 ms agent.get probes);\n          the simulated targets submit 1 ms after Enter, Enter comes 5 ms after the text (Herdr: 300 ms), -submit-hold %v;\n          sends go to the %d peers in turn (consecutive sends to one agent wait for its lock)\n", benchSubmitHold, len(t.peers))
 		}
 		fmt.Fprintf(stdout, "\nfloors:  bare Unix-socket round trip p50 %.3f ms; bare process spawn p50 %.3f ms\n", ms(sockFloor), ms(spawnFloor))
 		fmt.Fprintf(stdout, "mcp:     herdr-link start → initialize response p50 %.2f ms (%d starts)\n", ms(startup), c.spawns)

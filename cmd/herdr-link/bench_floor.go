@@ -42,17 +42,17 @@ func (p *proc) cpu() time.Duration {
 	return p.cmd.ProcessState.UserTime() + p.cmd.ProcessState.SystemTime()
 }
 
-func floorRequest(op string, seq int64) []byte {
+func floorRequest(op string, seq int64, to string) []byte {
 	list := fmt.Appendf(nil, `{"id":"floor:%d","method":%q,"params":{}}`, seq, schema.MethodAgentList)
 	if op == "peers" {
 		return list
 	}
-	text, _ := link.Wrap(link.Envelope{Protocol: link.Protocol, ID: link.NewMessageID(time.Now()), From: "bench-self", To: "bench-peer", Message: benchMessage})
+	text, _ := link.Wrap(link.Envelope{Protocol: link.Protocol, ID: link.NewMessageID(time.Now()), From: "bench-self", To: to, Message: benchMessage})
 	prompt, _ := jsonx.Marshal(struct {
 		ID     string                   `json:"id"`
 		Method string                   `json:"method"`
 		Params schema.AgentPromptParams `json:"params"`
-	}{fmt.Sprintf("floor:%d:p", seq), schema.MethodAgentPrompt, schema.AgentPromptParams{Target: "bench-peer", Text: text}})
+	}{fmt.Sprintf("floor:%d:p", seq), schema.MethodAgentPrompt, schema.AgentPromptParams{Target: to, Text: text}})
 	return append(append(list, '\t'), prompt...)
 }
 
@@ -93,12 +93,17 @@ func floorRoute(t *target) (*route, error) {
 	}()
 	var mu sync.Mutex // the relay answers one line at a time
 	var seq int64
+	next := t.rotation()
 	run := func(ctx context.Context, op string) error {
 		mu.Lock()
 		defer mu.Unlock()
 		seq++
 		p.calls.Add(1)
-		if _, err := w.Write(append(floorRequest(op, seq), '\n')); err != nil {
+		to := ""
+		if op != opPeers {
+			to = next()
+		}
+		if _, err := w.Write(append(floorRequest(op, seq, to), '\n')); err != nil {
 			return err
 		}
 		select {
@@ -116,7 +121,9 @@ func floorRoute(t *target) (*route, error) {
 			return ctx.Err()
 		}
 	}
-	return &route{name: "floor", run: run, proc: p, close: func() {
+	// The floor has no confirmation watch: it is the two socket calls of
+	// a send, not a delivery mode.
+	return &route{name: "floor", run: run, proc: p, skip: map[string]bool{opSendConfirm: true}, close: func() {
 		w.Close()
 		for range lines {
 		}
@@ -134,9 +141,14 @@ func (t *target) mcpExe(name string) string {
 	return exe
 }
 
-// startMCP starts the herdr-link server exe, initialized and activated.
-func startMCP(t *target, exe string) (*mcpclient.Client, *proc, error) {
-	cmd := exec.Command(exe, "serve", "-no-bootstrap", "-log-level", "error")
+// startMCP starts the herdr-link server exe in delivery mode, initialized
+// and activated.
+func startMCP(t *target, exe, mode string) (*mcpclient.Client, *proc, error) {
+	args := []string{"serve", "-no-bootstrap", "-log-level", "error", "-delivery", mode}
+	if t.srv != nil {
+		args = append(args, "-submit-hold", benchSubmitHold.String())
+	}
+	cmd := exec.Command(exe, args...)
 	cmd.Env = t.env()
 	c, err := mcpclient.StartCmd(cmd)
 	if err != nil {
@@ -164,7 +176,7 @@ func startupCPU(t *target, name string, n int) (time.Duration, error) {
 		var err error
 		switch {
 		case name == "mcp" || strings.HasPrefix(name, "mcp:"):
-			r, err = mcpRoute(t, name)
+			r, err = mcpRoute(t, name, opPeers)
 		case name == "floor":
 			r, err = floorRoute(t)
 		default:
@@ -188,9 +200,10 @@ func shuffled(rng *rand.Rand, routes []*route) []*route {
 	return out
 }
 
-// openRoutes starts the routes for one op. Routes with a server process
-// get a fresh one per op, so its rusage at exit is that op's.
-func openRoutes(t *target, names []string) ([]*route, error) {
+// openRoutes starts the routes for op. Routes with a server process get a
+// fresh one per op, so its rusage at exit is that op's.
+func openRoutes(t *target, names []string, op string) ([]*route, error) {
+	t.rotations, t.slots = 0, len(names)
 	var routes []*route
 	for _, name := range names {
 		var r *route
@@ -204,7 +217,7 @@ func openRoutes(t *target, names []string) ([]*route, error) {
 			r, err = floorRoute(t)
 		default:
 			if name == "mcp" || strings.HasPrefix(name, "mcp:") {
-				r, err = mcpRoute(t, name)
+				r, err = mcpRoute(t, name, op)
 			} else {
 				err = fmt.Errorf("unknown route %q", name)
 			}

@@ -34,10 +34,10 @@ func TestShuffledRoutes(t *testing.T) {
 }
 
 func TestFloorRequest(t *testing.T) {
-	if got := string(floorRequest("peers", 7)); got != `{"id":"floor:7","method":"agent.list","params":{}}` {
+	if got := string(floorRequest("peers", 7, "")); got != `{"id":"floor:7","method":"agent.list","params":{}}` {
 		t.Errorf("peers: %s", got)
 	}
-	parts := strings.Split(string(floorRequest("send", 8)), "\t")
+	parts := strings.Split(string(floorRequest("send", 8, "bench-peer")), "\t")
 	if len(parts) != 2 || !strings.Contains(parts[1], `"method":"agent.prompt"`) || !strings.Contains(parts[1], `"target":"bench-peer"`) || strings.ContainsAny(parts[1], "\n\t") {
 		t.Errorf("send: %q", parts)
 	}

@@ -18,14 +18,15 @@ func TestBenchCommand(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
-		for _, want := range []string{"peers  socket", "peers  cli", "peers  mcp", "send   socket", "send   cli", "send   mcp", "peers  floor", "send   floor", "p50×floor", "floors:", "start → initialize"} {
+		for _, want := range []string{"peers        socket", "peers        cli", "peers        mcp", "send         socket", "send         cli", "send         mcp",
+			"send-confirm socket", "send-confirm mcp", "delivery: send = -delivery fast", "peers        floor", "send         floor", "p50×floor", "floors:", "start → initialize"} {
 			if !strings.Contains(string(out), want) {
 				t.Errorf("table lacks %q:\n%s", want, out)
 			}
 		}
 		// The CLI route really spawns processes and pings each time: 4
 		// connections and 2 processes per peers lookup.
-		if !regexp.MustCompile(`peers  cli .* 4\.00 +2 `).Match(out) {
+		if !regexp.MustCompile(`peers +cli .* 4\.00 +2 `).Match(out) || strings.Contains(string(out), "send-confirm cli") {
 			t.Errorf("cli route cost:\n%s", out)
 		}
 	})
@@ -44,7 +45,7 @@ func TestBenchCommand(t *testing.T) {
 				}
 			}
 		}
-		if n != 9 || !strings.Contains(string(out), "BenchmarkRoute/op=peers/route=socket-") {
+		if n != 11 || !strings.Contains(string(out), "BenchmarkRoute/op=peers/route=socket-") || !strings.Contains(string(out), "BenchmarkRoute/op=send-confirm/route=mcp-") || strings.Contains(string(out), "op=send-confirm/route=floor") {
 			t.Errorf("%d benchmark lines:\n%s", n, out)
 		}
 		// MCP is compared with the floor and both server processes
@@ -68,7 +69,7 @@ func TestBenchCommand(t *testing.T) {
 				P50   float64 `json:"p50_ms"`
 			} `json:"runs"`
 		}
-		if err != nil || json.Unmarshal(out, &r) != nil || len(r.Runs) != 2 || r.Runs[0].P50 <= 0 {
+		if err != nil || json.Unmarshal(out, &r) != nil || len(r.Runs) != 3 || r.Runs[0].P50 <= 0 {
 			t.Fatalf("%v %s", err, out)
 		}
 	})

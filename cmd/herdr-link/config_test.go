@@ -32,10 +32,10 @@ func TestConfigGolden(t *testing.T) {
 			if h.Name == "pi" {
 				// The extension itself is the golden: the binary line is
 				// the only difference.
-				if strings.Count(pi.Extension, pi.BinLine) != 1 {
+				if strings.Count(pi.Source, pi.BinLine) != 1 {
 					t.Fatalf("adapters/pi/herdr-link.ts must contain %q exactly once", pi.BinLine)
 				}
-				want := strings.Replace(pi.Extension, pi.BinLine, `const HERDR_LINK_BIN = "/opt/herdr link/bin/herdr-link";`, 1)
+				want := strings.Replace(pi.Source, pi.BinLine, `const HERDR_LINK_BIN = "/opt/herdr link/bin/herdr-link";`, 1)
 				if out.String() != want {
 					t.Fatalf("config pi differs from the adapter with the path filled in")
 				}

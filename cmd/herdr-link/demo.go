@@ -16,14 +16,17 @@ import (
 	"github.com/herdr-link/herdr-link/socket/sockettest"
 )
 
-// demoWorld: two agents to talk, an unnamed one and a shell beside them,
-// and an agent in another workspace that they must not see.
+// demoWorld: two agents to talk and a third that messages the reviewer at
+// the same time as brain, an unnamed one and a shell beside them, and an
+// agent in another workspace that they must not see. brain is busy in a
+// turn that ends after 2 s: a reply to it is queued until then.
 const demoWorld = `{"workspaces":[
  {"id":"w1","label":"shop","tabs":[{"id":"w1:t1","panes":[
-   {"id":"w1:p1","cwd":"/home/dev/shop","agent":{"kind":"claude","name":"brain","status":"working","bracketed_paste":true}},
-   {"id":"w1:p2","cwd":"/home/dev/shop","agent":{"kind":"codex","name":"reviewer","status":"idle","bracketed_paste":true}},
+   {"id":"w1:p1","cwd":"/home/dev/shop","agent":{"kind":"claude","name":"brain","status":"working","turn_ends_ms":2000,"turn_ms":200}},
+   {"id":"w1:p2","cwd":"/home/dev/shop","agent":{"kind":"codex","name":"reviewer","status":"idle","turn_ms":150}},
    {"id":"w1:p3","cwd":"/home/dev/shop","agent":{"kind":"pi","status":"idle"}},
-   {"id":"w1:p4","cwd":"/home/dev/shop"}
+   {"id":"w1:p4","cwd":"/home/dev/shop"},
+   {"id":"w1:p5","cwd":"/home/dev/shop","agent":{"kind":"opencode","name":"tester","status":"idle"}}
  ]}]},
  {"id":"w2","label":"infra","tabs":[{"id":"w2:t1","panes":[
    {"id":"w2:p1","cwd":"/home/dev/infra","agent":{"kind":"claude","name":"ops","status":"idle"}}
@@ -89,7 +92,7 @@ func runDemo(worldFile string, verbose bool, out io.Writer) error {
 	}
 	// The demo never dials a live Herdr: it serves its own world.
 	srv := sockettest.NewServer(w)
-	srv.SubmitDelay = 20 * time.Millisecond
+	srv.SubmitDelay = demoEnterDelay
 	defer srv.Close()
 	exe, err := os.Executable()
 	if err != nil {
@@ -107,7 +110,7 @@ func runDemo(worldFile string, verbose bool, out io.Writer) error {
 	start := func(name, pane string) (*demoSession, error) {
 		env := append(os.Environ(), srv.Env(pane)...)
 		env = append(env, "HERDR_LINK_LOG=warn")
-		c, err := mcpclient.Start(exe, []string{"serve", "-no-bootstrap"}, env)
+		c, err := mcpclient.Start(exe, []string{"serve", "-no-bootstrap", "-submit-hold", demoSubmitHold.String()}, env)
 		if err != nil {
 			return nil, err
 		}
@@ -126,6 +129,13 @@ func runDemo(worldFile string, verbose bool, out io.Writer) error {
 		return err
 	}
 	defer reviewer.c.Close()
+	var tester *demoSession
+	if p := paneOf(w, "tester"); p != "" {
+		if tester, err = start("tester", p); err != nil {
+			return err
+		}
+		defer tester.c.Close()
+	}
 
 	handshake := func(s *demoSession) error {
 		if err := s.step("initialize", func() (string, error) {
@@ -178,14 +188,15 @@ func runDemo(worldFile string, verbose bool, out io.Writer) error {
 	}); err != nil {
 		return err
 	}
-	// The reviewer's pane now holds the wrapper; its host shows it to the model.
-	env, err := waitEnvelope(ctx, w, revPane, sent.ID)
+	// The reviewer's model got the wrapper as a turn of its own.
+	turn, err := waitTurn(ctx, w, revPane, sent.ID)
 	if err != nil {
 		return err
 	}
+	env, _ := link.Extract(turn)
 	fmt.Fprintln(out)
-	fmt.Fprintln(out, "  The reviewer's pane received:")
-	for _, l := range strings.Split(strings.TrimSpace(w.Screen(revPane)), "\n") {
+	fmt.Fprintln(out, "  The reviewer's model received this turn:")
+	for _, l := range strings.Split(strings.TrimSpace(turn), "\n") {
 		fmt.Fprintln(out, "  │ "+l)
 	}
 	fmt.Fprintln(out)
@@ -198,11 +209,18 @@ func runDemo(worldFile string, verbose bool, out io.Writer) error {
 	}); err != nil {
 		return err
 	}
-	reply, err := waitEnvelope(ctx, w, brainPane, "")
+	fmt.Fprintln(out, "  (brain is in the middle of a turn: Claude Code queues the reply until that turn ends)")
+	replyTurn, err := waitTurn(ctx, w, brainPane, "")
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\n  brain's pane received a reply from %q with reply_to %s (matches: %v): %q\n\n", reply.From, reply.ReplyTo, reply.ReplyTo == sent.ID, reply.Message)
+	reply, _ := link.Extract(replyTurn)
+	fmt.Fprintf(out, "\n  brain's model received a reply from %q with reply_to %s (matches: %v): %q\n\n", reply.From, reply.ReplyTo, reply.ReplyTo == sent.ID, reply.Message)
+	if tester != nil {
+		if err := twoAtOnce(ctx, out, w, revPane, brain, tester); err != nil {
+			return err
+		}
+	}
 	if err := brain.step(`herdr_link_close "reviewer"`, func() (string, error) {
 		_, t, err := brain.tool(ctx, "herdr_link_close", map[string]any{"agent": "reviewer"}, false)
 		return t, err
@@ -255,17 +273,95 @@ func countListChanged(c *mcpclient.Client) int {
 	return n
 }
 
-// waitEnvelope waits until pane shows a herdr-link/1 envelope (with id,
-// when given).
-func waitEnvelope(ctx context.Context, w *sockettest.World, pane, id string) (link.Envelope, error) {
+// The demo's simulator types Enter 20 ms after the text (Herdr: 300 ms);
+// its servers keep a target's lock 60 ms at least (Herdr: 400 ms).
+const (
+	demoEnterDelay = 20 * time.Millisecond
+	demoSubmitHold = 60 * time.Millisecond
+)
+
+// waitTurn waits until pane's agent received a turn holding a herdr-link/1
+// envelope (with id, when given) and returns that turn's text.
+func waitTurn(ctx context.Context, w *sockettest.World, pane, id string) (string, error) {
 	for {
-		if e, ok := link.Extract(w.Screen(pane)); ok && (id == "" || e.ID == id) {
-			return e, nil
+		for _, s := range w.Submissions(pane) {
+			for _, e := range link.ExtractAll(s.Text) {
+				if id == "" || e.ID == id {
+					return s.Text, nil
+				}
+			}
 		}
 		select {
 		case <-ctx.Done():
-			return link.Envelope{}, fmt.Errorf("no herdr-link/1 envelope arrived in the pane")
+			return "", fmt.Errorf("no turn with a herdr-link/1 envelope arrived in the pane")
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+// twoAtOnce: brain and tester message the reviewer at the same moment.
+// Without serialization Codex would glue both wrappers into one turn; the
+// delivery lock gives each its own turn.
+func twoAtOnce(ctx context.Context, out io.Writer, w *sockettest.World, revPane string, a, b *demoSession) error {
+	if _, err := b.c.Initialize(ctx, "2025-06-18"); err != nil {
+		return err
+	}
+	if _, _, err := b.tool(ctx, "herdr_link", nil, false); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "  brain and tester message the reviewer at the same moment (two herdr-link processes):")
+	before := len(w.Submissions(revPane))
+	type res struct {
+		s    *demoSession
+		text string
+		sent link.SendResult
+		d    time.Duration
+		err  error
+	}
+	results := make([]res, 2)
+	done := make(chan struct{})
+	for i, s := range []*demoSession{a, b} {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			start := time.Now()
+			r, t, err := s.tool(ctx, "herdr_link_send", map[string]any{"to": "reviewer", "message": fmt.Sprintf("%s here: the checkout tests pass on my side.", s.name)}, false)
+			results[i] = res{s: s, text: t, d: time.Since(start), err: err}
+			if err == nil {
+				results[i].err = jsonx.Unmarshal(r.StructuredContent, &results[i].sent)
+			}
+		}()
+	}
+	<-done
+	<-done
+	ids := map[string]string{}
+	for _, r := range results {
+		if r.err != nil {
+			return r.err
+		}
+		fmt.Fprintf(out, "  %-9s %-44s %8.2f ms  %s\n", "["+r.s.name+"]", `herdr_link_send to "reviewer"`, float64(r.d.Microseconds())/1000, r.text)
+		ids[r.sent.ID] = r.s.name
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(w.Submissions(revPane)) < before+2 && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	turns := w.Submissions(revPane)[before:]
+	fmt.Fprintf(out, "  The reviewer's model received %d separate turns:\n", len(turns))
+	for i, t := range turns {
+		envs := link.ExtractAll(t.Text)
+		var who []string
+		for _, e := range envs {
+			who = append(who, fmt.Sprintf("%s from %s", e.ID, ids[e.ID]))
+		}
+		fmt.Fprintf(out, "  │ turn %d: %d envelope(s): %s\n", i+1, len(envs), strings.Join(who, ", "))
+	}
+	if len(turns) != 2 {
+		return fmt.Errorf("the reviewer received %d turns, want 2", len(turns))
+	}
+	fmt.Fprintln(out)
+	return nil
 }

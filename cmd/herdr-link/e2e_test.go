@@ -57,11 +57,22 @@ type session struct {
 // would, and connects the official Go SDK client to it.
 func connect(t *testing.T, srv *sockettest.Server, pane string, extraEnv ...string) session {
 	t.Helper()
+	return connectWith(t, srv, pane, nil, extraEnv...)
+}
+
+// connectArgs is connect with command-line flags for the server.
+func connectArgs(t *testing.T, srv *sockettest.Server, pane string, args []string) session {
+	t.Helper()
+	return connectWith(t, srv, pane, args)
+}
+
+func connectWith(t *testing.T, srv *sockettest.Server, pane string, args []string, extraEnv ...string) session {
+	t.Helper()
 	var changed atomic.Int32
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed.Add(1) },
 	})
-	cmd := exec.Command(binary)
+	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), "HERDR_LINK_LOG=warn")
 	if srv != nil {
 		cmd.Env = append(cmd.Env, srv.Env(pane)...)
@@ -143,21 +154,21 @@ func TestEndToEndWithGoSDK(t *testing.T) {
 	}
 	// Send, receive, reply.
 	_, isErr, sent := call(t, brain, "herdr_link_send", map[string]any{"to": "reviewer", "message": "review please"})
-	if isErr || sent["status"] != "sent" {
+	if isErr || sent["status"] != "sent" || sent["delivery"] != "submitted" {
 		t.Fatalf("send %v", sent)
 	}
-	env, ok := link.Extract(w.Screen("w1:p2"))
+	env, ok := link.Extract(w.Typed("w1:p2"))
 	if !ok || env.ID != sent["id"] || env.From != "brain" {
-		t.Fatalf("reviewer's pane: %q", w.Screen("w1:p2"))
+		t.Fatalf("reviewer's pane: %q", w.Typed("w1:p2"))
 	}
 	reviewer := connect(t, srv, "w1:p2")
 	_, isErr, _ = call(t, reviewer, "herdr_link", map[string]any{"action": "send", "arguments": map[string]any{"to": env.From, "message": "done", "reply_to": env.ID}})
 	if isErr {
 		t.Fatal("reply failed")
 	}
-	back, ok := link.Extract(w.Screen("w1:p1"))
+	back, ok := link.Extract(w.Typed("w1:p1"))
 	if !ok || back.ReplyTo != env.ID || back.From != "reviewer" {
-		t.Fatalf("brain's pane: %q", w.Screen("w1:p1"))
+		t.Fatalf("brain's pane: %q", w.Typed("w1:p1"))
 	}
 	// Each error a model can see.
 	cases := []struct {
@@ -298,7 +309,8 @@ func TestDemoCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out)
 	}
-	for _, want := range []string{`PEER_NOT_FOUND`, `"status":"sent"`, `(matches: true)`, `"status":"closed"`, `[herdr_link, herdr_link_peers, herdr_link_send, herdr_link_close]`} {
+	for _, want := range []string{`PEER_NOT_FOUND`, `"status":"sent"`, `"delivery":"submitted"`, `"delivery":"queued"`, `(matches: true)`,
+		"The reviewer's model received 2 separate turns:", "turn 1: 1 envelope(s)", "turn 2: 1 envelope(s)", `"status":"closed"`, `[herdr_link, herdr_link_peers, herdr_link_send, herdr_link_close]`} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}

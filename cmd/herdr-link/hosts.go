@@ -78,14 +78,7 @@ func opencode(bin string) string {
 `
 }
 
-func piMCP(bin string) string {
-	return `{
-  "mcpServers": {
-    "` + serverName + `": { "command": ` + jsonString(bin) + `, "args": [], "exposure": "direct" }
-  }
-}
-`
-}
+func piMCP(bin string) string { return pi.MCPConfig(serverName, bin) }
 
 func generic(bin string) string {
 	return `{
@@ -96,9 +89,7 @@ func generic(bin string) string {
 `
 }
 
-func piExtension(bin string) string {
-	return strings.Replace(pi.Extension, pi.BinLine, "const HERDR_LINK_BIN = "+jsonString(bin)+";", 1)
-}
+func piExtension(bin string) string { return pi.Extension(bin) }
 
 // jsonString quotes s as a JSON string, which is also a valid TOML basic
 // string and JavaScript string literal.

@@ -25,6 +25,7 @@ import (
 
 	"github.com/herdr-link/herdr-link/internal/buildinfo"
 	"github.com/herdr-link/herdr-link/internal/cliflag"
+	"github.com/herdr-link/herdr-link/internal/panelock"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/link/mcpserver"
 	"github.com/herdr-link/herdr-link/socket"
@@ -138,6 +139,10 @@ type serveConfig struct {
 	level   string
 	timeout time.Duration
 	noBoot  bool
+	// delivery is the -delivery mode (confirm by default).
+	delivery link.DeliveryMode
+	// submitHold is -submit-hold.
+	submitHold time.Duration
 }
 
 func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
@@ -146,6 +151,12 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	fs.StringVar(&c.level, "log-level", envOr("HERDR_LINK_LOG", "info"), "stderr log level: debug, info, warn, error (env HERDR_LINK_LOG)")
 	fs.DurationVar(&c.timeout, "timeout", link.DefaultCallTimeout, "overall deadline of one tool call's Herdr work, every socket call included (and of the start-up bootstrap); must be positive")
 	fs.BoolVar(&c.noBoot, "no-bootstrap", false, "do not name an unnamed occupant at start-up (it is still named on first use)")
+	c.delivery = link.DeliveryConfirm
+	fs.Func("delivery", "after Herdr accepts a message: confirm (watch the target for its submission: 2.5 s + 60 ms per KiB, at most 30 s; the default) or fast (return at once, delivery \"unconfirmed\")", func(v string) (err error) {
+		c.delivery, err = link.ParseDeliveryMode(v)
+		return err
+	})
+	fs.DurationVar(&c.submitHold, "submit-hold", link.SubmitHold, "how long a delivery keeps its target's lock at least, unless its submission is seen sooner (Herdr types Enter 300 ms after the text; lower it only for a simulator with a shorter delay)")
 	return fs, c
 }
 
@@ -176,7 +187,14 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	if c.submitHold <= 0 {
+		fmt.Fprintln(stderr, "herdr-link: -submit-hold must be positive")
+		return 2
+	}
 	l, outside := linkFromEnv(os.Getenv, c.timeout, log)
+	if l != nil {
+		l.Delivery, l.SubmitHold = c.delivery, c.submitHold
+	}
 	stdin, restore := pollable(stdin)
 	defer restore()
 	if err := mcpserver.Serve(ctx, stdin, stdout, mcpserver.Options{
@@ -200,7 +218,8 @@ func linkFromEnv(getenv func(string) string, timeout time.Duration, log *slog.Lo
 	}
 	log.Info("herdr-link", "version", buildinfo.Version(), "socket", g.Socket.Path, "socket_rule", g.Socket.Rule, "pane_id", g.PaneID)
 	c := &socket.Client{Path: g.Socket.Path, Timeout: timeout, Warn: func(m string) { log.Warn(m) }}
-	return &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: g.PaneID, Logger: log, CallTimeout: timeout}, ""
+	return &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: g.PaneID, Logger: log, CallTimeout: timeout,
+		Locker: &panelock.Locker{Scope: g.Socket.Path}}, ""
 }
 
 // dropWriter writes to w until a write fails, then drops everything: a log

@@ -94,7 +94,7 @@ func (p *prober) call(ctx context.Context, method string, params, v any) ([]byte
 		return line, rtt, fmt.Errorf("%w: %v", socket.ErrMalformedResponse, err)
 	}
 	if env.Error != nil {
-		return line, rtt, &socket.Error{Method: method, Code: env.Error.Code, Message: env.Error.Message}
+		return line, rtt, socket.Refusal(method, env.Error)
 	}
 	if env.Result == nil {
 		return line, rtt, fmt.Errorf("%w: no result", socket.ErrMalformedResponse)
@@ -156,7 +156,7 @@ func (p *prober) run(ctx context.Context) bool {
 	var envErr *socket.EnvError
 	switch {
 	case errors.As(socket.DiagnoseDial(res.Path, derr), &envErr):
-		p.add("socket file", fail, start, envErr.Error(), envErr.Fix)
+		p.add("socket file", fail, start, envErr.Path+": "+envErr.Cause, envErr.Fix)
 		return p.finish()
 	case err != nil:
 		hint := "herdr"
@@ -185,8 +185,9 @@ func (p *prober) run(ctx context.Context) bool {
 	start = time.Now()
 	conn, derr := dialUnix(ctx, res.Path, p.timeout)
 	if derr != nil {
-		if de := socket.DiagnoseDial(res.Path, derr); de != derr {
-			p.add("connect", fail, start, de.Error(), transportFix(de, res))
+		var ee *socket.EnvError
+		if errors.As(socket.DiagnoseDial(res.Path, derr), &ee) {
+			p.add("connect", fail, start, ee.Path+": "+ee.Cause, ee.Fix)
 			return p.finish()
 		}
 		p.add("connect", fail, start, derr.Error(), transportFix(&socket.UnavailableError{Path: res.Path, Hint: "herdr", Err: derr}, res))
@@ -202,13 +203,16 @@ func (p *prober) run(ctx context.Context) bool {
 		p.add("ping", fail, start, err.Error(), transportFix(err, res))
 		return p.finish()
 	}
-	if !schema.IsCompatible(pong.Protocol) {
-		mm := &socket.ProtocolMismatchError{Server: pong.Protocol, Version: pong.Version, Known: schema.Compatible}
+	if pong.Protocol < socket.MinProtocol {
+		mm := &socket.ProtocolMismatchError{Server: pong.Protocol, Version: pong.Version, Min: socket.MinProtocol}
 		p.add("ping", fail, start, mm.Error(), "protocol mismatch: "+strings.SplitN(mm.Error(), ": ", 2)[1])
 		return p.finish()
 	}
-	p.add("ping", pass, start, fmt.Sprintf("Herdr %s, protocol %d (compatible with herdr-link's types, generated from protocol %d); %.2f ms round trip",
-		pong.Version, pong.Protocol, schema.Protocol, float64(rtt.Microseconds())/1000), "")
+	p.add("ping", pass, start, fmt.Sprintf("Herdr %s, protocol %d (herdr-link accepts protocol %d and newer and checks the methods it needs, not the number); %.2f ms round trip",
+		pong.Version, pong.Protocol, socket.MinProtocol, float64(rtt.Microseconds())/1000), "")
+	if !p.methods(ctx, res) {
+		return p.finish()
+	}
 
 	if !g.OK || g.PaneID == "" {
 		p.add("self", skip, time.Now(), "no HERDR_PANE_ID", "")
@@ -284,6 +288,43 @@ func (p *prober) run(ctx context.Context) bool {
 	return p.finish()
 }
 
+// neededMethods are the methods herdr-link calls. The probe checks each
+// exists without running it: a request with empty params is one Herdr
+// cannot parse, so it answers invalid_request naming the missing field
+// when it knows the method, or "unknown variant" when it does not.
+var neededMethods = []string{schema.MethodAgentList, schema.MethodAgentGet, schema.MethodAgentPrompt, schema.MethodAgentRename,
+	schema.MethodPaneGet, schema.MethodPaneClose}
+
+// methods adds the "methods" check; false when a needed method is missing
+// or the check could not run.
+func (p *prober) methods(ctx context.Context, res socket.Resolution) bool {
+	start := time.Now()
+	var missing, verified []string
+	for _, m := range neededMethods {
+		params := any(struct{}{})
+		if len(schema.RequiredParams(m)) == 0 {
+			params = schema.EmptyParams{} // read-only: run it
+		}
+		_, _, err := p.call(ctx, m, params, nil)
+		switch {
+		case errors.Is(err, socket.ErrMethodUnsupported):
+			missing = append(missing, m)
+		case err == nil, errors.Is(err, socket.ErrInvalidRequest):
+			verified = append(verified, m)
+		default:
+			p.add("methods", fail, start, m+": "+err.Error(), transportFix(err, res))
+			return false
+		}
+	}
+	if len(missing) > 0 {
+		p.add("methods", fail, start, fmt.Sprintf("this Herdr lacks %s (verified: %s)", strings.Join(missing, ", "), strings.Join(verified, ", ")),
+			"upgrade Herdr to 0.8.0 or later")
+		return false
+	}
+	p.add("methods", pass, start, "verified: "+strings.Join(verified, ", ")+" (each known to this Herdr; nothing was changed)", "")
+	return true
+}
+
 func dialUnix(ctx context.Context, path string, timeout time.Duration) (net.Conn, error) {
 	d := net.Dialer{Timeout: timeout}
 	return d.DialContext(ctx, "unix", path)
@@ -347,6 +388,7 @@ func probe(args []string, stdout, stderr io.Writer) int {
 	validate := fs.String("validate", "", "check each live response against the Herdr schema document in `FILE` (write one with: herdr api schema --json > FILE)")
 	watch := fs.Bool("watch", false, "print agent status changes and pane events until interrupted")
 	mcpCmd := fs.Bool("mcp", false, "run the MCP handshake against herdr-link (or the command given as arguments) and print it")
+	record := fs.String("record", "", "make read-only calls and write their exact lines, ids and names replaced, to `FILE` (see herdr-sim verify)")
 	if code, done := cliflag.Parse(fs, flagsFirst(fs, args), stdout); done {
 		return code
 	}
@@ -368,6 +410,8 @@ func probe(args []string, stdout, stderr io.Writer) int {
 		return p.watch(ctx, stdout, stderr)
 	case *mcpCmd:
 		return probeMCP(ctx, fs.Args(), *raw, stdout, stderr)
+	case *record != "":
+		return p.record(ctx, *record, stdout, stderr)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "herdr-link probe: unexpected arguments", fs.Args())

@@ -41,9 +41,13 @@ func TestProbeVerdicts(t *testing.T) {
 		{"unnamed occupant", "w1:p3", nil, 0, []string{"WARN  self", "unnamed", "herdr agent rename w1:p3 <name>"}},
 		{"occupant not detected", "w1:p4", nil, 1, []string{"FAIL  self", "occupant not detected yet"}},
 		{"unknown pane", "w9:p9", nil, 1, []string{"FAIL  self", "Herdr does not know this pane"}},
-		{"protocol 22", "w1:p1", func(s *sockettest.Server) { s.SetProtocol(22) }, 0, []string{"protocol 22 (compatible"}},
-		{"protocol 19", "w1:p1", func(s *sockettest.Server) { s.SetProtocol(19) }, 1, []string{"FAIL  ping", "protocol 19", "upgrade Herdr"}},
-		{"protocol 23", "w1:p1", func(s *sockettest.Server) { s.SetProtocol(23) }, 1, []string{"FAIL  ping", "upgrade herdr-link"}},
+		{"protocol 22", "w1:p1", func(s *sockettest.Server) { s.SetProtocol(22) }, 0, []string{"PASS  ping", "protocol 22 (herdr-link accepts protocol 19 and newer",
+			"PASS  methods", "verified: agent.list, agent.get, agent.prompt, agent.rename, pane.get, pane.close"}},
+		{"protocol 19", "w1:p1", func(s *sockettest.Server) { s.SetProtocol(19) }, 0, []string{"PASS  ping", "protocol 19"}},
+		{"protocol 25", "w1:p1", func(s *sockettest.Server) { s.SetProtocol(25) }, 0, []string{"PASS  ping", "protocol 25", "PASS  methods"}},
+		{"protocol 18", "w1:p1", func(s *sockettest.Server) { s.SetProtocol(18) }, 1, []string{"FAIL  ping", "protocol 18", "upgrade Herdr"}},
+		{"missing method", "w1:p1", func(s *sockettest.Server) { s.SetMissing("agent.rename") }, 1,
+			[]string{"FAIL  methods", "this Herdr lacks agent.rename (verified: agent.list, agent.get, agent.prompt, pane.get, pane.close)", "upgrade Herdr"}},
 		{"hung server", "w1:p1", func(s *sockettest.Server) { s.SetFault("", sockettest.Fault{Hang: true}) }, 1, []string{"FAIL  ping", "timed out", "hung"}},
 		{"garbage", "w1:p1", func(s *sockettest.Server) { s.SetFault("", sockettest.Fault{Garbage: true}) }, 1, []string{"FAIL  ping", "malformed", "not herdr-client.sock"}},
 		{"socket mode", "w1:p1", func(s *sockettest.Server) { _ = os.Chmod(s.Path(), 0o666) }, 0, []string{"WARN  socket file", "mode 0666"}},
@@ -124,7 +128,7 @@ func TestProbeJSON(t *testing.T) {
 		OK     bool
 		Checks []struct{ Name, Status string }
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &r) != nil || !r.OK || len(r.Checks) != 7 {
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil || !r.OK || len(r.Checks) != 8 {
 		t.Fatalf("exit %d, %+v\n%s", code, r, out)
 	}
 }
@@ -213,11 +217,13 @@ func TestProbeWatch(t *testing.T) {
 	}
 	_ = srv.World.SetStatus("w1:p2", "working")
 	_ = srv.World.Close("w1:p4")
-	for !(strings.Contains(out.String(), "pane.agent_status_changed") && strings.Contains(out.String(), "pane_closed")) && time.Now().Before(deadline) {
+	_ = srv.World.Detect("w2:p2", "codex") // issue 10 item 8: detection is an event --watch shows
+	for !(strings.Contains(out.String(), "pane.agent_status_changed") && strings.Contains(out.String(), "pane_closed") &&
+		strings.Contains(out.String(), "pane_agent_detected")) && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	cancel()
-	if code := <-done; code != 0 || !strings.Contains(out.String(), `"agent_status":"working"`) {
+	if code := <-done; code != 0 || !strings.Contains(out.String(), `"agent_status":"working"`) || !strings.Contains(out.String(), "pane_agent_detected") {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 }

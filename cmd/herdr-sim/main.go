@@ -9,6 +9,7 @@
 //	herdr-sim workspace list | tab list [--workspace W] | api snapshot
 //	herdr-sim world
 //	herdr-sim turns [--socket PATH] PANE_ID
+//	herdr-sim verify FILE
 //
 // The CLI verbs behave like herdr's: a ping to check the protocol, then the
 // request, each on its own connection to HERDR_SOCKET_PATH (or the default
@@ -50,6 +51,7 @@ usage:
   herdr-sim serve [flags]           serve a simulated Herdr socket until SIGINT/SIGTERM
   herdr-sim world                   print the built-in world file
   herdr-sim turns PANE_ID           print what the agent in a pane of a running serve received
+  herdr-sim verify FILE             replay a herdr-link probe --record recording; report structural differences
   herdr-sim agent list|get|prompt|rename ...   the herdr CLI's agent verbs
   herdr-sim pane list|get|close|read ...       the herdr CLI's pane verbs
   herdr-sim workspace list | tab list | api snapshot
@@ -70,6 +72,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "turns":
 		return turns(args[1:], stdout, stderr)
+	case "verify":
+		return verify(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 && args[1] == "serve" {
 			return serve([]string{"-h"}, stdout, stderr)
@@ -142,8 +146,8 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	path := fs.String("socket", "", "socket path (default: a new temporary directory)")
 	worldFile := fs.String("world", "", "world file (default: the built-in world; see 'herdr-sim world')")
 	pollRead := fs.Bool("poll-read", false, "reproduce Herdr's 100 ms sleep when a request has not arrived at the first poll")
-	protocol := fs.Uint("protocol", uint(schema.Protocol), "protocol number ping reports")
-	version := fs.String("herdr-version", "0.8.2", "Herdr version ping reports")
+	protocol := fs.Uint("protocol", uint(schema.Protocol), "protocol number ping reports; 19–25 also set that release's version and capabilities")
+	version := fs.String("herdr-version", "", "Herdr version ping reports (default: the protocol's, 0.8.2 for 20)")
 	validate := fs.String("validate", "", "check every response against this Herdr schema document and report failures on stderr")
 	var commands faultFlags
 	fs.Var(&commands, "command", `PANE=JSON-ARGV, repeatable: run a program in PANE's terminal (a pseudo-terminal), e.g. 'w1:p2=["claude"]'; the world file's "command" field also sets its env, dir and size`)
@@ -184,7 +188,10 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	srv.PollRead = *pollRead
 	srv.HerdrOnly = *herdrOnly
 	srv.Protocol = uint32(*protocol)
-	srv.Version = *version
+	_ = srv.UseProtocol(srv.Protocol) // known protocols get their pong; others keep 0.8.2's
+	if *version != "" {
+		srv.Version = *version
+	}
 	srv.Logf = func(format string, a ...any) { fmt.Fprintf(stderr, "herdr-sim: "+format+"\n", a...) }
 	if *validate != "" {
 		v, err := schemalite.Load(*validate)

@@ -1,15 +1,19 @@
 package hosttest
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"time"
 )
 
-// Claude Code: the user-scope MCP registration (what
-// `claude mcp add --scope user herdr_link -- BIN` writes) in $HOME/.claude.json,
-// the model at ANTHROPIC_BASE_URL, headless `claude -p`.
+// Claude Code: registered with the command `herdr-link config claude`
+// prints (a user-scope `claude mcp add`), the model at ANTHROPIC_BASE_URL,
+// headless `claude -p`.
 // claudeKey is the fake API key; interactive Claude Code asks about a new
 // key unless its last 20 characters are in customApiKeyResponses.approved.
 const claudeKey = "sk-ant-hosttest-0123456789abcdef"
@@ -38,23 +42,54 @@ func init() {
 			}
 		},
 		Command: func(s *Session) (*exec.Cmd, error) {
-			cfg := map[string]any{
-				"hasCompletedOnboarding": true,
-				"customApiKeyResponses":  map[string]any{"approved": []string{claudeKey[len(claudeKey)-20:]}, "rejected": []string{}},
-				"projects":               map[string]any{s.Work: map[string]any{"hasTrustDialogAccepted": true}},
-				"mcpServers": map[string]any{
-					"herdr_link": map[string]any{"type": "stdio", "command": s.LinkBin, "args": []string{}, "env": map[string]string{}},
-				},
-			}
-			b, err := json.MarshalIndent(cfg, "", "  ")
-			if err != nil {
-				return nil, err
-			}
-			if err := os.WriteFile(filepath.Join(s.Home, ".claude.json"), b, 0o600); err != nil {
+			if err := claudeRegister(s); err != nil {
 				return nil, err
 			}
 			args := []string{"-p", s.Prompt, "--allowedTools", "mcp__herdr_link", "--output-format", "stream-json", "--verbose"}
 			return exec.Command(s.HostBin, append(args, s.Mode.Args...)...), nil
 		},
 	})
+}
+
+// claudeRegister runs the command `herdr-link config claude` prints (the
+// user-scope `claude mcp add`) in the session's HOME, then marks the
+// onboarding, the API key and the folder's trust as done in the
+// ~/.claude.json it wrote.
+func claudeRegister(s *Session) error {
+	snippet, err := s.LinkConfig("claude")
+	if err != nil {
+		return err
+	}
+	words := strings.Fields(snippet)
+	if len(words) < 2 || words[0] != "claude" || words[len(words)-1] != s.LinkBin {
+		return fmt.Errorf("herdr-link config claude printed %q, want a claude command ending in %s", snippet, s.LinkBin)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	add := exec.CommandContext(ctx, s.HostBin, words[1:]...)
+	add.Dir = s.Work
+	add.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.Home, "DISABLE_AUTOUPDATER=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1", s.Marker}
+	if out, err := add.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %v: %s", snippet, err, out)
+	}
+	path := filepath.Join(s.Home, ".claude.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("claude mcp add wrote no %s: %w", path, err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if _, ok := cfg["mcpServers"].(map[string]any)["herdr_link"]; !ok {
+		return fmt.Errorf("%s: claude mcp add registered no herdr_link", path)
+	}
+	cfg["hasCompletedOnboarding"] = true
+	cfg["customApiKeyResponses"] = map[string]any{"approved": []string{claudeKey[len(claudeKey)-20:]}, "rejected": []string{}}
+	cfg["projects"] = map[string]any{s.Work: map[string]any{"hasTrustDialogAccepted": true}}
+	if b, err = json.MarshalIndent(cfg, "", "  "); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o600)
 }

@@ -6,11 +6,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // Codex CLI: CODEX_HOME/config.toml with a Responses-API provider at the
-// fake and herdr-link under [mcp_servers] with the HERDR_* variables in
-// env_vars; headless `codex exec`.
+// fake and the [mcp_servers.herdr_link] table `herdr-link config codex`
+// prints; headless `codex exec`.
 func init() {
 	Register(&Host{
 		Name:     "codex",
@@ -32,6 +33,14 @@ func init() {
 			if err := os.MkdirAll(home, 0o755); err != nil {
 				return nil, err
 			}
+			// herdr-link's part is what `herdr-link config codex` prints.
+			snippet, err := s.LinkConfig("codex")
+			if err != nil {
+				return nil, err
+			}
+			if !strings.HasPrefix(snippet, "[mcp_servers.herdr_link]") {
+				return nil, fmt.Errorf("herdr-link config codex printed %q, want an [mcp_servers.herdr_link] table", snippet)
+			}
 			q := strconv.Quote
 			cfg := fmt.Sprintf(`model = "fake-model"
 model_provider = "fake"
@@ -48,18 +57,15 @@ env_key = "HOSTTEST_MODEL_KEY"
 request_max_retries = 0
 stream_max_retries = 0
 
-[mcp_servers.herdr_link]
-command = %s
-args = []
-env_vars = ["HERDR_ENV", "HERDR_PANE_ID", "HERDR_SOCKET_PATH", "HERDR_SESSION"]
-startup_timeout_sec = 10
+%s
 # Headless (approval_policy "never") Codex refuses MCP tools that need
-# approval (herdr_link_close is destructive); approve herdr-link's tools.
+# approval (the gateway and herdr_link_close are destructive): approve
+# herdr-link's tools.
 default_tools_approval_mode = "approve"
 
 [projects.%s]
 trust_level = "trusted"
-`, q(s.ModelURL+"/v1"), q(s.LinkBin), q(s.Work))
+`, q(s.ModelURL+"/v1"), strings.TrimSpace(snippet), q(s.Work))
 			if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
 				return nil, err
 			}

@@ -65,6 +65,10 @@ type Mode struct {
 	ListChanged bool
 	// Note is a one-line description for the report.
 	Note string
+	// Reviewer, when set, runs the reviewer's session on another host
+	// ("claude" or "claude/direct"), so the run proves the two hosts'
+	// agents exchange messages.
+	Reviewer string
 }
 
 var registry []*Host
@@ -312,4 +316,17 @@ func killMarked(marker string) int {
 		}
 	}
 	return n
+}
+
+// LinkConfig is what `herdr-link config HOST` prints for the session's
+// herdr-link: the runner registers herdr-link with exactly the snippet a
+// user copies.
+func (s *Session) LinkConfig(host string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, s.LinkBin, "config", host).Output()
+	if err != nil {
+		return "", fmt.Errorf("herdr-link config %s: %w", host, err)
+	}
+	return string(out), nil
 }

@@ -150,6 +150,9 @@ func (r *Result) senderMetrics(a SessionResult) {
 // checks them against the host's reference.
 func (r *Result) footprint(ref Reference) {
 	for _, s := range r.Sessions {
+		if s.Host != "" && s.Host != r.Host {
+			continue // another host's session (Mode.Reviewer)
+		}
 		r.DormantBytes = max(r.DormantBytes, s.Metrics.Dormant)
 		r.ActiveBytes = max(r.ActiveBytes, s.Metrics.Active)
 	}

@@ -177,12 +177,27 @@ func TestRegistry(t *testing.T) {
 
 func TestCommands(t *testing.T) {
 	// Each host writes its configuration into the session's HOME and
-	// points it at the fake model and herdr-link.
+	// points it at the fake model and at herdr-link, registered with what
+	// `herdr-link config HOST` prints. Claude Code's registration runs
+	// `claude mcp add`: it is checked only where the host is installed.
+	if testing.Short() {
+		t.Skip("builds herdr-link")
+	}
+	link := buildTree(t, "herdr-link")
+	cache := os.Getenv("HERDR_LINK_HOSTS")
 	for _, h := range Hosts() {
+		hostBin := "/x/" + h.Bin
+		if h.Name == "claude" {
+			if cache == "" || !h.Installed(cache) {
+				t.Logf("%s: not installed (HERDR_LINK_HOSTS), its registration is not checked", h.Name)
+				continue
+			}
+			hostBin = h.BinPath(cache)
+		}
 		for _, m := range h.Modes {
 			dir := t.TempDir()
-			s := &Session{Host: h, Mode: m, Dir: dir, Home: dir + "/home", Work: dir + "/work", HostBin: "/x/" + h.Bin,
-				LinkBin: "/abs/herdr-link", ModelURL: "http://127.0.0.1:1", Prompt: "hello \"world\""}
+			s := &Session{Host: h, Mode: m, Dir: dir, Home: dir + "/home", Work: dir + "/work", HostBin: hostBin,
+				LinkBin: link, ModelURL: "http://127.0.0.1:1", Prompt: "hello \"world\""}
 			if err := mkdirs(s.Home, s.Work); err != nil {
 				t.Fatal(err)
 			}
@@ -199,7 +214,7 @@ func TestCommands(t *testing.T) {
 				}
 			}
 			cfg := readTree(t, s.Home)
-			if !strings.Contains(cfg, "/abs/herdr-link") {
+			if !strings.Contains(cfg, link) {
 				t.Errorf("%s/%s: no config under HOME names herdr-link", h.Name, m.Name)
 			}
 			all := cfg + strings.Join(h.Env(s), "\n")

@@ -2,15 +2,16 @@ package hosttest
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 )
 
-// OpenCode: $XDG_CONFIG_HOME/opencode/opencode.json with an
-// openai-compatible provider at the fake (Chat Completions) and herdr-link
-// as a local MCP server; headless `opencode run`.
+// OpenCode: $XDG_CONFIG_HOME/opencode/opencode.json = what
+// `herdr-link config opencode` prints plus an openai-compatible provider at
+// the fake (Chat Completions); headless `opencode run`.
 func init() {
 	Register(&Host{
 		Name:     "opencode",
@@ -35,17 +36,26 @@ func init() {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return nil, err
 			}
-			cfg := map[string]any{
-				"$schema": "https://opencode.ai/config.json",
-				"provider": map[string]any{"fake": map[string]any{
-					"npm": "@ai-sdk/openai-compatible", "name": "fake",
-					"options": map[string]any{"baseURL": s.ModelURL + "/v1", "apiKey": "sk-hosttest-fake"},
-					"models":  map[string]any{"fake-model": map[string]any{"name": "fake model"}},
-				}},
-				"model": "fake/fake-model", "small_model": "fake/fake-model",
-				"autoupdate": false, "share": "disabled",
-				"mcp": map[string]any{"herdr_link": map[string]any{"type": "local", "command": []string{s.LinkBin}}},
+			// herdr-link's part is what `herdr-link config opencode` prints;
+			// the provider at the fake is merged in.
+			snippet, err := s.LinkConfig("opencode")
+			if err != nil {
+				return nil, err
 			}
+			var cfg map[string]any
+			if err := json.Unmarshal([]byte(snippet), &cfg); err != nil {
+				return nil, fmt.Errorf("herdr-link config opencode: %w: %q", err, snippet)
+			}
+			if _, ok := cfg["mcp"].(map[string]any)["herdr_link"]; !ok {
+				return nil, fmt.Errorf("herdr-link config opencode printed no mcp.herdr_link: %q", snippet)
+			}
+			cfg["provider"] = map[string]any{"fake": map[string]any{
+				"npm": "@ai-sdk/openai-compatible", "name": "fake",
+				"options": map[string]any{"baseURL": s.ModelURL + "/v1", "apiKey": "sk-hosttest-fake"},
+				"models":  map[string]any{"fake-model": map[string]any{"name": "fake model"}},
+			}}
+			cfg["model"], cfg["small_model"] = "fake/fake-model", "fake/fake-model"
+			cfg["autoupdate"], cfg["share"] = false, "disabled"
 			b, err := json.MarshalIndent(cfg, "", "  ")
 			if err != nil {
 				return nil, err

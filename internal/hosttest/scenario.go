@@ -24,7 +24,7 @@ type Config struct {
 	// Repo is the module's root (for files a host needs from the tree,
 	// such as an adapter).
 	Repo string
-	// SessionTimeout bounds each host process (60 s when zero).
+	// SessionTimeout bounds each host process (SessionTimeout when zero).
 	SessionTimeout time.Duration
 	// Reference holds the footprint limits per host (testdata/reference.json).
 	Reference map[string]Reference
@@ -59,20 +59,28 @@ const (
 )
 
 // World returns the scenario's world: "brain" (the sender) and "reviewer"
-// in one workspace, both of the host's kind, and "ops" in another.
-func World(kind string) string {
+// in one workspace, both of the host's kind, and "ops" in another. Turns
+// and submission are short (100 ms), so a duplicate that queues behind the
+// turn the first copy started reaches the model within settleWait; what
+// each kind makes of the text is unchanged.
+func World(kind string) string { return WorldOf(kind, kind) }
+
+// WorldOf is World with the reviewer of another host's kind.
+func WorldOf(kind, reviewerKind string) string {
 	return fmt.Sprintf(`{"workspaces":[
  {"id":"w1","label":"app","tabs":[{"id":"w1:t1","panes":[
-  {"id":%q,"cwd":"/home/dev/app","agent":{"kind":%q,"name":"brain","status":"idle"}},
-  {"id":%q,"cwd":"/home/dev/app","agent":{"kind":%q,"name":"reviewer","status":"idle"}}]}]},
+  {"id":%q,"cwd":"/home/dev/app","agent":{"kind":%q,"name":"brain","status":"idle","turn_ms":100,"submit_ms":100}},
+  {"id":%q,"cwd":"/home/dev/app","agent":{"kind":%q,"name":"reviewer","status":"idle","turn_ms":100,"submit_ms":100}}]}]},
  {"id":"w2","label":"infra","tabs":[{"id":"w2:t1","panes":[
   {"id":%q,"cwd":"/home/dev/infra","agent":{"kind":"claude","name":"ops","status":"idle"}}]}]}]}`,
-		SenderPane, kind, ReviewerPane, kind, OtherPane)
+		SenderPane, kind, ReviewerPane, reviewerKind, OtherPane)
 }
 
 // SessionResult is one host session of a run.
 type SessionResult struct {
-	Name     string               `json:"name"`
+	Name string `json:"name"`
+	// Host is set when the session ran another host (Mode.Reviewer).
+	Host     string               `json:"host,omitempty"`
 	Pane     string               `json:"pane"`
 	Outcome  Outcome              `json:"-"`
 	Duration time.Duration        `json:"duration_ns"`
@@ -125,8 +133,14 @@ func (r *Result) failf(format string, a ...any) {
 	r.Failures = append(r.Failures, fmt.Sprintf(format, a...))
 }
 
-// Budget bounds a whole host-and-mode run (three sessions).
-const Budget = 150 * time.Second
+// Budget bounds a whole host-and-mode run (three sessions), and
+// SessionTimeout each host process. A session takes 1–10 s on an idle
+// 2-core machine; OpenCode's start-up alone took 20–40 s on one loaded
+// by a dozen other jobs.
+const (
+	Budget         = 5 * time.Minute
+	SessionTimeout = 150 * time.Second
+)
 
 // Messages of the scenario.
 const (
@@ -143,6 +157,7 @@ func Run(ctx context.Context, h *Host, m Mode, cfg Config) *Result {
 		ResultBytes: map[string]int{}, Delivered: map[string]int{}}
 	start := time.Now()
 	defer func() {
+		r.checkContract(cfg.Repo)
 		r.footprint(cfg.Reference[h.Name])
 		if r.Duration = time.Since(start); r.Duration > Budget {
 			r.failf("the run took %s, over the budget of %s", r.Duration.Round(time.Millisecond), Budget)
@@ -152,7 +167,26 @@ func Run(ctx context.Context, h *Host, m Mode, cfg Config) *Result {
 		r.failf("%s %s is not installed in %s (run scripts/hosts.sh, which installs it with npm)", h.Display, h.Version, cfg.Cache)
 		return r
 	}
-	srv, err := StartSim(cfg.SimBin, World(h.Kind))
+	// The reviewer runs the same host, or the one the mode names.
+	rh, rm := h, m
+	if m.Reviewer != "" {
+		name, mode, _ := strings.Cut(m.Reviewer, "/")
+		if rh = Lookup(name); rh == nil {
+			r.failf("mode %s: no host %q to review with", m.Name, name)
+			return r
+		}
+		if err := rh.Install(ctx, cfg.Cache); err != nil {
+			r.failf("the reviewer's host: %v", err)
+			return r
+		}
+		rm = rh.Modes[0]
+		for _, x := range rh.Modes {
+			if x.Name == mode {
+				rm = x
+			}
+		}
+	}
+	srv, err := StartSim(cfg.SimBin, WorldOf(h.Kind, rh.Kind))
 	if err != nil {
 		r.failf("simulator: %v", err)
 		return r
@@ -193,12 +227,19 @@ func Run(ctx context.Context, h *Host, m Mode, cfg Config) *Result {
 	}
 
 	// 2. The reviewer, prompted with what landed in its pane, replies.
-	b := runSession(ctx, h, m, cfg, srv, "reviewer", ReviewerPane, tag, req.text,
+	reviewer := "reviewer"
+	if rh != h {
+		reviewer = "reviewer-" + rh.Name + "-" + rm.Name
+	}
+	b := runSession(ctx, rh, rm, cfg, srv, reviewer, ReviewerPane, tag, req.text,
 		fakemodel.Script{Steps: []fakemodel.Step{
 			{Call: fakemodel.Gateway},
 			{Call: fakemodel.Send, Args: map[string]any{"to": "${envelope.from}", "message": replyMsg, "reply_to": "${envelope.id}"}},
 			{Text: "Replied to brain."},
 		}})
+	if rh != h {
+		b.Host = rh.Name
+	}
 	r.Sessions = append(r.Sessions, b)
 	if !r.checkSession(&b, []string{"activate", "send"}) {
 		return r
@@ -268,7 +309,7 @@ func runSession(ctx context.Context, h *Host, m Mode, cfg Config, srv *Sim, name
 	s.ModelURL = fm.URL
 	timeout := cfg.SessionTimeout
 	if timeout == 0 {
-		timeout = 60 * time.Second
+		timeout = SessionTimeout
 	}
 	sr.Outcome = run(ctx, s, timeout)
 	fm.Close()
@@ -405,9 +446,11 @@ type delivery struct {
 	env  fakemodel.Envelope
 }
 
-// delivered checks that exactly one envelope reached the agent in pane
-// (what its model received: herdr-sim turns), from → to, with the message
-// and reply_to.
+// delivered checks that exactly one envelope reached the agent in pane,
+// from → to, with the message and reply_to: the agent's model received it
+// (herdr-sim turns) and no second copy waits in its composer or queue
+// (herdr-sim pane read). The sending session has ended, so everything it
+// sent has been typed; only Enter may still be on its way.
 func (r *Result) delivered(srv *Sim, pane, from, to, msg, replyTo string) (delivery, bool) {
 	var turns []Turn
 	var err error
@@ -419,19 +462,22 @@ func (r *Result) delivered(srv *Sim, pane, from, to, msg, replyTo string) (deliv
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if err == nil && len(turns) > 0 {
-		// A duplicate would follow within the kind's submit latency.
-		time.Sleep(duplicateWait)
-		turns, err = srv.Turns(pane)
+	var screen string
+	if err == nil {
+		time.Sleep(settleWait)
+		if turns, err = srv.Turns(pane); err == nil {
+			screen, err = srv.Read(pane)
+		}
 	}
 	if err != nil {
 		r.failf("%s → %s: %v", from, to, err)
 		return delivery{}, false
 	}
 	envs := envelopesIn(turns)
-	r.Delivered[pane] = len(envs)
-	if len(envs) != 1 {
-		r.failf("%s → %s: %d envelopes reached %s's model in %d turn(s), want exactly 1: %q", from, to, len(envs), to, len(turns), turns)
+	typed := len(fakemodel.Envelopes(screen))
+	r.Delivered[pane] = typed
+	if len(envs) != 1 || typed != 1 {
+		r.failf("%s → %s: %d envelope(s) reached %s's model in %d turn(s) and %d are in its pane, want exactly 1: %q", from, to, len(envs), to, len(turns), typed, screen)
 		return delivery{}, false
 	}
 	d := envs[0]
@@ -442,10 +488,11 @@ func (r *Result) delivered(srv *Sim, pane, from, to, msg, replyTo string) (deliv
 	return d, true
 }
 
-// How long to wait for a delivery to be submitted, and for a duplicate.
+// How long to wait for a delivery to be submitted, and for an Enter
+// still on its way (Herdr sends it 300 ms after the text).
 const (
-	deliveryWait  = 10 * time.Second
-	duplicateWait = 700 * time.Millisecond
+	deliveryWait = 10 * time.Second
+	settleWait   = time.Second
 )
 
 // envelopesIn finds the envelopes in what an agent received; the turn's

@@ -162,3 +162,30 @@ func (s *Sim) Panes() ([]string, error) {
 	}
 	return ids, nil
 }
+
+// Read returns what pane.read shows for pane (herdr-sim pane read): the
+// turns the agent received and whatever waits in its composer or queue.
+func (s *Sim) Read(pane string) (string, error) {
+	out, errb, err := s.verb("pane", "read", pane)
+	if err != nil {
+		if bytes.Contains(errb, []byte("pane_not_found")) {
+			return "", ErrPaneGone
+		}
+		return "", fmt.Errorf("herdr-sim pane read %s: %v: %s", pane, err, errb)
+	}
+	var r struct {
+		Result struct {
+			Read struct {
+				Text      string `json:"text"`
+				Truncated bool   `json:"truncated"`
+			} `json:"read"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		return "", fmt.Errorf("herdr-sim pane read %s: %v", pane, err)
+	}
+	if r.Result.Read.Truncated {
+		return "", fmt.Errorf("herdr-sim pane read %s: truncated", pane)
+	}
+	return r.Result.Read.Text, nil
+}

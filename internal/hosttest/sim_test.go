@@ -2,12 +2,49 @@ package hosttest
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+)
+
+// buildTree builds herdr-link and herdr-sim once per test binary and
+// returns the path of one of them.
+func buildTree(t *testing.T, name string) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "hosttest-bin")
+		if buildErr != nil {
+			return
+		}
+		out, err := exec.Command("go", "build", "-o", buildDir+"/", "../../cmd/herdr-link", "../../cmd/herdr-sim").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return filepath.Join(buildDir, name)
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
 
 // TestSim runs the scenario's world in herdr-sim built from the tree and
 // checks the queries the runner's assertions rest on.
@@ -15,11 +52,7 @@ func TestSim(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds herdr-sim")
 	}
-	bin := filepath.Join(t.TempDir(), "herdr-sim")
-	if b, err := exec.Command("go", "build", "-o", bin, "../../cmd/herdr-sim").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, b)
-	}
-	s, err := StartSim(bin, World("claude"))
+	s, err := StartSim(buildTree(t, "herdr-sim"), World("claude"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,11 +69,12 @@ func TestSim(t *testing.T) {
 	if !ok || d.env.ID != "hl_mx4gjvcd_61wfrv9c" || !strings.Contains(d.text, "<pasted_content") {
 		t.Fatalf("delivered: %+v %v %v", d, ok, r.Failures)
 	}
-	// A second copy is a failure.
+	// A second copy is a failure, even while it waits behind the turn the
+	// first one started.
 	if _, _, err := s.verb("agent", "prompt", "reviewer", "again\n"+env); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := r.delivered(s, ReviewerPane, "brain", "reviewer", "m", ""); ok || len(r.Failures) != 1 {
+	if _, ok := r.delivered(s, ReviewerPane, "brain", "reviewer", "m", ""); ok || len(r.Failures) != 1 || !strings.Contains(r.Failures[0], "2 envelope(s)") {
 		t.Fatalf("a duplicate passed: %v", r.Failures)
 	}
 	if turns, err := s.Turns(OtherPane); err != nil || len(turns) != 0 {

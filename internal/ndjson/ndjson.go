@@ -95,6 +95,9 @@ func (r *Reader) ReadLine() ([]byte, error) {
 	}
 }
 
+// Buffered is how many bytes were read past the last line returned.
+func (r *Reader) Buffered() int { return r.br.Buffered() }
+
 // SkipLine discards input up to and including the next newline. It returns
 // io.EOF if the input ends first.
 func (r *Reader) SkipLine() error {

@@ -4,16 +4,14 @@ package tui_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/herdr-link/herdr-link/internal/fakemodel"
 	"github.com/herdr-link/herdr-link/internal/mcpclient"
 	"github.com/herdr-link/herdr-link/internal/tui"
 	"github.com/herdr-link/herdr-link/schema"
@@ -21,36 +19,6 @@ import (
 	"github.com/herdr-link/herdr-link/socket/sockettest/ptypane"
 	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
-
-var (
-	linkOnce sync.Once
-	linkBin  string
-	linkErr  error
-)
-
-// herdrLink is the herdr-link binary the senders run: HERDR_LINK_BIN, or
-// built from this tree once.
-func herdrLink(t *testing.T) string {
-	t.Helper()
-	linkOnce.Do(func() {
-		if linkBin = os.Getenv("HERDR_LINK_BIN"); linkBin != "" {
-			return
-		}
-		dir, err := os.MkdirTemp("", "hl-tui")
-		if err != nil {
-			linkErr = err
-			return
-		}
-		linkBin = filepath.Join(dir, "herdr-link")
-		if out, err := exec.Command("go", "build", "-o", linkBin, "../../cmd/herdr-link").CombinedOutput(); err != nil {
-			linkErr = fmt.Errorf("build herdr-link: %v\n%s", err, out)
-		}
-	})
-	if linkErr != nil {
-		t.Fatal(linkErr)
-	}
-	return linkBin
-}
 
 const (
 	reviewerPane = "w1:p1"
@@ -64,18 +32,13 @@ type rig struct {
 	srv  *sockettest.Server
 	pane *ptypane.Pane
 	tap  *tui.Tap
+	fake *fakemodel.Server
 }
-
-var senderNames = []string{"brain", "helper"}
 
 func newRig(t *testing.T, h tui.Host) *rig {
 	t.Helper()
 	bin := hostBinary(t, h)
-	tap, err := tui.NewTap(standIn(t).URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(tap.Close)
+	fake, tap := fakeModel(t)
 	run, err := tui.Prepare(h, tui.Options{Binary: bin, Dir: t.TempDir(), BaseURL: tap.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +58,7 @@ func newRig(t *testing.T, h tui.Host) *rig {
 		t.Fatal(err)
 	}
 	srv := simtest.New(t, w, ptypane.Option)
-	r := &rig{h: h, srv: srv, pane: srv.Program(reviewerPane).(*ptypane.Pane), tap: tap}
+	r := &rig{h: h, srv: srv, pane: srv.Program(reviewerPane).(*ptypane.Pane), tap: tap, fake: fake}
 	// Herdr detects a turn from the screen; here the model requests say it.
 	tap.OnTurn(func(tui.Turn) { _ = w.SetStatus(reviewerPane, "working") }, func(tui.Turn) { _ = w.SetStatus(reviewerPane, "idle") })
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -106,73 +69,6 @@ func newRig(t *testing.T, h tui.Host) *rig {
 	return r
 }
 
-// sender is one herdr-link MCP server, as an agent host in a sender pane
-// runs it, activated.
-func (r *rig) sender(t *testing.T, name string) *mcpclient.Client {
-	t.Helper()
-	a, ok := r.srv.World.Agent(name)
-	if !ok {
-		t.Fatalf("no sender %s", name)
-	}
-	env := append(os.Environ(), r.srv.Env(a.PaneID)...)
-	c, err := mcpclient.Start(herdrLink(t), []string{"serve", "-no-bootstrap", "-log-level", "error"}, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if _, err := c.Initialize(ctx, "2025-06-18"); err != nil {
-		t.Fatal(err)
-	}
-	if res, err := c.CallTool(ctx, "herdr_link", map[string]any{}); err != nil || res.IsError {
-		t.Fatalf("activate: %v %s", err, res.Text())
-	}
-	return c
-}
-
-// sent is one herdr_link_send and what came of it.
-type sent struct {
-	message string
-	id      string
-	// delivery is what herdr-link reported ("" when this herdr-link does
-	// not report it).
-	delivery string
-	err      error
-}
-
-func send(ctx context.Context, c *mcpclient.Client, message string) sent {
-	res, err := c.CallTool(ctx, "herdr_link_send", map[string]any{"to": "reviewer", "message": message})
-	s := sent{message: message, err: err}
-	if err == nil && res.IsError {
-		s.err = fmt.Errorf("send failed: %s", res.Text())
-	}
-	var out struct {
-		ID       string `json:"id"`
-		Delivery string `json:"delivery"`
-	}
-	if err == nil {
-		_ = json.Unmarshal(res.StructuredContent, &out)
-	}
-	s.id, s.delivery = out.ID, out.Delivery
-	return s
-}
-
-// message is a scenario's i-th message of n bytes (at least a short line).
-func message(sc Scenario, i int) string {
-	m := fmt.Sprintf("Scenario %s, message %d: please review.", sc.Name, i)
-	if sc.Size > len(m) {
-		line := strings.Repeat("lorem ipsum dolor sit amet ", 3) + "\n"
-		var b strings.Builder
-		b.WriteString(m + "\n")
-		for b.Len() < sc.Size {
-			b.WriteString(line)
-		}
-		m = b.String()[:sc.Size]
-	}
-	return m
-}
-
 // play runs sc against the real TUI and reads the outcome from the tap's
 // log of model requests.
 func (r *rig) play(t *testing.T, sc Scenario) (Outcome, []sent) {
@@ -181,7 +77,7 @@ func (r *rig) play(t *testing.T, sc Scenario) (Outcome, []sent) {
 	defer cancel()
 	senders := make([]*mcpclient.Client, sc.senders())
 	for i := range senders {
-		senders[i] = r.sender(t, senderNames[i])
+		senders[i] = sender(t, r.srv, senderNames[i])
 	}
 	if sc.Draft != "" {
 		if err := r.pane.Send([]byte(sc.Draft)); err != nil {
@@ -235,137 +131,86 @@ func (r *rig) play(t *testing.T, sc Scenario) (Outcome, []sent) {
 		}
 		return true
 	})
-	return outcomeOf(sc, r.tap.Turns(), busy, r.srv.World.Inputs(reviewerPane), results), results
+	return outcomeOf(sc, tapRecord(r.tap.Turns(), busy), pastes(r.srv.World.Inputs(reviewerPane)), results), results
 }
 
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if strings.Contains(x, s) {
-			return true
-		}
-	}
-	return false
-}
-
-func slicesAny[T any](l []T, f func(T) bool) bool {
-	for _, x := range l {
-		if f(x) {
-			return true
-		}
-	}
-	return false
-}
-
-// pastes is the texts herdr-link typed into the pane (paste brackets
-// removed, Enter left out).
-func pastes(inputs []string) []string {
-	var out []string
-	for _, in := range inputs {
-		if in == "\r" || in == "\x1b[13u" || in == "\x1b[I" {
-			continue
-		}
-		in = strings.TrimPrefix(in, "\x1b[200~")
-		in = strings.TrimSuffix(in, "\x1b[201~")
-		out = append(out, in)
-	}
-	return out
-}
-
-// outcomeOf reads a scenario's outcome from the model turns.
-func outcomeOf(sc Scenario, turns []tui.Turn, busy string, inputs []string, results []sent) Outcome {
-	o := Outcome{Submitted: true, Separate: true, Intact: true}
-	typed := pastes(inputs)
-	busyTurn := -1
+// tapRecord reads the model requests a TUI made.
+func tapRecord(turns []tui.Turn, busy string) record {
+	rec := record{busy: -1}
 	for i, x := range turns {
-		if busy != "" && contains(x.New, busy) {
-			busyTurn = i
+		if busy != "" && rec.busy < 0 && contains(x.New, busy) {
+			rec.busy = i
 		}
 	}
-	for _, s := range results {
-		var in []int
-		for i, x := range turns {
-			if strings.Contains(strings.Join(x.New, ""), s.id) {
-				in = append(in, i)
-			}
+	for _, x := range turns {
+		tr := turnRec{text: strings.Join(x.New, "")}
+		if rec.busy >= 0 {
+			b := turns[rec.busy]
+			tr.afterBusy = b.Completed && !x.Start.Before(b.End)
 		}
-		switch {
-		case len(in) == 0:
-			o.Submitted = false
-			o.Lost++
-			continue
-		case len(in) > 1:
-			o.Duplicated += len(in) - 1
-		}
-		turn := turns[in[0]]
-		text := strings.Join(turn.New, "")
-		for _, other := range results {
-			if other.id != s.id && strings.Contains(text, other.id) {
-				o.Separate = false
-			}
-		}
-		// The wrapper herdr-link typed reaches the model whole.
-		var wrapper string
-		for _, p := range typed {
-			if strings.Contains(p, s.id) {
-				wrapper = p
-			}
-		}
-		if wrapper == "" || !strings.Contains(text, wrapper) {
-			o.Intact = false
-		}
-		if sc.Draft != "" && strings.Contains(text, sc.Draft) {
-			o.DraftMerged = true
-		}
-		if busyTurn >= 0 && in[0] > busyTurn {
-			b := turns[busyTurn]
-			switch {
-			case b.Cut && !turn.Start.Before(b.Start):
-				o.Interrupting = true // the running answer was dropped for it
-			case b.Completed && !turn.Start.Before(b.End):
-				o.Queued = true // it waited for the answer to end
-			}
-		}
-		o.Delivery = append(o.Delivery, s.delivery)
+		rec.turns = append(rec.turns, tr)
 	}
-	return o
+	if rec.busy >= 0 {
+		rec.busyCut = turns[rec.busy].Cut
+	}
+	return rec
 }
 
 // TestDeliveryIntoTUIs: herdr-link messages into the real interactive
-// TUIs arrive as the scenario table says, read from the model requests.
+// TUIs arrive as the scenario table says, read from the model requests;
+// and the simulator's model of each host, run through the same scenario,
+// agrees with the real TUI on every behaviour the table states (merged or
+// separate, queued or interrupting, submitted or not, draft merged,
+// intact). The summary says which scenario changed.
 func TestDeliveryIntoTUIs(t *testing.T) {
+	flip := os.Getenv(flipEnv)
+	var mu sync.Mutex
+	var summary []string
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(summary) > 0 {
+			t.Logf("scenario summary (host, scenario, TUI vs table, model vs TUI):\n%s", strings.Join(summary, "\n"))
+		}
+	}()
 	for _, h := range []tui.Host{tui.Claude, tui.Codex} {
 		for _, sc := range Scenarios {
 			t.Run(string(h)+"/"+sc.Name, func(t *testing.T) {
 				r := newRig(t, h)
 				got, results := r.play(t, sc)
-				want := Expected(string(h), sc)
-				t.Logf("%s %s: %s", h, sc.Name, got)
-				diffs := got.diff(want, true)
-				for _, d := range diffs {
-					t.Errorf("%s %s: %s", h, sc.Name, d)
+				t.Logf("TUI:   %s", got)
+				// The fake model's own log agrees: each message is in a
+				// model request's last user message.
+				for _, s := range results {
+					if !slicesAny(r.fake.Requests(), func(q fakemodel.Request) bool { return q.Main && strings.Contains(q.LastUser, s.id) }) {
+						t.Errorf("scenario %s: the fake model's log has no request whose last user message holds %s", sc.Name, s.id)
+					}
 				}
-				if len(diffs) > 0 {
+				table := got.diff(want(t, string(h), sc, got, results), true)
+				for _, d := range table {
+					t.Errorf("scenario %s changed for the %s TUI (TUI vs table): %s", sc.Name, h, d)
+				}
+				model, _ := playModel(t, string(h), sc, flip)
+				t.Logf("model: %s", model)
+				vs := model.diff(got, false)
+				for _, d := range vs {
+					t.Errorf("scenario %s: the model of %s disagrees with the real TUI: %s", sc.Name, h, d)
+				}
+				if len(table)+len(vs) > 0 {
 					t.Logf("model turns: %+v", r.tap.Turns())
 					t.Logf("writes: %q", abbreviate(r.srv.World.Inputs(reviewerPane)))
 					t.Logf("screen:\n%s", r.pane.Screen(false, false))
 				}
-				for _, s := range results {
-					if s.delivery == "" {
-						t.Logf("herdr-link reported no delivery value (older herdr-link)")
+				verdict := func(d []string) string {
+					if len(d) == 0 {
+						return "same"
 					}
+					return "CHANGED: " + strings.Join(d, "; ")
 				}
+				mu.Lock()
+				summary = append(summary, fmt.Sprintf("  %-6s %-12s %s | %s", h, sc.Name, verdict(table), verdict(vs)))
+				mu.Unlock()
 			})
 		}
 	}
-}
-
-func abbreviate(l []string) []string {
-	out := make([]string, len(l))
-	for i, s := range l {
-		if len(s) > 200 {
-			s = s[:100] + fmt.Sprintf("…(%d bytes)…", len(s)) + s[len(s)-100:]
-		}
-		out[i] = s
-	}
-	return out
 }

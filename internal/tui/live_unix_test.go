@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdr-link/herdr-link/internal/fakemodel"
+	"github.com/herdr-link/herdr-link/internal/hosttest"
 	"github.com/herdr-link/herdr-link/internal/tui"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
@@ -16,16 +18,47 @@ import (
 	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
-// hostBinary is the installed TUI of h named by HERDR_LINK_CLAUDE_BIN or
-// HERDR_LINK_CODEX_BIN; the test skips when it is not set.
+// hostBinary is the interactive TUI of h: the binary named by
+// HERDR_LINK_CLAUDE_BIN or HERDR_LINK_CODEX_BIN, else the pinned version
+// from the host runner's install cache HERDR_LINK_HOSTS (installed there
+// when missing, as scripts/hosts.sh does). Without either the test skips.
 func hostBinary(t *testing.T, h tui.Host) string {
 	t.Helper()
 	env := map[tui.Host]string{tui.Claude: "HERDR_LINK_CLAUDE_BIN", tui.Codex: "HERDR_LINK_CODEX_BIN"}[h]
-	bin := os.Getenv(env)
-	if bin == "" {
-		t.Skipf("%s not set (the path of an installed %s)", env, h)
+	if bin := os.Getenv(env); bin != "" {
+		return bin
 	}
-	return bin
+	cache := os.Getenv("HERDR_LINK_HOSTS")
+	if cache == "" {
+		t.Skipf("real TUIs: set HERDR_LINK_HOSTS=<install cache> (see scripts/hosts.sh) or %s", env)
+	}
+	host := hosttest.Lookup(string(h))
+	if host == nil {
+		t.Fatalf("the host runner does not know %s", h)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := host.Install(ctx, cache); err != nil {
+		t.Fatal(err)
+	}
+	return host.BinPath(cache)
+}
+
+// fakeModel is the host runner's fake model server answering every turn
+// with a short text, and the tap in front of it the TUI talks to.
+func fakeModel(t *testing.T) (*fakemodel.Server, *tui.Tap) {
+	t.Helper()
+	fake, err := fakemodel.Start(fakemodel.Options{Script: fakemodel.Script{FinalText: "Received, thanks."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
+	tap, err := tui.NewTap(fake.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tap.Close)
+	return fake, tap
 }
 
 // TestTUIRecipes: each interactive TUI, started unattended by its recipe
@@ -35,11 +68,7 @@ func TestTUIRecipes(t *testing.T) {
 	for _, h := range []tui.Host{tui.Claude, tui.Codex} {
 		t.Run(string(h), func(t *testing.T) {
 			bin := hostBinary(t, h)
-			tap, err := tui.NewTap(standIn(t).URL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tap.Close()
+			_, tap := fakeModel(t)
 			run, err := tui.Prepare(h, tui.Options{Binary: bin, Dir: t.TempDir(), BaseURL: tap.URL})
 			if err != nil {
 				t.Fatal(err)

@@ -101,3 +101,74 @@ func Expected(host string, sc Scenario) Outcome {
 	}
 	return o
 }
+
+// record is what a receiving end made of a scenario, in the terms both
+// the real TUIs (the model requests) and the simulator's model (its
+// submissions) give: the turns the model received, in order.
+type record struct {
+	turns []turnRec
+	// busy is the index of the turn the target was working on when the
+	// messages came (-1: it was idle); busyCut says that turn's answer
+	// was dropped (a steer).
+	busy    int
+	busyCut bool
+}
+
+type turnRec struct {
+	// text is the input the turn was started for.
+	text string
+	// afterBusy: the turn started once the busy turn had ended.
+	afterBusy bool
+}
+
+// outcomeOf reads a scenario's outcome from a record; typed is what
+// herdr-link typed into the pane (to tell its wrappers), results the
+// sends.
+func outcomeOf(sc Scenario, rec record, typed []string, results []sent) Outcome {
+	o := Outcome{Submitted: true, Separate: true, Intact: true}
+	for _, s := range results {
+		var in []int
+		for i, x := range rec.turns {
+			if strings.Contains(x.text, s.id) {
+				in = append(in, i)
+			}
+		}
+		o.Delivery = append(o.Delivery, s.delivery)
+		switch {
+		case len(in) == 0:
+			o.Submitted = false
+			o.Lost++
+			continue
+		case len(in) > 1:
+			o.Duplicated += len(in) - 1
+		}
+		turn := rec.turns[in[0]]
+		for _, other := range results {
+			if other.id != s.id && strings.Contains(turn.text, other.id) {
+				o.Separate = false
+			}
+		}
+		// The wrapper herdr-link typed reaches the model whole.
+		wrapper := ""
+		for _, p := range typed {
+			if strings.Contains(p, s.id) {
+				wrapper = p
+			}
+		}
+		if wrapper == "" || !strings.Contains(turn.text, wrapper) {
+			o.Intact = false
+		}
+		if sc.Draft != "" && strings.Contains(turn.text, sc.Draft) {
+			o.DraftMerged = true
+		}
+		if rec.busy >= 0 && in[0] > rec.busy {
+			switch {
+			case rec.busyCut:
+				o.Interrupting = true // the running answer was dropped for it
+			case turn.afterBusy:
+				o.Queued = true // it waited for the answer to end
+			}
+		}
+	}
+	return o
+}

@@ -3,7 +3,9 @@ package mcpserver_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -107,5 +109,40 @@ func TestBrokenOutputEndsSession(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Serve kept running with a broken output")
+	}
+}
+
+// The repro of issue 11 item 1 end to end: an unnamed caller, the start-up
+// bootstrap and eight concurrent peers calls rename once, and every call
+// reports the name Herdr has.
+func TestStartupConcurrentPeersRenameOnce(t *testing.T) {
+	for round := 0; round < 5; round++ {
+		h := start(t, hopt{pane: "w1:p3", opts: func(o *mcpserver.Options) { o.Bootstrap = true }})
+		h.srv.SetFault(schema.MethodAgentList, sockettest.Fault{Latency: 5 * time.Millisecond})
+		h.call(1, "initialize", `{"protocolVersion":"2025-06-18"}`)
+		h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		for i := 0; i < 8; i++ {
+			h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"herdr_link_peers"}}`, 10+i))
+		}
+		names := map[string]bool{}
+		for got := 0; got < 8; {
+			l := h.next()
+			if m := regexp.MustCompile(`"self":\{"name":"(hl-[0-9a-f]{8})"`).FindStringSubmatch(l); m != nil {
+				names[m[1]] = true
+				got++
+			} else if strings.Contains(l, `"result"`) {
+				t.Fatalf("peers answered %s", l)
+			}
+		}
+		renames := 0
+		for _, m := range h.srv.Methods() {
+			if m == schema.MethodAgentRename {
+				renames++
+			}
+		}
+		a, _ := h.world.Agent("w1:p3")
+		if renames != 1 || len(names) != 1 || a.Name == nil || !names[*a.Name] {
+			t.Fatalf("round %d: %d renames, names %v, herdr has %v", round, renames, names, a.Name)
+		}
 	}
 }

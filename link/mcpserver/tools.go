@@ -51,7 +51,7 @@ const (
 
 	peersDescription = `List the live, named agents of your own Herdr workspace (not you), each with an advisory state. Their names are what send and close take.`
 
-	sendDescription = `Send a message to another agent of your Herdr workspace, by name. To answer a herdr-link/1 message, send to its "from" with reply_to set to its "id". "sent" means Herdr accepted the delivery, not that the agent read it.`
+	sendDescription = `Send a message to another agent of your Herdr workspace, by name. To answer a herdr-link/1 message, send to its "from" with reply_to set to its "id". "sent" means Herdr accepted it; "delivery" says what followed. A message to a working Codex agent interrupts its turn.`
 
 	closeDescription = `Close the pane of the named agent of your workspace, ending that agent. Only once you decided it is finished; send any last message first, and close in a later step.`
 )
@@ -61,7 +61,7 @@ const (
 // late, under a prefix or namespace, or never, still get all they need.
 const gatewayUsage = `The herdr_link_peers, herdr_link_send and herdr_link_close tools may appear only from your next step on, and your host may show them with a prefix or in a namespace (for example mcp__herdr_link__herdr_link_send or herdr_link_herdr_link_send). Until you see them, and whenever you prefer, call this herdr_link tool with an action; it does the same:
 - {"action":"peers"}: the agents of your workspace, {"self":{"name","state"},"peers":[{"name","state"}]}.
-- {"action":"send","to":"<name>","message":"<text>"}, with "reply_to":"<id>" when answering: {"status":"sent","id","to"}.
+- {"action":"send","to":"<name>","message":"<text>"}, with "reply_to":"<id>" when answering: {"status":"sent","id","to","delivery"}.
 - {"action":"close","agent":"<name>"}: {"status":"closed","agent"}.
 The fields may also be nested, as in {"action":"send","arguments":{"to":"<name>","message":"<text>"}}. Failures read "CODE: detail", CODE one of NOT_IN_HERDR, SELF_UNNAMED, PEER_NOT_FOUND, SEND_FAILED, CLOSE_FAILED, INVALID_ARGUMENT.`
 
@@ -78,9 +78,11 @@ const (
 		`"required":["to","message"],"additionalProperties":false}`
 	closeInput = `{"type":"object","properties":{"agent":{"type":"string","description":"Agent name whose pane to close."}},"required":["agent"],"additionalProperties":false}`
 
-	peerSchema   = `{"type":"object","properties":{"name":{"type":"string"},"state":{"type":"string","enum":["idle","working","blocked","done","unknown"]}},"required":["name","state"]}`
-	peersOutput  = `{"type":"object","properties":{"self":` + peerSchema + `,"peers":{"type":"array","items":` + peerSchema + `}},"required":["self","peers"]}`
-	sendOutput   = `{"type":"object","properties":{"status":{"const":"sent"},"id":{"type":"string"},"to":{"type":"string"}},"required":["status","id","to"]}`
+	peerSchema  = `{"type":"object","properties":{"name":{"type":"string"},"state":{"type":"string","enum":["idle","working","blocked","done","unknown"]}},"required":["name","state"]}`
+	peersOutput = `{"type":"object","properties":{"self":` + peerSchema + `,"peers":{"type":"array","items":` + peerSchema + `}},"required":["self","peers"]}`
+	sendOutput  = `{"type":"object","properties":{"status":{"const":"sent"},"id":{"type":"string"},"to":{"type":"string"},` +
+		`"delivery":{"enum":["submitted","queued","interrupting","unconfirmed"],"description":"submitted: a turn started with it; queued: the agent is busy and reads it when its turn ends; interrupting: it interrupted the working agent's turn (Codex); unconfirmed: no sign yet. Never resend because of it."}},` +
+		`"required":["status","id","to","delivery"]}`
 	closeOutput  = `{"type":"object","properties":{"status":{"const":"closed"},"agent":{"type":"string"}},"required":["status","agent"]}`
 	gatewayOuput = `{"type":"object","properties":{"status":{"type":"string"},"capabilities":{"type":"array","items":{"type":"string"}},"contract":{"type":"string"},"usage":{"type":"string"},"self":{"type":"object"},"peers":{"type":"array"},"id":{"type":"string"},"to":{"type":"string"},"agent":{"type":"string"}}}`
 )

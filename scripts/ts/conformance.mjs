@@ -50,8 +50,19 @@ async function connect(pane) {
 const names = (r) => r.tools.map((t) => t.name).join(",");
 const text = (r) => r.content.find((c) => c.type === "text")?.text ?? "";
 const paneText = (pane) => JSON.parse(execFileSync(herdrSim, ["pane", "read", pane], { env: simEnv })).result.read.text;
-const lastEnvelope = (s) => s.split(/\r?\n/).reverse().map((l) => { try { return JSON.parse(l); } catch { return null; } })
-  .find((e) => e && e.protocol === "herdr-link/1");
+// What the agent in pane received, one text per user turn (herdr-sim turns).
+const turns = (pane) => execFileSync(herdrSim, ["turns", pane], { env: simEnv }).toString().split("\n").filter(Boolean).map((l) => JSON.parse(l).text);
+// Every herdr-link/1 envelope anywhere in s (glued text, pasted_content tags, drafts), as a receiver must find them.
+const envelopes = (s) => {
+  const found = [];
+  const start = '{"protocol":"herdr-link/1"';
+  for (let i = s.indexOf(start); i >= 0; i = s.indexOf(start, i + 1)) {
+    for (let j = s.indexOf("}", i); j >= 0; j = s.indexOf("}", j + 1)) {
+      try { found.push(JSON.parse(s.slice(i, j + 1))); break; } catch { /* not yet the end */ }
+    }
+  }
+  return found;
+};
 
 try {
   const brain = await connect("w1:p1");
@@ -77,14 +88,19 @@ try {
 
   const sent = await brain.client.callTool({ name: "herdr_link_send", arguments: { to: "reviewer", message: "Please review." } });
   check("send", !sent.isError && sent.structuredContent?.status === "sent", text(sent));
-  const env = lastEnvelope(paneText("w1:p2"));
-  check("reviewer's pane holds the envelope", env?.id === sent.structuredContent?.id && env?.from === "brain", JSON.stringify(env));
+  check("send to an idle agent is submitted", sent.structuredContent?.delivery === "submitted", JSON.stringify(sent.structuredContent));
+  const got = turns("w1:p2").flatMap(envelopes);
+  const env = got.find((e) => e.id === sent.structuredContent?.id);
+  check("reviewer received the envelope in one turn, once", got.length === 1 && env?.from === "brain", JSON.stringify(got));
 
   const reviewer = await connect("w1:p2");
   const reply = await reviewer.client.callTool({ name: "herdr_link", arguments: { action: "send", arguments: { to: env.from, message: "LGTM", reply_to: env.id } } });
   check("reply through the gateway alone", !reply.isError, text(reply));
-  const back = lastEnvelope(paneText("w1:p1"));
-  check("brain's pane holds the reply with reply_to", back?.reply_to === env.id && back?.from === "reviewer", JSON.stringify(back));
+  // brain is working (a Claude Code agent): the reply waits in its queue
+  // until the turn ends, and herdr-link says so.
+  check("the reply to a working claude agent is queued", reply.structuredContent?.delivery === "queued", JSON.stringify(reply.structuredContent));
+  await new Promise((r) => setTimeout(r, 700)); // Herdr's Enter comes 300 ms after the text
+  check("brain's screen shows the reply queued, not yet a turn", paneText("w1:p1").includes("Queued") && turns("w1:p1").length === 0, paneText("w1:p1"));
 
   const blank = await brain.client.callTool({ name: "herdr_link_send", arguments: { to: "reviewer", message: "  " } });
   check("blank message is INVALID_ARGUMENT", blank.isError && text(blank).startsWith("INVALID_ARGUMENT:"), text(blank));

@@ -21,7 +21,14 @@
 // [Server.SetFault] injects latency, hangs, drops, garbage, wrong ids,
 // oversized replies and Herdr errors per method; [Server.SetRefuse] makes
 // the socket refuse connections; [Server.SetProtocol] changes what ping
-// reports. [Server.Requests] logs every request received.
+// reports, [Server.UseProtocol] answers as the Herdr release of protocol
+// 19–25 would, [Server.SetMissing] plays a Herdr without some methods.
+// [Server.Requests] logs every request received.
+//
+// Params are checked as serde checks them (required fields at any depth,
+// value types, integer ranges, enum values, union tags) with serde's
+// wording; event lines have their keys sorted at every level, as Herdr
+// writes them. [SpecFromSnapshot] mirrors a recorded session.snapshot.
 //
 // # The receiving end
 //
@@ -69,12 +76,17 @@
 // revision only on title or metadata changes (never, in the simulator);
 // pane.read answers revision 0.
 //
+// A pane may run a real program instead of the modelled receiving end
+// ([PaneSpec].Command, [Server.RunCommand]); [Server.Programs] starts it,
+// in a pseudo-terminal with package ptypane (see [Program]).
+//
 // What it does not model: managed-launch deadlines and the 3 s settle
 // (launch transitions follow [World.SetStatus]), events.wait and the other
-// wait methods besides agent.wait and agent.prompt's wait, the legacy pane
-// id forms (p_<ws>_<raw>, <ws>-<n>; moved-pane aliases are modelled),
-// confirmation_required (inject it with a Fault), and the output-matched
-// and scroll subscriptions (accepted, never fired).
+// wait methods besides agent.wait and agent.prompt's wait, the raw pane id
+// forms (p_<ws>_<raw>, p_<raw>; the <ws>:p<n> and <ws>-<n> forms and
+// moved-pane aliases are modelled), confirmation_required (inject it with a
+// Fault), and the output-matched and scroll subscriptions (accepted, never
+// fired).
 //
 // The package imports neither testing nor a validator: in tests,
 // socket/sockettest/simtest's New starts a server that is closed when the

@@ -152,14 +152,18 @@ func (w *World) prompt(p schema.AgentPromptParams, submitDelay time.Duration) (*
 	if t.state == schema.AgentStatusBlocked {
 		return nil, schema.AgentInfo{}, herr("agent_blocked", "agent %s is blocked and requires interactive input", p.Target)
 	}
-	if t.label == nil || !knownAgents[*t.label] || t.launch == launchPending || t.launch == launchBlocked {
+	kind, known := "", false
+	if t.label != nil {
+		kind, known = knownAgent(*t.label)
+	}
+	if !known || t.launch == launchPending || t.launch == launchBlocked {
 		return nil, schema.AgentInfo{}, herr("agent_not_ready", "agent %s is not an active named agent", p.Target)
 	}
 	if t.notForeground {
 		return nil, schema.AgentInfo{}, herr("agent_not_ready", "agent %s is no longer the pane foreground process", p.Target)
 	}
 	before := w.agentInfo(pn)
-	if *t.label == "copilot" {
+	if kind == "copilot" {
 		w.write(t, "\x1b[I")
 	}
 	if t.promptFails {
@@ -276,7 +280,7 @@ func (c *call) promptAndWait(p schema.AgentPromptParams) (any, *herdrError) {
 	if hasTimeout {
 		deadline = start.Add(timeout)
 	}
-	final, e := c.waitStatus(pin, p.Wait.Until, deadline)
+	final, e := c.waitStatus(pin, p.Wait.Until, deadline, false)
 	if e != nil {
 		return nil, e
 	}
@@ -290,10 +294,19 @@ type pinned struct {
 	term                *terminal
 	label, name, paneID string
 	byName              bool
+	cursor              uint64 // hub sequence when the wait started
 }
 
 func pinAgent(pn *pane, byName bool) pinned {
 	return pinned{pn: pn, term: pn.term, label: derefOr(pn.term.label), name: derefOr(pn.term.name), paneID: pn.id, byName: byName}
+}
+
+// pinAt is pinAgent that also remembers the hub position (w.mu held), for
+// waits that accept transient statuses.
+func (w *World) pinAt(pn *pane, byName bool) pinned {
+	p := pinAgent(pn, byName)
+	p.cursor = w.events.seq
+	return p
 }
 
 // gone reports (w.mu held) whether the pane closed or moved (its id
@@ -314,7 +327,11 @@ var defaultUntil = []schema.AgentStatus{schema.AgentStatusIdle, schema.AgentStat
 
 // waitStatus waits until the pinned agent's status is in until (default:
 // idle, done, blocked), the deadline (zero: none) passes, or it is gone.
-func (c *call) waitStatus(p pinned, until []schema.AgentStatus, deadline time.Time) (schema.AgentInfo, *herdrError) {
+//
+// With transient (agent.wait), a status the agent passed through since the
+// wait started counts too, as Herdr reads it from the event hub: the reply
+// is the current record carrying that status.
+func (c *call) waitStatus(p pinned, until []schema.AgentStatus, deadline time.Time, transient bool) (schema.AgentInfo, *herdrError) {
 	if len(until) == 0 {
 		until = defaultUntil
 	}
@@ -322,6 +339,21 @@ func (c *call) waitStatus(p pinned, until []schema.AgentStatus, deadline time.Ti
 	ok, e := c.waitFor(deadline, func() (bool, *herdrError) {
 		if p.gone(c.w) {
 			return false, errNotRunning()
+		}
+		if transient {
+			var matched *schema.AgentStatus
+			for _, r := range c.w.statusEventsAfter(p.paneID, p.cursor) {
+				p.cursor = r.seq
+				if inStatuses(r.status.AgentStatus, until) {
+					st := r.status.AgentStatus
+					matched = &st
+				}
+			}
+			if matched != nil {
+				info = c.w.agentInfo(p.pn)
+				info.AgentStatus = *matched
+				return true, nil
+			}
 		}
 		if inStatuses(p.term.status(), until) {
 			info = c.w.agentInfo(p.pn)
@@ -395,13 +427,13 @@ func agentWait(c *call) (any, *herdrError) {
 		w.mu.Unlock()
 		return nil, e
 	}
-	pin := pinAgent(pn, false)
+	pin := w.pinAt(pn, false)
 	w.mu.Unlock()
 	var deadline time.Time
 	if p.TimeoutMS != nil {
 		deadline = time.Now().Add(time.Duration(*p.TimeoutMS) * time.Millisecond)
 	}
-	info, e := c.waitStatus(pin, p.Until, deadline)
+	info, e := c.waitStatus(pin, p.Until, deadline, true)
 	if e != nil {
 		return nil, e
 	}
@@ -572,8 +604,6 @@ func paneMove(c *call) (any, *herdrError) {
 		return nil, herr("pane_not_found", "source pane not found")
 	}
 	var dst *tab
-	var createdTab *schema.TabInfo
-	var createdWS *schema.WorkspaceInfo
 	d := p.Destination
 	switch {
 	case d.Tab != nil:
@@ -611,17 +641,7 @@ func paneMove(c *call) (any, *herdrError) {
 		return nil, herr("invalid_request", "unsupported pane.move destination")
 	}
 	// A new container holds no pane yet; its info is taken after the move.
-	res := w.movePane(pn, dst, nil, nil)
-	if d.NewTab != nil || d.NewWorkspace != nil {
-		ti := w.tabInfo(dst, len(dst.ws.tabs))
-		res.CreatedTab = &ti
-	}
-	if d.NewWorkspace != nil {
-		wi := w.workspaceInfo(dst.ws, w.wsNumber(dst.ws))
-		res.CreatedWorkspace = &wi
-	}
-	_ = createdTab
-	_ = createdWS
+	res := w.movePane(pn, dst, d.NewTab != nil, d.NewWorkspace != nil)
 	return schema.ResultPaneMove{Type: schema.ResultTypePaneMove, MoveResult: res}, nil
 }
 
@@ -692,6 +712,60 @@ type subState struct {
 	filter    *schema.AgentStatus
 	last      schema.AgentStatus
 	pane      *pane
+	initial   []byte // the first event of a filter already matched
+}
+
+// statusLine is the subscription line of a status change.
+func statusLine(ev schema.PaneAgentStatusChangedEvent) []byte {
+	data, _ := jsonx.Marshal(ev)
+	return sortedEnvelope(schema.SubscriptionTagPaneAgentStatusChanged, data)
+}
+
+func (w *World) statusEvent(p *pane) schema.PaneAgentStatusChangedEvent {
+	m := p.term.meta
+	return schema.PaneAgentStatusChangedEvent{PaneID: p.id, WorkspaceID: p.tab.ws.id, AgentStatus: p.term.status(), Agent: p.term.label,
+		Title: m.title, DisplayAgent: m.displayAgent, StateLabels: m.stateLabels}
+}
+
+// pollStatus is one tick of a pane.agent_status_changed subscription, as
+// Herdr polls it (w.mu held): the pane's status events in the hub, one per
+// tick, each one delivered (filtered on the wanted status); the initial
+// event of a filter the pane already matched when nothing happened since;
+// a pane snapshot when the hub has nothing.
+func (w *World) pollStatus(st *subState) []byte {
+	saw := false
+	for _, r := range w.statusEventsAfter(st.paneID, st.cursor) {
+		st.cursor = r.seq
+		saw = true
+		st.last = r.status.AgentStatus
+		if st.filter != nil && *st.filter != r.status.AgentStatus {
+			continue
+		}
+		st.initial = nil
+		return statusLine(schema.PaneAgentStatusChangedEvent{PaneID: r.status.PaneID, WorkspaceID: r.status.WorkspaceID,
+			AgentStatus: r.status.AgentStatus, Agent: r.status.Agent, Title: r.status.Title, DisplayAgent: r.status.DisplayAgent,
+			StateLabels: r.status.StateLabels})
+	}
+	st.cursor = w.events.seq
+	if saw {
+		st.initial = nil
+	} else if st.initial != nil {
+		line := st.initial
+		st.initial = nil
+		return line
+	}
+	if w.paneByTarget(st.paneID) != st.pane {
+		return nil
+	}
+	cur := st.pane.term.status()
+	if cur == st.last {
+		return nil
+	}
+	st.last = cur
+	if st.filter != nil && *st.filter != cur {
+		return nil
+	}
+	return statusLine(w.statusEvent(st.pane))
 }
 
 // specialPaneKinds are the subscriptions that probe a pane first.
@@ -733,7 +807,10 @@ func (s *Server) subscribe(c net.Conn, req parsedRequest) {
 			if tag != schema.SubscriptionTagPaneAgentStatusChanged {
 				continue // accepted, but the simulator produces no such events
 			}
-			st.paneID, st.pane, st.filter, st.last = pid, pn, sub.PaneAgentStatusChanged.AgentStatus, pn.term.status()
+			st.paneID, st.pane, st.filter, st.last, st.cursor = pn.id, pn, sub.PaneAgentStatusChanged.AgentStatus, pn.term.status(), w.events.seq
+			if st.filter != nil && *st.filter == st.last {
+				st.initial = statusLine(w.statusEvent(pn))
+			}
 		} else {
 			st.plainKind = strings.ReplaceAll(tag, ".", "_")
 		}
@@ -762,24 +839,9 @@ func (s *Server) subscribe(c net.Conn, req parsedRequest) {
 				}
 				continue
 			}
-			if w.paneByTarget(st.paneID) != st.pane {
-				continue
+			if line := w.pollStatus(st); line != nil {
+				lines = append(lines, line)
 			}
-			cur := st.pane.term.status()
-			if cur == st.last {
-				continue
-			}
-			st.last = cur
-			if st.filter != nil && *st.filter != cur {
-				continue
-			}
-			data, _ := jsonx.Marshal(schema.PaneAgentStatusChangedEvent{PaneID: st.pane.id, WorkspaceID: st.pane.tab.ws.id,
-				AgentStatus: cur, Agent: st.pane.term.label})
-			line, _ := jsonx.Marshal(struct {
-				Event string           `json:"event"`
-				Data  jsonx.RawMessage `json:"data"`
-			}{schema.SubscriptionTagPaneAgentStatusChanged, data})
-			lines = append(lines, line)
 		}
 		w.mu.Unlock()
 		for _, l := range lines {

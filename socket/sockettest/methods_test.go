@@ -622,9 +622,14 @@ func TestAgentLifecycle(t *testing.T) {
 	if a1.StateChangeSeq <= a0.StateChangeSeq || a1.StateChangeSeq <= b0.StateChangeSeq || get("finished").StateChangeSeq != b0.StateChangeSeq {
 		t.Errorf("state_change_seq: %d → %d (other agent %d)", a0.StateChangeSeq, a1.StateChangeSeq, b0.StateChangeSeq)
 	}
-	// Finishing in a background pane reads done; in the focused pane, idle.
+	// Finishing in a background workspace reads done; in the active tab, idle.
 	_ = w.SetStatus("w1:p2", "idle")
-	if s := get("w1:p2").AgentStatus; s != schema.AgentStatusDone {
+	if s := get("w1:p2").AgentStatus; s != schema.AgentStatusIdle {
+		t.Errorf("active-tab working → idle reads %s, want idle", s)
+	}
+	_ = w.SetStatus("w2:p1", "working")
+	_ = w.SetStatus("w2:p1", "idle")
+	if s := get("w2:p1").AgentStatus; s != schema.AgentStatusDone {
 		t.Errorf("background working → idle reads %s, want done", s)
 	}
 	_ = w.SetStatus("w1:p1", "idle")

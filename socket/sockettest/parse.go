@@ -49,6 +49,22 @@ func wireMethods() string {
 
 var wireMethodList = wireMethods()
 
+// missingMethod is serde's error for a method a Herdr without the methods
+// in missing does not know.
+func missingMethod(method string, missing map[string]bool, line []byte) error {
+	var b strings.Builder
+	for _, m := range schema.Methods {
+		if missing[m.Name] {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("`" + m.Name + "`")
+	}
+	return &requestError{fmt.Sprintf("unknown variant `%s`, expected one of %s", method, b.String()) + at(line, len(line))}
+}
+
 func kindOf(raw json.RawMessage) string {
 	s := strings.TrimSpace(string(raw))
 	switch {
@@ -117,7 +133,7 @@ func fastParse(line []byte) (parsedRequest, bool) {
 			}
 		}
 	}
-	if jsonx.Unmarshal(rawParams, proto) != nil {
+	if jsonx.Unmarshal(rawParams, proto) != nil || checkParams(req.Method, rawParams) != "" {
 		return req, false
 	}
 	req.Params = rawParams
@@ -172,71 +188,22 @@ func slowParse(line []byte) (parsedRequest, error) {
 		return req, &requestError{"missing field `method`" + at(line, end)}
 	}
 	if err := json.Unmarshal(rawMethod, &req.Method); err != nil {
-		return req, &requestError{"invalid type: " + kindOf(rawMethod) + ", expected variant identifier" + at(line, bytes.Index(line, rawMethod)+len(rawMethod))}
+		return req, &requestError{"invalid type: " + kindOf(rawMethod) + ", expected variant identifier" + at(line, end)}
 	}
-	proto, known := schema.NewParams(req.Method)
-	if !known && req.Method != "pane.graphics.stream" {
-		return req, &requestError{fmt.Sprintf("unknown variant `%s`, expected one of %s", req.Method, wireMethodList) + at(line, bytes.Index(line, rawMethod)+len(rawMethod))}
+	if _, known := schema.NewParams(req.Method); !known && req.Method != "pane.graphics.stream" {
+		return req, &requestError{fmt.Sprintf("unknown variant `%s`, expected one of %s", req.Method, wireMethodList) + at(line, end)}
 	}
 	rawParams, ok := fields["params"]
 	if !ok {
 		return req, &requestError{"missing field `params`" + at(line, end)}
 	}
 	req.Params = rawParams
-	typeName := paramsTypeName(req.Method)
-	trimmed := bytes.TrimSpace(rawParams)
-	pend := bytes.Index(line, rawParams) + len(rawParams)
-	// Empty params structs accept any object, and even a sequence.
-	if typeName == "EmptyParams" || typeName == "PingParams" {
-		if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
-			return req, nil
-		}
-		return req, &requestError{"invalid type: " + kindOf(rawParams) + ", expected struct " + typeName + at(line, pend)}
-	}
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return req, &requestError{"invalid type: " + kindOf(rawParams) + ", expected struct " + typeName + at(line, pend)}
-	}
-	var present map[string]json.RawMessage
-	if err := json.Unmarshal(rawParams, &present); err != nil {
-		return req, &requestError{err.Error() + at(line, pend)}
-	}
-	for _, f := range schema.RequiredParams(req.Method) {
-		if v, ok := present[f]; !ok || (bytes.Equal(bytes.TrimSpace(v), []byte("null")) && !nullableRequired(req.Method, f)) {
-			if ok {
-				return req, &requestError{"invalid type: null, expected a string" + at(line, pend)}
-			}
-			return req, &requestError{"missing field `" + f + "`" + at(line, pend)}
-		}
-	}
-	if proto != nil {
-		if err := jsonx.Unmarshal(rawParams, proto); err != nil {
-			return req, &requestError{"invalid type: " + typeMessage(err) + at(line, pend)}
-		}
+	// Everything but the id went through serde's flatten buffer, so params
+	// errors are reported where the reader stands: the end of the line.
+	if msg := checkParams(req.Method, rawParams); msg != "" {
+		return req, &requestError{msg + at(line, end)}
 	}
 	return req, nil
-}
-
-func nullableRequired(method, field string) bool { return false }
-
-func typeMessage(err error) string {
-	var ute *json.UnmarshalTypeError
-	if errors.As(err, &ute) {
-		return fmt.Sprintf("%s, expected %s", ute.Value, ute.Type)
-	}
-	msg := err.Error()
-	if i := strings.LastIndex(msg, ": "); i >= 0 {
-		msg = msg[i+2:]
-	}
-	return msg
-}
-
-func paramsTypeName(method string) string {
-	for _, m := range schema.Methods {
-		if m.Name == method {
-			return m.Params
-		}
-	}
-	return "Params"
 }
 
 func syntaxError(line []byte, err error) error {
@@ -244,12 +211,22 @@ func syntaxError(line []byte, err error) error {
 	if errors.As(err, &se) {
 		msg := se.Error()
 		switch {
-		case strings.Contains(msg, "looking for beginning of value"):
-			msg = "expected value"
-		case strings.Contains(msg, "after object key"):
-			msg = "expected `:`"
+		case strings.Contains(msg, "in literal"):
+			msg = "expected ident"
 		case strings.Contains(msg, "after object key:value pair"):
 			msg = "expected `,` or `}`"
+		case strings.Contains(msg, "after object key"):
+			msg = "expected `:`"
+		case strings.Contains(msg, "after array element"):
+			msg = "expected `,` or `]`"
+		case strings.Contains(msg, "beginning of object key string"):
+			msg = "key must be a string"
+		case strings.Contains(msg, "in string literal"):
+			msg = "control character (\\u0000-\\u001F) found while parsing a string"
+		case strings.Contains(msg, "in string escape code"):
+			msg = "invalid escape"
+		default:
+			msg = "expected value"
 		}
 		return &requestError{msg + at(line, int(se.Offset))}
 	}

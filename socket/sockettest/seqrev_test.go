@@ -199,7 +199,8 @@ func TestPromptWaitThroughTheModel(t *testing.T) {
 	ms := uint64(10000)
 	wait := &schema.AgentPromptWaitOptions{TimeoutMS: &ms}
 	info, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "quick", Text: "go", Wait: wait})
-	if err != nil || info.AgentStatus != schema.AgentStatusDone || len(w.Submissions("w1:p2")) != 1 {
+	// idle, not done: the pane is in the active tab (issue 10 item 6).
+	if err != nil || info.AgentStatus != schema.AgentStatusIdle || len(w.Submissions("w1:p2")) != 1 {
 		t.Fatalf("idle agent: %+v %v", info, err)
 	}
 	if _, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "stuck", Text: "go", Wait: wait}); codeOf(err) != "agent_prompt_stalled" {

@@ -74,6 +74,10 @@ type Server struct {
 	Protocol uint32
 	// Capabilities is ping's capabilities; nil reports null.
 	Capabilities *schema.ServerCapabilities
+	// CapabilitiesJSON, when set, is reported instead of Capabilities
+	// (newer protocols add fields; see [Server.UseProtocol]).
+	CapabilitiesJSON jsonx.RawMessage
+
 	// PollRead reproduces Herdr's first read: when the request has not
 	// arrived at the first poll, the server sleeps 100 ms before reading
 	// again.
@@ -116,6 +120,25 @@ type Server struct {
 	done     chan struct{}
 	penalty  atomic.Int64
 	protocol atomic.Uint32
+	missingM map[string]bool
+}
+
+// SetMissing makes the server pretend not to have methods: their requests
+// fail to parse (unknown variant), as in a Herdr that predates them.
+func (s *Server) SetMissing(methods ...string) {
+	m := map[string]bool{}
+	for _, x := range methods {
+		m[x] = true
+	}
+	s.mu.Lock()
+	s.missingM = m
+	s.mu.Unlock()
+}
+
+func (s *Server) missing() map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.missingM
 }
 
 // NewUnstartedServer returns a server for w (the default world when nil)
@@ -441,7 +464,11 @@ func (s *Server) serve(c net.Conn) {
 	} else {
 		_ = c.SetReadDeadline(deadline)
 	}
-	line, err := ndjson.NewReader(src, MaxRequestBytes).ReadLine()
+	lr := ndjson.NewReader(src, MaxRequestBytes)
+	line, err := lr.ReadLine()
+	// Herdr reads the request byte by byte, so bytes after the newline stay
+	// in the socket, where a wait's disconnect check finds them.
+	extra := lr.Buffered() > 0
 	if pr != nil && pr.slept {
 		s.penalty.Add(1)
 	}
@@ -475,6 +502,9 @@ func (s *Server) serve(c net.Conn) {
 		fault, hasFault = s.faults[""]
 	}
 	s.mu.Unlock()
+	if missing := s.missing(); req.Method != "" && missing[req.Method] {
+		perr = missingMethod(req.Method, missing, trimmed)
+	}
 	if perr != nil {
 		s.reply(c, errorLine("", "invalid_request", perr.Error()))
 		return
@@ -482,7 +512,7 @@ func (s *Server) serve(c net.Conn) {
 	if hasFault && s.applyFault(c, req, fault) {
 		return
 	}
-	s.dispatch(c, req)
+	s.dispatch(c, req, extra)
 }
 
 // applyFault reports whether the fault ended the exchange.
@@ -547,10 +577,18 @@ func (s *Server) awaitGone(c net.Conn) {
 	}
 }
 
+// strayConn is a connection whose client sent bytes after its request
+// line: a wait's first disconnect check sees them.
+type strayConn struct{ net.Conn }
+
 // watchGone returns a channel closed when the client sends any byte or
 // EOF (Unix semantics of Herdr's disconnect check).
 func (s *Server) watchGone(c net.Conn) <-chan struct{} {
 	ch := make(chan struct{})
+	if _, stray := c.(strayConn); stray {
+		close(ch)
+		return ch
+	}
 	go func() {
 		var b [1]byte
 		_, _ = c.Read(b[:])
@@ -613,7 +651,10 @@ func truncate(b []byte) string {
 	return string(b)
 }
 
-func (s *Server) dispatch(c net.Conn, req parsedRequest) {
+func (s *Server) dispatch(c net.Conn, req parsedRequest, extra bool) {
+	if extra {
+		c = strayConn{c}
+	}
 	switch req.Method {
 	case schema.MethodEventsSubscribe:
 		s.subscribe(c, req)
@@ -628,6 +669,9 @@ func (s *Server) dispatch(c net.Conn, req parsedRequest) {
 // nil means "write nothing" (client gone).
 func (s *Server) respond(c net.Conn, req parsedRequest) []byte {
 	if req.Method == schema.MethodPing {
+		if line := s.pongLine(req.ID); line != nil {
+			return line
+		}
 		return resultLine(req.ID, schema.ResultPong{Type: schema.ResultTypePong, Version: s.Version, Protocol: s.protocol.Load(), Capabilities: s.Capabilities})
 	}
 	if req.Method == schema.MethodServerStop {

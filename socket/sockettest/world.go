@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/schema"
@@ -42,8 +44,12 @@ type TabSpec struct {
 
 // PaneSpec is one pane of a [TabSpec].
 type PaneSpec struct {
-	ID    string     `json:"id,omitempty"`
-	CWD   string     `json:"cwd,omitempty"`
+	ID  string `json:"id,omitempty"`
+	CWD string `json:"cwd,omitempty"`
+	// Title is the terminal title (OSC 0/2) the pane's program set.
+	Title string `json:"title,omitempty"`
+	// Label is the pane's manual label.
+	Label string     `json:"label,omitempty"`
 	Agent *AgentSpec `json:"agent,omitempty"`
 	// Command, when set, is run in the pane's terminal when the server
 	// starts (see [CommandSpec] and [Program]).
@@ -71,6 +77,17 @@ type AgentSpec struct {
 	NotForeground bool `json:"not_foreground,omitempty"`
 	// PromptFails makes prompts fail with agent_prompt_failed.
 	PromptFails bool `json:"prompt_fails,omitempty"`
+	// Session is the agent's native session id, reported as agent_session
+	// (source herdr:<kind>, kind id).
+	Session string `json:"session,omitempty"`
+	// ScreenDetectionSkipped reports a full-lifecycle hook authority.
+	ScreenDetectionSkipped bool `json:"screen_detection_skipped,omitempty"`
+	// Metadata an integration reported (pane.report_metadata): a display
+	// title and agent name, state labels and tokens.
+	DisplayTitle string            `json:"display_title,omitempty"`
+	DisplayAgent string            `json:"display_agent,omitempty"`
+	StateLabels  map[string]string `json:"state_labels,omitempty"`
+	Tokens       map[string]string `json:"tokens,omitempty"`
 
 	// The receiving end (see [Behaviour] and the package doc).
 
@@ -115,18 +132,19 @@ func LoadWorld(path string) (*World, error) {
 }
 
 // DefaultWorldJSON is the built-in world: two workspaces, named and unnamed
-// agents, and plain shells.
+// agents, and plain shells; some panes carry the fields a live Herdr fills
+// (terminal titles, agent sessions, a hook authority).
 const DefaultWorldJSON = `{
   "workspaces": [
     {"id": "w1", "label": "app", "tabs": [
       {"id": "w1:t1", "panes": [
-        {"id": "w1:p1", "cwd": "/home/dev/app", "agent": {"kind": "claude", "name": "brain", "status": "working"}},
-        {"id": "w1:p2", "cwd": "/home/dev/app", "agent": {"kind": "codex", "name": "reviewer", "status": "idle"}},
+        {"id": "w1:p1", "cwd": "/home/dev/app", "title": "✳ Refactor the session store", "agent": {"kind": "claude", "name": "brain", "status": "working", "session": "7d0c2a4e-51b3-4f0e-9a6d-0c1e2f3a4b5c"}},
+        {"id": "w1:p2", "cwd": "/home/dev/app", "title": "codex", "agent": {"kind": "codex", "name": "reviewer", "status": "idle"}},
         {"id": "w1:p3", "cwd": "/home/dev/app", "agent": {"kind": "pi", "status": "idle"}},
-        {"id": "w1:p4", "cwd": "/home/dev/app"}
+        {"id": "w1:p4", "cwd": "/home/dev/app", "title": "dev@box: ~/app"}
       ]},
       {"id": "w1:t2", "panes": [
-        {"id": "w1:p5", "cwd": "/home/dev/app/docs", "agent": {"kind": "opencode", "name": "writer", "status": "done"}}
+        {"id": "w1:p5", "cwd": "/home/dev/app/docs", "title": "OC | Write the changelog", "agent": {"kind": "opencode", "name": "writer", "status": "done", "session": "ses_3f9a1c0d2e4b", "screen_detection_skipped": true}}
       ]}
     ]},
     {"id": "w2", "label": "infra", "tabs": [
@@ -155,6 +173,7 @@ type World struct {
 	workspaces []*workspace
 	aliases    map[string]*pane // moved-pane aliases, pane.* only
 	focused    *pane
+	unfocused  bool // the outer terminal reported focus loss
 	termSeq    uint64
 	stateSeq   uint64
 	wsSeq      int
@@ -196,6 +215,7 @@ type pane struct {
 	term    *terminal
 	cwd     string
 	command *CommandSpec // run at server start
+	label   string       // manual label
 }
 
 type terminal struct {
@@ -215,6 +235,16 @@ type terminal struct {
 	recv             receiver     // the program reading the terminal; nil for a shell
 	subs             []Submission // the turns its agents received
 	prog             Program      // a real program in the terminal (its screen outlives it)
+	title            *string      // terminal title (OSC 0/2)
+	session          *schema.AgentSessionInfo
+	skipDetection    bool
+	meta             metadata // reported by an integration
+}
+
+// metadata is what an integration reported about a pane's agent.
+type metadata struct {
+	title, displayAgent *string
+	stateLabels, tokens map[string]string
 }
 
 type launchPhase int
@@ -225,13 +255,6 @@ const (
 	launchBlocked
 	launchActive
 )
-
-// knownAgents are the agent kinds Herdr detects as built-in agents.
-var knownAgents = map[string]bool{
-	"pi": true, "omp": true, "claude": true, "codex": true, "copilot": true, "devin": true, "droid": true,
-	"kimi": true, "opencode": true, "qwen": true, "gemini": true, "amp": true, "cursor": true, "goose": true,
-	"crush": true, "aider": true, "grok": true, "kiro": true, "hermes": true,
-}
 
 // NewWorld builds a world from spec, on the real clock.
 func NewWorld(spec WorldSpec) (*World, error) { return NewWorldClock(spec, nil) }
@@ -281,7 +304,7 @@ func NewWorldClock(spec WorldSpec, clock Clock) (*World, error) {
 			}
 			for _, ps := range ts.Panes {
 				wsp.paneSeq++
-				p := &pane{id: ps.ID, tab: t, cwd: ps.CWD}
+				p := &pane{id: ps.ID, tab: t, cwd: ps.CWD, label: ps.Label}
 				if p.id == "" {
 					p.id = wsp.id + ":p" + EncodeNumber(uint64(wsp.paneSeq))
 				}
@@ -296,6 +319,10 @@ func NewWorldClock(spec WorldSpec, clock Clock) (*World, error) {
 					p.command = &c
 				}
 				p.term = w.newTerminal()
+				if ps.Title != "" {
+					title := ps.Title
+					p.term.title = &title
+				}
 				if a := ps.Agent; a != nil {
 					if err := w.occupy(p.term, a); err != nil {
 						return nil, fmt.Errorf("sockettest: world: pane %s: %w", p.id, err)
@@ -378,6 +405,12 @@ func (w *World) occupy(t *terminal, a *AgentSpec) error {
 	t.interactiveReady = a.InteractiveReady
 	t.notForeground = a.NotForeground
 	t.promptFails = a.PromptFails
+	t.skipDetection = a.ScreenDetectionSkipped
+	t.meta = metadata{title: optional(a.DisplayTitle), displayAgent: optional(a.DisplayAgent), stateLabels: a.StateLabels, tokens: a.Tokens}
+	if a.Session != "" {
+		kind := derefOr(t.label)
+		t.session = &schema.AgentSessionInfo{Source: "herdr:" + kind, Agent: kind, Kind: schema.AgentSessionRefKindID, Value: a.Session}
+	}
 	w.stateSeq++
 	t.seq = w.stateSeq
 	t.revision++
@@ -437,8 +470,8 @@ func (w *World) paneByID(id string) *pane {
 	return nil
 }
 
-// paneByTarget resolves pane.* targets: the current id or a moved-pane
-// alias.
+// paneByTarget resolves pane.* targets: the current id, a moved-pane
+// alias, or a loose form (see paneByLooseID).
 func (w *World) paneByTarget(id string) *pane {
 	if p := w.paneByID(id); p != nil {
 		return p
@@ -446,7 +479,7 @@ func (w *World) paneByTarget(id string) *pane {
 	if p, ok := w.aliases[id]; ok && w.paneByID(p.id) == p {
 		return p
 	}
-	return nil
+	return w.paneByLooseID(id)
 }
 
 func (w *World) workspaceByArg(arg string) *workspace {
@@ -455,11 +488,46 @@ func (w *World) workspaceByArg(arg string) *workspace {
 			return ws
 		}
 	}
-	if n, err := strconv.Atoi(arg); err == nil && n >= 1 && n <= len(w.workspaces) {
+	// w_<N> and a bare N are 1-based positions (parse_workspace_id).
+	pos := strings.TrimPrefix(arg, "w_")
+	if n, err := strconv.ParseUint(pos, 10, 64); err == nil && n >= 1 && n <= uint64(len(w.workspaces)) {
 		return w.workspaces[n-1]
 	}
-	if rest, ok := strings.CutPrefix(arg, "w_"); ok {
-		return w.workspaceByArg("w" + rest)
+	return nil
+}
+
+// paneByLooseID resolves the other pane id forms parse_pane_id accepts:
+// <ws>:p<n> and <ws>-<decimal n>, <ws> being any workspace argument form
+// and n the pane's public number in that workspace.
+func (w *World) paneByLooseID(id string) *pane {
+	var wsArg string
+	var n uint64
+	if i := strings.LastIndex(id, ":p"); i >= 0 {
+		num, ok := DecodeNumber(id[i+2:])
+		if !ok {
+			return nil
+		}
+		wsArg, n = id[:i], num
+	} else if i := strings.LastIndex(id, "-"); i >= 0 {
+		num, err := strconv.ParseUint(id[i+1:], 10, 64)
+		if err != nil {
+			return nil
+		}
+		wsArg, n = id[:i], num
+	} else {
+		return nil
+	}
+	ws := w.workspaceByArg(wsArg)
+	if ws == nil {
+		return nil
+	}
+	want := ws.id + ":p" + EncodeNumber(n)
+	for _, t := range ws.tabs {
+		for _, p := range t.panes {
+			if p.id == want {
+				return p
+			}
+		}
 	}
 	return nil
 }
@@ -490,12 +558,43 @@ func (w *World) agentInfo(p *pane) schema.AgentInfo {
 		Revision:         t.revision,
 		LaunchPending:    t.launch == launchPending || t.launch == launchBlocked,
 		InteractiveReady: t.interactiveReady,
+		AgentSession:     t.session,
+		// Written only when true, as Herdr does.
+		ScreenDetectionSkipped: t.skipDetection,
 	}
-	if p.cwd != "" {
-		c := p.cwd
-		info.CWD = &c
-	}
+	info.TerminalTitle, info.TerminalTitleStripped = t.titles()
+	info.CWD, info.ForegroundCWD = p.cwds()
+	info.Title, info.DisplayAgent, info.StateLabels, info.Tokens = t.meta.title, t.meta.displayAgent, t.meta.stateLabels, t.meta.tokens
 	return info
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// cwds are a pane's cwd and its foreground process's cwd (the same here).
+func (p *pane) cwds() (*string, *string) {
+	if p.cwd == "" {
+		return nil, nil
+	}
+	a, b := p.cwd, p.cwd
+	return &a, &b
+}
+
+// titles are the terminal title and the title without a leading spinner
+// or status glyph ("✳ task" → "task").
+func (t *terminal) titles() (*string, *string) {
+	if t.title == nil {
+		return nil, nil
+	}
+	full, stripped := *t.title, *t.title
+	if r, size := utf8.DecodeRuneInString(stripped); r >= 0x80 && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+		stripped = strings.TrimLeft(stripped[size:], " ")
+	}
+	return &full, &stripped
 }
 
 func (w *World) paneInfo(p *pane) schema.PaneInfo {
@@ -512,16 +611,20 @@ func (w *World) paneInfo(p *pane) schema.PaneInfo {
 	}
 	if p.term.label != nil {
 		info.AgentStatus = p.term.status()
+		info.AgentSession = p.term.session
+		m := p.term.meta
+		info.Title, info.DisplayAgent, info.StateLabels, info.Tokens = m.title, m.displayAgent, m.stateLabels, m.tokens
 	}
-	if p.cwd != "" {
-		c := p.cwd
-		info.CWD = &c
-	}
+	info.Label = optional(p.label)
+	info.TerminalTitle, info.TerminalTitleStripped = p.term.titles()
+	info.CWD, info.ForegroundCWD = p.cwds()
 	return info
 }
 
 func aggregate(statuses []schema.AgentStatus) schema.AgentStatus {
-	rank := map[schema.AgentStatus]int{schema.AgentStatusBlocked: 5, schema.AgentStatusWorking: 4, schema.AgentStatusDone: 3, schema.AgentStatusIdle: 2, schema.AgentStatusUnknown: 1}
+	// Herdr's attention order (pane_attention_priority): an unseen
+	// completion outranks work in progress.
+	rank := map[schema.AgentStatus]int{schema.AgentStatusBlocked: 5, schema.AgentStatusDone: 4, schema.AgentStatusWorking: 3, schema.AgentStatusIdle: 2, schema.AgentStatusUnknown: 1}
 	best := schema.AgentStatusUnknown
 	for _, s := range statuses {
 		if rank[s] > rank[best] {
@@ -633,14 +736,16 @@ func (w *World) setState(p *pane, status schema.AgentStatus) {
 	case schema.AgentStatusDone:
 		t.state, t.seen = schema.AgentStatusIdle, false
 	case schema.AgentStatusIdle:
-		// Finishing work (working or blocked → idle) outside the focused
-		// pane is a completion the user has not seen: it reads done. The
-		// first idle after detection (unknown → idle), and idle during a
-		// managed launch, stay seen. Idle → idle changes nothing.
+		// Finishing work (working or blocked → idle) where the user cannot
+		// see it is a completion not yet seen: it reads done. Herdr counts
+		// it seen when the pane is in the active tab of the active
+		// workspace and the outer terminal has not lost focus. The first
+		// idle after detection (unknown → idle), and idle during a managed
+		// launch, stay seen. Idle → idle changes nothing.
 		if t.state != schema.AgentStatusIdle {
 			finished := (t.state == schema.AgentStatusWorking || t.state == schema.AgentStatusBlocked) &&
 				t.launch != launchPending && t.launch != launchBlocked
-			t.state, t.seen = schema.AgentStatusIdle, !(finished && p != w.focused)
+			t.state, t.seen = schema.AgentStatusIdle, !(finished && !w.visible(p))
 		}
 	default:
 		t.state, t.seen = status, true
@@ -664,8 +769,27 @@ func (w *World) setState(p *pane, status schema.AgentStatus) {
 	}
 }
 
+// visible reports (w.mu held) whether the user sees p: it is in the active
+// tab of the active workspace (the focused pane's tab) and the outer
+// terminal is focused.
+func (w *World) visible(p *pane) bool {
+	return w.focused != nil && p.tab == w.focused.tab && !w.unfocused
+}
+
+// SetTerminalFocus records the outer terminal gaining (true) or losing
+// (false) focus, as Herdr learns it from focus reports. While it is
+// unfocused, agents finishing in the active tab read done.
+func (w *World) SetTerminalFocus(focused bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.unfocused = !focused
+	w.bump()
+}
+
 // Detect makes a plain shell pane (or an agent pane) host a detected agent
-// of kind, unnamed and in status unknown, as Herdr's process detection does.
+// of kind, unnamed and in status unknown, as Herdr's process detection
+// does. Events: pane_agent_detected, pane_updated when a name was dropped,
+// pane_agent_status_changed when the status changed.
 func (w *World) Detect(paneID, kind string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -674,11 +798,14 @@ func (w *World) Detect(paneID, kind string) error {
 		return err
 	}
 	t := p.term
+	old, hadName := t.status(), t.name != nil
 	if t.label != nil && *t.label != kind {
 		t.name = nil // a different agent replaces the occupant and its name
+		t.session = nil
 	}
 	changed := t.label == nil || *t.label != kind || t.state != schema.AgentStatusUnknown
 	k := kind
+	changedLabel := t.label == nil || *t.label != kind
 	t.label = &k
 	t.state, t.seen = schema.AgentStatusUnknown, true
 	if changed {
@@ -690,13 +817,23 @@ func (w *World) Detect(paneID, kind string) error {
 		t.recv.stop()
 	}
 	t.recv = newModel(w, t, kind, Behaviour{}, "")
-	w.emitPaneUpdated(p)
+	if changedLabel {
+		w.emit(schema.EventData{PaneAgentDetected: &schema.EventDataPaneAgentDetected{PaneID: p.id, WorkspaceID: p.tab.ws.id, Agent: &k}})
+	}
+	if hadName && t.name == nil {
+		w.emitPaneUpdated(p)
+	}
+	if t.status() != old {
+		w.emitStatus(p)
+	}
 	w.bump()
 	return nil
 }
 
 // Exit makes the agent in paneID exit: its label and name are cleared and
-// the pane becomes a plain shell.
+// the pane becomes a plain shell. Events: pane_agent_detected with
+// released and the final status, pane_updated when a name was dropped,
+// pane_agent_status_changed when the status changed.
 func (w *World) Exit(paneID string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -711,8 +848,9 @@ func (w *World) Exit(paneID string) error {
 // exit clears p's agent, as when it exits (w.mu held).
 func (w *World) exit(p *pane) {
 	t := p.term
+	final, label, hadName := t.status(), t.label, t.name != nil
 	changed := t.label != nil || t.name != nil || t.state != schema.AgentStatusUnknown
-	t.label, t.name = nil, nil
+	t.label, t.name, t.session = nil, nil, nil
 	t.state, t.seen, t.launch = schema.AgentStatusUnknown, true, launchNone
 	if changed {
 		w.stateSeq++
@@ -722,8 +860,35 @@ func (w *World) exit(p *pane) {
 		t.recv.stop()
 		t.recv = nil
 	}
+	if label != nil || hadName {
+		w.emit(schema.EventData{PaneAgentDetected: &schema.EventDataPaneAgentDetected{PaneID: p.id, WorkspaceID: p.tab.ws.id,
+			Agent: label, Released: true, FinalStatus: &final}})
+	}
+	if hadName {
+		w.emitPaneUpdated(p)
+	}
+	if t.status() != final {
+		w.emitStatus(p)
+	}
+	w.bump()
+}
+
+// SetTitle changes the terminal title of paneID, as a program's OSC 0/2
+// sequence does; Herdr emits pane_updated for every title change.
+func (w *World) SetTitle(paneID, title string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p, err := w.lockedPane(paneID)
+	if err != nil {
+		return err
+	}
+	if p.term.title != nil && *p.term.title == title {
+		return nil
+	}
+	p.term.title = &title
 	w.emitPaneUpdated(p)
 	w.bump()
+	return nil
 }
 
 // Rename sets (or, with "", clears) the agent name of paneID without any
@@ -759,7 +924,7 @@ func (w *World) Move(paneID, wsID string) (string, error) {
 	if ws == nil {
 		return "", fmt.Errorf("sockettest: no workspace %s", wsID)
 	}
-	res := w.movePane(p, ws.tabs[0], nil, nil)
+	res := w.movePane(p, ws.tabs[0], false, false)
 	return res.Pane.PaneID, nil
 }
 

@@ -507,6 +507,14 @@ var serdeOrder = map[string][]string{
 	"SessionSnapshot":    {"version", "protocol", "focused_workspace_id", "focused_tab_id", "focused_pane_id", "workspaces", "tabs", "panes", "layouts", "agents"},
 	"ErrorBody":          {"code", "message"},
 	"ServerCapabilities": {"live_handoff", "detached_server_daemon"},
+	// Nested in PaneInfo, AgentInfo and session.snapshot (the recorded
+	// snapshot in ../shared/herdr-recorded shows their order).
+	"AgentSessionInfo":   {"source", "agent", "kind", "value"},
+	"PaneScrollInfo":     {"offset_from_bottom", "max_offset_from_bottom", "viewport_rows"},
+	"PaneLayoutSnapshot": {"workspace_id", "tab_id", "zoomed", "area", "focused_pane_id", "panes", "splits"},
+	"PaneLayoutPane":     {"pane_id", "focused", "rect"},
+	"PaneLayoutRect":     {"x", "y", "width", "height"},
+	"PaneLayoutSplit":    {"id", "direction", "ratio", "rect"},
 }
 
 func (g *generator) isRoot(name string) bool {

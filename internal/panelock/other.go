@@ -1,0 +1,35 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+
+package panelock
+
+import (
+	"context"
+	"sync"
+)
+
+// On systems without flock, deliveries are serialized within this process
+// only.
+var (
+	mu    sync.Mutex
+	locks = map[string]chan struct{}{}
+)
+
+// Lock waits until this process holds the delivery lock of terminalID or
+// ctx ends (ctx's error is returned). The returned function releases it.
+func (l *Locker) Lock(ctx context.Context, terminalID string) (func(), error) {
+	key := l.Key(terminalID)
+	mu.Lock()
+	ch, ok := locks[key]
+	if !ok {
+		ch = make(chan struct{}, 1)
+		locks[key] = ch
+	}
+	mu.Unlock()
+	select {
+	case ch <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	var once sync.Once
+	return func() { once.Do(func() { <-ch }) }, nil
+}

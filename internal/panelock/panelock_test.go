@@ -1,0 +1,218 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package panelock
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The helper process: holds the lock named by PANELOCK_HELPER_DIR and
+// _TERM, says "held" on stdout, then waits to be killed.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("PANELOCK_HELPER_DIR"); dir != "" {
+		l := &Locker{Scope: "s", Dir: dir}
+		if _, err := l.Lock(context.Background(), os.Getenv("PANELOCK_HELPER_TERM")); err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		fmt.Println("held")
+		select {}
+	}
+	os.Exit(m.Run())
+}
+
+func privateDir(t *testing.T) string {
+	t.Helper()
+	return filepath.Join(t.TempDir(), "locks")
+}
+
+func TestMutualExclusion(t *testing.T) {
+	dir := privateDir(t)
+	l := &Locker{Scope: "/run/herdr.sock", Dir: dir, Poll: time.Millisecond}
+	var inside, max, total atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 10; j++ {
+				unlock, err := l.Lock(context.Background(), "term_1")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				n := inside.Add(1)
+				if n > max.Load() {
+					max.Store(n)
+				}
+				total.Add(1)
+				time.Sleep(100 * time.Microsecond)
+				inside.Add(-1)
+				unlock()
+				unlock() // idempotent
+			}
+		}()
+	}
+	wg.Wait()
+	if max.Load() != 1 || total.Load() != 160 {
+		t.Fatalf("max holders %d, total %d", max.Load(), total.Load())
+	}
+	// Released locks leave no files behind.
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("lock files left: %v", ents)
+	}
+	st, err := os.Stat(dir)
+	if err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("dir mode %v %v", st.Mode(), err)
+	}
+}
+
+func TestOtherTargetsAndScopesDoNotBlock(t *testing.T) {
+	dir := privateDir(t)
+	a := &Locker{Scope: "/run/a.sock", Dir: dir}
+	b := &Locker{Scope: "/run/b.sock", Dir: dir}
+	u1, err := a.Lock(context.Background(), "term_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u1()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	u2, err := a.Lock(ctx, "term_2")
+	if err != nil {
+		t.Fatalf("another terminal blocked: %v", err)
+	}
+	u2()
+	u3, err := b.Lock(ctx, "term_1")
+	if err != nil {
+		t.Fatalf("another server blocked: %v", err)
+	}
+	u3()
+	if a.Key("term_1") == b.Key("term_1") || a.Key("term_1") == a.Key("term_2") {
+		t.Fatal("keys collide")
+	}
+	// The file name reveals neither the socket path nor the terminal id.
+	if k := a.Key("term_1"); strings.Contains(k, "term") || strings.Contains(k, "sock") || len(k) != 37 {
+		t.Fatalf("key %q", k)
+	}
+}
+
+func TestWaitIsBoundedByContext(t *testing.T) {
+	l := &Locker{Scope: "s", Dir: privateDir(t)}
+	unlock, err := l.Lock(context.Background(), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := l.Lock(ctx, "t"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v", err)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Fatalf("waited %v", el)
+	}
+}
+
+// Another process holds the lock; once it is killed (no clean-up at all)
+// the lock is free.
+func TestCrashedHolderNeverBlocks(t *testing.T) {
+	dir := privateDir(t)
+	if err := ensureDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "PANELOCK_HELPER_DIR="+dir, "PANELOCK_HELPER_TERM=term_x")
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if line != "held\n" {
+		t.Fatalf("helper: %q", line)
+	}
+	l := &Locker{Scope: "s", Dir: dir, Poll: time.Millisecond}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	if _, err := l.Lock(ctx, "term_x"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("lock held by another process was taken: %v", err)
+	}
+	cancel()
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	unlock, err := l.Lock(ctx, "term_x")
+	if err != nil {
+		t.Fatalf("lock of a killed holder: %v", err)
+	}
+	unlock()
+}
+
+func TestUnsafeDirectories(t *testing.T) {
+	base := t.TempDir()
+	open := filepath.Join(base, "open")
+	if err := os.Mkdir(open, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(base, "link")
+	private := filepath.Join(base, "private")
+	if err := os.Mkdir(private, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(private, link); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(base, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{open, link, file} {
+		l := &Locker{Scope: "s", Dir: dir}
+		if _, err := l.Lock(context.Background(), "t"); !errors.Is(err, ErrUnsafeDir) {
+			t.Errorf("%s: err = %v, want ErrUnsafeDir", filepath.Base(dir), err)
+		}
+	}
+	// A symbolic link in place of a lock file is refused, not followed.
+	l := &Locker{Scope: "s", Dir: private}
+	target := filepath.Join(base, "elsewhere")
+	if err := os.Symlink(target, filepath.Join(private, l.Key("t"))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Lock(context.Background(), "t"); err == nil {
+		t.Fatal("lock through a symbolic link")
+	}
+	if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the link was followed: %v", err)
+	}
+}
+
+func TestDefaultDir(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	if d := DefaultDir(env(map[string]string{"XDG_RUNTIME_DIR": "/run/user/7"})); d != "/run/user/7/herdr-link" {
+		t.Errorf("xdg: %s", d)
+	}
+	want := filepath.Join(os.TempDir(), fmt.Sprintf("herdr-link-%d", os.Getuid()))
+	for _, x := range []string{"", "relative/dir"} {
+		if d := DefaultDir(env(map[string]string{"XDG_RUNTIME_DIR": x})); d != want {
+			t.Errorf("XDG_RUNTIME_DIR=%q: %s, want %s", x, d, want)
+		}
+	}
+}

@@ -1,0 +1,261 @@
+package link
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// DeliveryMode says what Send does after Herdr accepted the prompt.
+type DeliveryMode int
+
+const (
+	// DeliveryFast (the zero value) returns as soon as Herdr accepted the
+	// prompt; the result's delivery is "unconfirmed". The delivery lock is
+	// still held, in the background, until Herdr's Enter is past.
+	DeliveryFast DeliveryMode = iota
+	// DeliveryConfirm watches the target's status and state_change_seq
+	// for a budget that grows with the message size ([ConfirmBudget]) and
+	// reports what it saw. herdr-link's server uses it by default.
+	DeliveryConfirm
+)
+
+// String returns "fast" or "confirm".
+func (m DeliveryMode) String() string {
+	if m == DeliveryConfirm {
+		return "confirm"
+	}
+	return "fast"
+}
+
+// ParseDeliveryMode parses "fast" or "confirm".
+func ParseDeliveryMode(s string) (DeliveryMode, error) {
+	switch s {
+	case "confirm":
+		return DeliveryConfirm, nil
+	case "fast":
+		return DeliveryFast, nil
+	}
+	return 0, errors.New(`delivery mode must be "confirm" or "fast"`)
+}
+
+// The values of SendResult.Delivery.
+const (
+	// DeliverySubmitted: the target was not working, and Herdr showed it
+	// change state after the prompt (a turn started).
+	DeliverySubmitted = "submitted"
+	// DeliveryQueued: the target was working and its kind (claude,
+	// opencode, pi, omp) queues input until the current turn ends.
+	DeliveryQueued = "queued"
+	// DeliveryInterrupting: the target was working and its kind (codex)
+	// submits at once, interrupting the running turn.
+	DeliveryInterrupting = "interrupting"
+	// DeliveryUnconfirmed: no sign of a submission within the budget, or
+	// fast mode, or an agent kind whose handling of input while working is
+	// not known. The text is in the pane; whether it was submitted is not.
+	DeliveryUnconfirmed = "unconfirmed"
+)
+
+// Timing of the confirmation watch.
+const (
+	// SubmitHold is how long after Herdr's answer a delivery keeps the
+	// target's lock at least: Herdr types Enter 300 ms after the text.
+	SubmitHold = 400 * time.Millisecond
+	// ConfirmBase, ConfirmPerKiB and ConfirmMax make the budget of
+	// [ConfirmBudget].
+	ConfirmBase   = 2500 * time.Millisecond
+	ConfirmPerKiB = 60 * time.Millisecond
+	ConfirmMax    = 30 * time.Second
+	// confirmPoll is the spacing of agent.get probes while watching.
+	confirmPoll = 50 * time.Millisecond
+	// defaultLockWait bounds the wait for the lock of a call without a
+	// deadline.
+	defaultLockWait = 10 * time.Second
+	// promptReserve is kept from a call's deadline for the prompt itself
+	// when waiting for the lock.
+	promptReserve = time.Second
+)
+
+// ConfirmBudget is how long Send in confirm mode watches for a text of
+// n bytes: 2.5 s plus 60 ms per KiB, at most 30 s (Codex takes about 15 s
+// to submit 256 KiB).
+func ConfirmBudget(n int) time.Duration {
+	return min(ConfirmBase+time.Duration(n/1024)*ConfirmPerKiB, ConfirmMax)
+}
+
+// WorkingBehaviour is what an agent of kind does with a delivery while it
+// is working: DeliveryQueued, DeliveryInterrupting, or "" when not known
+// (the delivery is then watched as for an idle target and reported
+// submitted only on a new turn, else unconfirmed).
+func WorkingBehaviour(kind string) string {
+	switch kind {
+	case "claude", "opencode", "pi", "omp":
+		return DeliveryQueued
+	case "codex":
+		return DeliveryInterrupting
+	}
+	return ""
+}
+
+// Locker serializes deliveries to one target terminal across every
+// herdr-link process of the machine.
+type Locker interface {
+	// Lock waits until this process holds the delivery lock of
+	// terminalID, or ctx ends (its error is then returned). unlock
+	// releases it; it may be called from any goroutine, once.
+	Lock(ctx context.Context, terminalID string) (unlock func(), err error)
+}
+
+// errLockWait: the wait for the delivery lock ended before the lock was
+// free; nothing was sent.
+var errLockWait = errors.New("waiting for the delivery lock: deadline")
+
+// lockDelivery takes the target's delivery lock, waiting at most until
+// ctx's deadline less promptReserve (or defaultLockWait). A lock that
+// cannot be taken for another reason than waiting is logged and skipped:
+// a delivery without serialization beats no delivery.
+func (l *Link) lockDelivery(ctx context.Context, terminalID string) (func(), error) {
+	noop := func() {}
+	if l.Locker == nil || terminalID == "" {
+		return noop, nil
+	}
+	wait := defaultLockWait
+	if l.LockWait > 0 {
+		wait = l.LockWait
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		left := time.Until(dl)
+		reserve := min(promptReserve, left/2)
+		wait = min(wait, left-reserve)
+	}
+	lctx, cancel := context.WithTimeout(ctx, max(wait, 0))
+	defer cancel()
+	unlock, err := l.Locker.Lock(lctx, terminalID)
+	switch {
+	case err == nil:
+		return unlock, nil
+	case ctx.Err() != nil:
+		return nil, newErr(NotInHerdr, detailCancelled, ctx.Err())
+	case lctx.Err() != nil:
+		return nil, newErr(SendFailed, detailBusy, errLockWait)
+	}
+	l.log().Warn("delivery lock unavailable; delivering without it", "err", err)
+	return noop, nil
+}
+
+func (l *Link) submitHold() time.Duration {
+	if l.SubmitHold > 0 {
+		return l.SubmitHold
+	}
+	return SubmitHold
+}
+
+// releaseAfter calls unlock once hold has passed since accepted.
+func releaseAfter(accepted time.Time, hold time.Duration, unlock func()) {
+	if d := time.Until(accepted.Add(hold)); d > 0 {
+		time.AfterFunc(d, unlock)
+		return
+	}
+	unlock()
+}
+
+// detach returns a context for the confirmation watch: it has its own
+// budget, outside the call's deadline, and still ends when the call is
+// cancelled.
+func detach(ctx context.Context, budget time.Duration) (context.Context, context.CancelFunc) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
+	stop := context.AfterFunc(ctx, func() {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			cancel()
+		}
+	})
+	return wctx, func() { stop(); cancel() }
+}
+
+// budget is the confirmation budget of a text of n bytes.
+func (l *Link) budget(n int) time.Duration {
+	if l.ConfirmBudget != nil {
+		return l.ConfirmBudget(n)
+	}
+	return ConfirmBudget(n)
+}
+
+// confirm watches the target after Herdr accepted a prompt (before is the
+// agent as Herdr's answer showed it) and returns the delivery value.
+func (l *Link) confirm(ctx context.Context, target, before Agent, textBytes int) string {
+	working := State(before.Status) == "working"
+	if working {
+		if b := WorkingBehaviour(kindOf(target, before)); b != "" {
+			return b
+		}
+	}
+	wctx, cancel := detach(ctx, l.budget(textBytes))
+	defer cancel()
+	if l.watch(wctx, target, before, working) {
+		return DeliverySubmitted
+	}
+	return DeliveryUnconfirmed
+}
+
+func kindOf(target, before Agent) string {
+	if before.Kind != "" {
+		return before.Kind
+	}
+	return target.Kind
+}
+
+// holdQueued keeps a queued delivery's lock, in the background, until the
+// target's running turn ended and the next one (the one holding the
+// queued message) began, or the budget ended, and at least hold: the next
+// delivery then gets a turn of its own instead of joining the queue.
+func (l *Link) holdQueued(ctx context.Context, target, before Agent, textBytes int, accepted time.Time, hold time.Duration, unlock func()) {
+	go func() {
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.budget(textBytes))
+		defer cancel()
+		l.watch(wctx, target, before, true)
+		releaseAfter(accepted, hold, unlock)
+	}()
+}
+
+// watch probes the target until it shows a new turn (true) or ctx ends
+// (false). A new turn is a change of state_change_seq to working or
+// blocked, or two changes between probes. A target that was working must
+// be seen at rest first (its running turn ended).
+func (l *Link) watch(ctx context.Context, target, before Agent, working bool) bool {
+	sawRest := !working
+	seq := before.Seq
+	t := time.NewTimer(confirmPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+		a, err := l.Herdr.GetAgent(ctx, target.PaneID)
+		if err != nil || (before.TerminalID != "" && a.TerminalID != before.TerminalID) {
+			// Gone, moved or replaced, or Herdr stopped answering: the
+			// text was accepted, its fate is unknown.
+			l.log().Debug("delivery watch ended", "pane_id", target.PaneID, "err", err)
+			return false
+		}
+		if a.Seq != seq {
+			st := State(a.Status)
+			busy := st == "working" || st == "blocked"
+			switch {
+			case a.Seq >= seq+2 && (sawRest || busy):
+				// At least two changes between two probes: a turn
+				// started (and maybe ended already), or the running
+				// turn ended and a new one began.
+				return true
+			case sawRest && busy:
+				return true
+			case !busy:
+				// At rest: a detection change (unknown → idle) or the
+				// end of the running turn. Count from here.
+				sawRest, seq = true, a.Seq
+			}
+		}
+		t.Reset(confirmPoll)
+	}
+}

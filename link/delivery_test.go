@@ -1,0 +1,391 @@
+package link_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/herdr-link/herdr-link/link"
+	"github.com/herdr-link/herdr-link/socket"
+)
+
+// fakeHerdr is a controllable Herdr with one caller (brain, w1:p1) and one
+// target (reviewer, w1:p2). After a prompt, script runs in its own
+// goroutine and changes the target as the receiving agent would.
+type fakeHerdr struct {
+	mu       sync.Mutex
+	target   link.Agent
+	script   func(f *fakeHerdr)
+	promptFn func() error
+	prompts  int
+	gets     int
+	locked   func() bool // reports whether the delivery lock is held
+	lockedAt []bool      // locked() at each prompt
+}
+
+func newFake(kind, status string) *fakeHerdr {
+	return &fakeHerdr{target: link.Agent{Name: "reviewer", Status: status, WorkspaceID: "w1", PaneID: "w1:p2", TerminalID: "term_2", Kind: kind, Seq: 7}}
+}
+
+func (f *fakeHerdr) set(status string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.target.Status = status
+	f.target.Seq++
+}
+
+func (f *fakeHerdr) ListAgents(context.Context) ([]link.Agent, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return []link.Agent{{Name: "brain", Status: "working", WorkspaceID: "w1", PaneID: "w1:p1", TerminalID: "term_1", Kind: "claude"}, f.target}, nil
+}
+
+func (f *fakeHerdr) GetAgent(ctx context.Context, target string) (link.Agent, error) {
+	if err := ctx.Err(); err != nil {
+		return link.Agent{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.gets++
+	return f.target, nil
+}
+
+func (f *fakeHerdr) Prompt(ctx context.Context, target, text string) (link.Agent, error) {
+	f.mu.Lock()
+	f.prompts++
+	if f.locked != nil {
+		f.lockedAt = append(f.lockedAt, f.locked())
+	}
+	before, script, fn := f.target, f.script, f.promptFn
+	f.mu.Unlock()
+	if fn != nil {
+		if err := fn(); err != nil {
+			return link.Agent{}, err
+		}
+	}
+	if script != nil {
+		go script(f)
+	}
+	return before, nil
+}
+
+func (f *fakeHerdr) Rename(context.Context, string, string) (link.Agent, error) {
+	return link.Agent{}, errors.New("unexpected rename")
+}
+func (f *fakeHerdr) GetPane(context.Context, string) (link.Pane, error) {
+	return link.Pane{}, errors.New("unexpected pane.get")
+}
+func (f *fakeHerdr) ClosePane(context.Context, string) error { return nil }
+
+// after returns a script that sleeps d and then sets the statuses in turn.
+func after(d time.Duration, statuses ...string) func(*fakeHerdr) {
+	return func(f *fakeHerdr) {
+		time.Sleep(d)
+		for i, s := range statuses {
+			if i > 0 {
+				time.Sleep(10 * time.Millisecond)
+			}
+			f.set(s)
+		}
+	}
+}
+
+// slow is after with d between the statuses too.
+func slow(d time.Duration, statuses ...string) func(*fakeHerdr) {
+	return func(f *fakeHerdr) {
+		for _, s := range statuses {
+			time.Sleep(d)
+			f.set(s)
+		}
+	}
+}
+
+// fakeLocker is an in-process Locker that records its holder.
+type fakeLocker struct {
+	mu   sync.Mutex
+	held bool
+	ch   chan struct{}
+}
+
+func newLocker() *fakeLocker { return &fakeLocker{ch: make(chan struct{}, 1)} }
+
+func (l *fakeLocker) Lock(ctx context.Context, term string) (func(), error) {
+	select {
+	case l.ch <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	l.mu.Lock()
+	l.held = true
+	l.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			l.held = false
+			l.mu.Unlock()
+			<-l.ch
+		})
+	}, nil
+}
+
+func (l *fakeLocker) isHeld() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.held
+}
+
+func TestDeliveryValues(t *testing.T) {
+	msg := "please review"
+	tests := []struct {
+		name   string
+		kind   string
+		status string
+		script func(*fakeHerdr)
+		mode   link.DeliveryMode
+		want   string
+		// took is the virtual time Send takes.
+		took time.Duration
+	}{
+		{"idle claude submits", "claude", "idle", after(300*time.Millisecond, "working"), link.DeliveryConfirm, link.DeliverySubmitted, 350 * time.Millisecond},
+		{"done opencode submits", "opencode", "done", after(time.Second, "working"), link.DeliveryConfirm, link.DeliverySubmitted, 1050 * time.Millisecond},
+		{"idle codex: a short turn seen only by its seq", "codex", "idle", after(300*time.Millisecond, "working", "idle"), link.DeliveryConfirm, link.DeliverySubmitted, 350 * time.Millisecond},
+		{"unknown claude: detection settles, no turn", "claude", "unknown", after(300*time.Millisecond, "idle"), link.DeliveryConfirm, link.DeliveryUnconfirmed, link.ConfirmBudget(600)},
+		{"unknown claude: detection settles, then a turn", "claude", "unknown", slow(300*time.Millisecond, "idle", "working"), link.DeliveryConfirm, link.DeliverySubmitted, 650 * time.Millisecond},
+		{"idle claude asks for approval at once", "claude", "idle", after(300*time.Millisecond, "blocked"), link.DeliveryConfirm, link.DeliverySubmitted, 350 * time.Millisecond},
+		{"working claude queues", "claude", "working", nil, link.DeliveryConfirm, link.DeliveryQueued, 0},
+		{"working pi queues", "pi", "working", nil, link.DeliveryConfirm, link.DeliveryQueued, 0},
+		{"working opencode queues", "opencode", "working", nil, link.DeliveryConfirm, link.DeliveryQueued, 0},
+		{"working codex is interrupted", "codex", "working", nil, link.DeliveryConfirm, link.DeliveryInterrupting, 0},
+		{"stuck composer", "claude", "idle", nil, link.DeliveryConfirm, link.DeliveryUnconfirmed, link.ConfirmBudget(600)},
+		{"working unknown kind that stays working", "gemini", "working", nil, link.DeliveryConfirm, link.DeliveryUnconfirmed, link.ConfirmBudget(600)},
+		{"working unknown kind: turn ends, then a new one", "gemini", "working", after(500*time.Millisecond, "idle", "working"), link.DeliveryConfirm, link.DeliverySubmitted, 550 * time.Millisecond},
+		{"working unknown kind: turn ends, a new one seen later", "gemini", "working", slow(500*time.Millisecond, "idle", "working"), link.DeliveryConfirm, link.DeliverySubmitted, 1050 * time.Millisecond},
+		{"working unknown kind: turn ends, nothing follows", "gemini", "working", after(500*time.Millisecond, "idle"), link.DeliveryConfirm, link.DeliveryUnconfirmed, link.ConfirmBudget(600)},
+		{"fast", "claude", "idle", after(300*time.Millisecond, "working"), link.DeliveryFast, link.DeliveryUnconfirmed, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newFake(tt.kind, tt.status)
+				f.script = tt.script
+				lk := newLocker()
+				l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: tt.mode, Locker: lk,
+					ConfirmBudget: func(int) time.Duration { return link.ConfirmBudget(600) }}
+				start := time.Now()
+				res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: msg})
+				took := time.Since(start)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Status != "sent" || res.Delivery != tt.want {
+					t.Fatalf("result %+v, want delivery %s", res, tt.want)
+				}
+				// Polls are 50 ms apart: the answer comes within one poll.
+				if took < tt.took-50*time.Millisecond || took > tt.took+60*time.Millisecond {
+					t.Fatalf("took %v, want %v", took, tt.took)
+				}
+				if tt.mode == link.DeliveryFast && f.gets != 0 {
+					t.Fatalf("fast mode watched the target (%d agent.get)", f.gets)
+				}
+				// The lock outlives Herdr's Enter even when the answer is
+				// known at once, and is released after it; a seen
+				// submission releases it at once.
+				if tt.want == link.DeliverySubmitted {
+					if lk.isHeld() {
+						t.Fatal("lock held after the submission was seen")
+					}
+				} else if took < link.SubmitHold && !lk.isHeld() {
+					t.Fatal("lock released before Herdr's Enter")
+				}
+				hold := link.SubmitHold
+				if tt.want == link.DeliveryQueued {
+					// Kept until the queued turn begins, here never: the
+					// budget.
+					hold = link.ConfirmBudget(600)
+					time.Sleep(hold - time.Millisecond)
+					if !lk.isHeld() {
+						t.Fatal("queued delivery's lock released before its turn")
+					}
+				}
+				time.Sleep(hold + time.Millisecond)
+				if lk.isHeld() {
+					t.Fatal("lock still held")
+				}
+				synctest.Wait()
+			})
+		})
+	}
+}
+
+// ConfirmBudget grows with the message size, within bounds.
+func TestConfirmBudget(t *testing.T) {
+	for n, want := range map[int]time.Duration{
+		0:         2500 * time.Millisecond,
+		1 << 10:   2560 * time.Millisecond,
+		256 << 10: 2500*time.Millisecond + 256*60*time.Millisecond, // Codex: ~15 s for 256 KB
+		1 << 20:   30 * time.Second,
+	} {
+		if got := link.ConfirmBudget(n); got != want {
+			t.Errorf("ConfirmBudget(%d) = %v, want %v", n, got, want)
+		}
+	}
+}
+
+// The watch has its own budget: a call deadline shorter than it does not
+// cut it; cancelling the call does.
+func TestConfirmOutlivesDeadlineNotCancellation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake("claude", "idle")
+		f.script = after(time.Second, "working")
+		l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm}
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		res, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "x"})
+		if err != nil || res.Delivery != link.DeliverySubmitted {
+			t.Fatalf("%+v %v", res, err)
+		}
+		f2 := newFake("claude", "idle")
+		l2 := &link.Link{Herdr: f2, PaneID: "w1:p1", Delivery: link.DeliveryConfirm}
+		ctx2, cancel2 := context.WithCancel(context.Background())
+		go func() { time.Sleep(200 * time.Millisecond); cancel2() }()
+		start := time.Now()
+		res, err = l2.Send(ctx2, link.SendRequest{To: "reviewer", Message: "x"})
+		if err != nil || res.Delivery != link.DeliveryUnconfirmed || time.Since(start) > 250*time.Millisecond {
+			t.Fatalf("cancelled watch: %+v %v after %v", res, err, time.Since(start))
+		}
+	})
+}
+
+// A new occupant in the target pane ends the watch: unconfirmed.
+func TestConfirmOccupantReplaced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake("claude", "idle")
+		f.script = func(f *fakeHerdr) {
+			time.Sleep(100 * time.Millisecond)
+			f.mu.Lock()
+			f.target.TerminalID, f.target.Seq = "term_9", f.target.Seq+1
+			f.mu.Unlock()
+		}
+		l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm}
+		start := time.Now()
+		res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"})
+		if err != nil || res.Delivery != link.DeliveryUnconfirmed || time.Since(start) > 200*time.Millisecond {
+			t.Fatalf("%+v %v after %v", res, err, time.Since(start))
+		}
+	})
+}
+
+func TestDeliveryLock(t *testing.T) {
+	t.Run("held across the prompt", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			f := newFake("codex", "working")
+			lk := newLocker()
+			f.locked = lk.isHeld
+			l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk}
+			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"}); err != nil {
+				t.Fatal(err)
+			}
+			if len(f.lockedAt) != 1 || !f.lockedAt[0] {
+				t.Fatalf("lock held at prompt: %v", f.lockedAt)
+			}
+			time.Sleep(link.SubmitHold)
+		})
+	})
+	t.Run("a queued delivery keeps it until its turn begins", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			f := newFake("claude", "working")
+			f.script = slow(time.Second, "idle", "working") // turn ends at 1 s, the queued one starts at 2 s
+			lk := newLocker()
+			l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk}
+			start := time.Now()
+			res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"})
+			if err != nil || res.Delivery != link.DeliveryQueued || time.Since(start) != 0 {
+				t.Fatalf("%+v %v after %v", res, err, time.Since(start))
+			}
+			// A second sender waits for the queued turn.
+			l2 := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk}
+			res, err = l2.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "y"})
+			if el := time.Since(start); err != nil || el < 2*time.Second || el > 2100*time.Millisecond {
+				t.Fatalf("second send %+v %v after %v", res, err, el)
+			}
+			if res.Delivery != link.DeliveryQueued {
+				t.Fatalf("second send %+v", res)
+			}
+			time.Sleep(link.ConfirmBudget(600))
+		})
+	})
+	t.Run("waiting is bounded by the call's deadline", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			f := newFake("codex", "idle")
+			lk := newLocker()
+			unlock, _ := lk.Lock(context.Background(), "term_2") // another sender
+			defer unlock()
+			l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk}
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+			defer cancel()
+			start := time.Now()
+			_, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "x"})
+			if !errors.Is(err, link.ErrSendFailed) || err.Error() != "SEND_FAILED: another delivery to this agent is still in progress; nothing was delivered, try again shortly" {
+				t.Fatalf("err = %v", err)
+			}
+			// One second of the deadline stays for the prompt.
+			if el := time.Since(start); el != 3*time.Second {
+				t.Fatalf("waited %v", el)
+			}
+			if f.prompts != 0 {
+				t.Fatal("prompted without the lock")
+			}
+		})
+	})
+	t.Run("without a deadline, LockWait", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			lk := newLocker()
+			unlock, _ := lk.Lock(context.Background(), "term_2")
+			defer unlock()
+			l := &link.Link{Herdr: newFake("codex", "idle"), PaneID: "w1:p1", Locker: lk, LockWait: 2 * time.Second}
+			start := time.Now()
+			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"}); !errors.Is(err, link.ErrSendFailed) || time.Since(start) != 2*time.Second {
+				t.Fatalf("err = %v after %v", err, time.Since(start))
+			}
+		})
+	})
+	t.Run("a failure before the write releases at once, after it past the Enter", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			f := newFake("claude", "idle")
+			lk := newLocker()
+			l := &link.Link{Herdr: f, PaneID: "w1:p1", Locker: lk}
+			f.promptFn = func() error { return &socket.Error{Code: "agent_prompt_failed", Message: "no capacity"} }
+			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"}); !errors.Is(err, link.ErrSendFailed) || lk.isHeld() {
+				t.Fatalf("refused: %v, held %v", err, lk.isHeld())
+			}
+			f.promptFn = func() error { return socket.AfterWrite(socket.ErrTimeout) }
+			_, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"})
+			if !errors.Is(err, link.ErrSendFailed) || !lk.isHeld() {
+				t.Fatalf("after the write: %v, held %v", err, lk.isHeld())
+			}
+			time.Sleep(link.SubmitHold + time.Millisecond)
+			if lk.isHeld() {
+				t.Fatal("still held")
+			}
+		})
+	})
+	t.Run("a broken lock does not stop delivery", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			f := newFake("claude", "idle")
+			l := &link.Link{Herdr: f, PaneID: "w1:p1", Locker: brokenLocker{}}
+			if res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"}); err != nil || f.prompts != 1 {
+				t.Fatalf("%+v %v", res, err)
+			}
+		})
+	})
+}
+
+type brokenLocker struct{}
+
+func (brokenLocker) Lock(context.Context, string) (func(), error) {
+	return nil, errors.New("lock directory is not private")
+}
