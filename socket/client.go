@@ -146,7 +146,7 @@ func (c *Client) CallRaw(ctx context.Context, id, method string, params, result 
 	if result == nil {
 		result = new(jsonx.RawMessage)
 	}
-	return request, response, decodeResponse(method, id, response, false, result)
+	return request, response, afterWrite(decodeResponse(method, id, response, false, result))
 }
 
 // RoundTrip sends one raw request line (without the newline) and returns
