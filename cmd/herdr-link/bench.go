@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -380,20 +381,37 @@ func mcpRoute(t *target, name, op string) (*route, error) {
 		return nil, err
 	}
 	next := t.rotation()
+	peers := toolCall{Name: "herdr_link_peers", Arguments: struct{}{}}
 	return &route{name: name, proc: p, run: func(ctx context.Context, op string) error {
 		p.calls.Add(1)
-		var r mcpclient.ToolResult
-		var err error
-		if op == opPeers {
-			r, err = c.CallTool(ctx, "herdr_link_peers", nil)
-		} else {
-			r, err = c.CallTool(ctx, "herdr_link_send", map[string]any{"to": next(), "message": benchMessage})
+		call := peers
+		if op != opPeers {
+			call = toolCall{Name: "herdr_link_send", Arguments: sendArgs{To: next(), Message: benchMessage}}
 		}
-		if err == nil && r.IsError {
+		// Like the floor's client, this one reads the answer line and
+		// checks it without decoding the result: what a host does with a
+		// result is the host's cost, not the server's. A JSON string never
+		// holds a raw `"isError":true`.
+		raw, err := c.Call(ctx, "tools/call", call)
+		if err == nil && bytes.Contains(raw, isErrorTrue) {
+			var r mcpclient.ToolResult
+			_ = jsonx.Unmarshal(raw, &r)
 			err = errors.New(r.Text())
 		}
 		return err
 	}, close: func() { c.Close() }}, nil
+}
+
+var isErrorTrue = []byte(`"isError":true`)
+
+type toolCall struct {
+	Name      string `json:"name"`
+	Arguments any    `json:"arguments"`
+}
+
+type sendArgs struct {
+	To      string `json:"to"`
+	Message string `json:"message"`
 }
 
 func percentile(sorted []time.Duration, p float64) time.Duration {
