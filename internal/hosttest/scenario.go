@@ -116,6 +116,9 @@ type Result struct {
 	Delivered map[string]int `json:"delivered"`
 	Duration  time.Duration  `json:"duration_ns"`
 	Failures  []string       `json:"failures,omitempty"`
+	// OutsideShown: in the session outside Herdr, herdr-link's reason for
+	// the empty tool list reached the model ("yes", "no"; "" not run).
+	OutsideShown string `json:"outside_shown,omitempty"`
 	// Footprint failures are kept apart: they are the one check another
 	// branch's work (the tool-surface reduction) is expected to fix.
 	FootprintFailures []string `json:"footprint_failures,omitempty"`
@@ -157,6 +160,9 @@ func Run(ctx context.Context, h *Host, m Mode, cfg Config) *Result {
 		ResultBytes: map[string]int{}, Delivered: map[string]int{}}
 	start := time.Now()
 	defer func() {
+		if len(r.Failures) == 0 {
+			r.checkOutside(ctx, h, m, cfg)
+		}
 		r.checkContract(cfg.Repo)
 		r.footprint(cfg.Reference[h.Name])
 		if r.Duration = time.Since(start); r.Duration > Budget {
@@ -287,7 +293,7 @@ func runSession(ctx context.Context, h *Host, m Mode, cfg Config, srv *Sim, name
 	sr := SessionResult{Name: name, Pane: pane, Script: script}
 	dir := filepath.Join(cfg.Root, h.Name+"-"+m.Name, name)
 	s := &Session{Host: h, Mode: m, Name: name, Dir: dir, Home: filepath.Join(dir, "home"), Work: filepath.Join(dir, "work"),
-		HostBin: h.BinPath(cfg.Cache), HostDir: h.Dir(cfg.Cache), Repo: cfg.Repo, LinkBin: cfg.LinkBin, PaneEnv: srv.Env(pane), Prompt: prompt,
+		HostBin: h.BinPath(cfg.Cache), HostDir: h.Dir(cfg.Cache), Repo: cfg.Repo, LinkBin: cfg.LinkBin, PaneEnv: paneEnv(srv, pane), Prompt: prompt,
 		Marker: "HERDR_LINK_HOSTTEST=" + tag + "-" + name}
 	for _, d := range []string{s.Home, s.Work} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

@@ -610,7 +610,7 @@ type success struct {
 func resultLine(id string, result any) []byte {
 	if raw, ok := result.(jsonx.RawMessage); ok {
 		idb, _ := jsonx.Marshal(id)
-		b := make([]byte, 0, len(raw)+len(idb)+20)
+		b := lineBuffer(len(raw) + len(idb) + 20)
 		b = append(append(append(b, `{"id":`...), idb...), `,"result":`...)
 		return append(append(b, raw...), '}')
 	}
@@ -629,6 +629,7 @@ func (s *Server) reply(c net.Conn, line []byte) {
 	_ = c.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	bufs := net.Buffers{line, newline}
 	_, _ = bufs.WriteTo(c)
+	releaseLine(line)
 }
 
 func (s *Server) check(line []byte) {

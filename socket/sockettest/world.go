@@ -33,6 +33,10 @@ type WorkspaceSpec struct {
 	ID    string    `json:"id,omitempty"`
 	Label string    `json:"label,omitempty"`
 	Tabs  []TabSpec `json:"tabs"`
+	// Tokens and Worktree are reported as they are (workspace metadata and
+	// a git worktree workspace).
+	Tokens   map[string]string             `json:"tokens,omitempty"`
+	Worktree *schema.WorkspaceWorktreeInfo `json:"worktree,omitempty"`
 }
 
 // TabSpec is one tab of a [WorkspaceSpec].
@@ -195,11 +199,13 @@ func (w *World) bump() {
 }
 
 type workspace struct {
-	id      string
-	label   string
-	tabs    []*tab
-	paneSeq int
-	tabSeq  int
+	id       string
+	label    string
+	tabs     []*tab
+	paneSeq  int
+	tabSeq   int
+	tokens   map[string]string
+	worktree *schema.WorkspaceWorktreeInfo
 }
 
 type tab struct {
@@ -277,7 +283,7 @@ func NewWorldClock(spec WorldSpec, clock Clock) (*World, error) {
 	}
 	for wi, ws := range spec.Workspaces {
 		w.wsSeq++
-		wsp := &workspace{id: ws.ID, label: ws.Label}
+		wsp := &workspace{id: ws.ID, label: ws.Label, tokens: ws.Tokens, worktree: ws.Worktree}
 		if wsp.id == "" {
 			wsp.id = "w" + EncodeNumber(uint64(wi+1))
 		}
@@ -668,7 +674,8 @@ func (w *World) workspaceInfo(ws *workspace, number int) schema.WorkspaceInfo {
 		}
 	}
 	return schema.WorkspaceInfo{WorkspaceID: ws.id, Number: uint(number), Label: ws.label, Focused: focused,
-		PaneCount: uint(panes), TabCount: uint(len(ws.tabs)), ActiveTabID: active, AgentStatus: aggregate(st)}
+		PaneCount: uint(panes), TabCount: uint(len(ws.tabs)), ActiveTabID: active, AgentStatus: aggregate(st),
+		Tokens: ws.tokens, Worktree: ws.worktree}
 }
 
 func (w *World) layout(t *tab) schema.PaneLayoutSnapshot {
