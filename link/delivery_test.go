@@ -108,6 +108,7 @@ type fakeLocker struct {
 	mu   sync.Mutex
 	held bool
 	ch   chan struct{}
+	keys []string
 }
 
 func newLocker() *fakeLocker { return &fakeLocker{ch: make(chan struct{}, 1)} }
@@ -120,6 +121,7 @@ func (l *fakeLocker) Lock(ctx context.Context, term string) (func(), error) {
 	}
 	l.mu.Lock()
 	l.held = true
+	l.keys = append(l.keys, term)
 	l.mu.Unlock()
 	var once sync.Once
 	return func() {
@@ -289,8 +291,14 @@ func TestDeliveryLock(t *testing.T) {
 			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"}); err != nil {
 				t.Fatal(err)
 			}
-			if len(f.lockedAt) != 1 || !f.lockedAt[0] {
-				t.Fatalf("lock held at prompt: %v", f.lockedAt)
+			if len(f.lockedAt) != 1 || !f.lockedAt[0] || len(lk.keys) != 1 || lk.keys[0] != "term_2" {
+				t.Fatalf("lock held at prompt: %v, keys %v", f.lockedAt, lk.keys)
+			}
+			time.Sleep(link.SubmitHold)
+			// Without a terminal id, the pane id keys the lock.
+			f.target.TerminalID = ""
+			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"}); err != nil || lk.keys[1] != "pane:w1:p2" {
+				t.Fatalf("%v, keys %v", err, lk.keys)
 			}
 			time.Sleep(link.SubmitHold)
 		})

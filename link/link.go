@@ -167,6 +167,7 @@ type snapshot struct {
 	agents []Agent
 	self   *Agent // nil: no agent detected in the caller's pane
 	ws     string // the caller's current workspace
+	pane   string // the caller's current pane id (HERDR_PANE_ID unless it moved)
 }
 
 // resolve reads agent.list and finds the caller in it. When the caller's
@@ -179,7 +180,7 @@ func (l *Link) resolve(ctx context.Context) (snapshot, error) {
 	if err != nil {
 		return s, l.fail("agent.list", err, NotInHerdr)
 	}
-	s.agents = agents
+	s.agents, s.pane = agents, l.PaneID
 	for i := range agents {
 		if agents[i].PaneID == l.PaneID {
 			s.self, s.ws = &agents[i], agents[i].WorkspaceID
@@ -194,7 +195,7 @@ func (l *Link) resolve(ctx context.Context) (snapshot, error) {
 		}
 		return s, l.fail("pane.get", err, NotInHerdr)
 	}
-	s.ws = pane.WorkspaceID
+	s.ws, s.pane = pane.WorkspaceID, pane.PaneID
 	for i := range agents {
 		if agents[i].PaneID == pane.PaneID {
 			s.self = &agents[i]
@@ -257,13 +258,23 @@ func (l *Link) Peers(ctx context.Context) (PeersResult, error) {
 		return PeersResult{}, err
 	}
 	out := PeersResult{Self: Peer{Name: name, State: State(s.self.Status)}, Peers: []Peer{}}
-	for _, a := range s.agents {
-		if !s.inWorkspace(a) || a.PaneID == s.self.PaneID || !ValidName(a.Name) {
-			continue
-		}
+	for _, a := range s.peers() {
 		out.Peers = append(out.Peers, Peer{Name: a.Name, State: State(a.Status)})
 	}
 	return out, nil
+}
+
+// peers are the agents Peers lists: validly named, in the caller's
+// workspace, not the caller, in Herdr's order.
+func (s snapshot) peers() []Agent {
+	var out []Agent
+	for _, a := range s.agents {
+		if !s.inWorkspace(a) || a.PaneID == s.pane || !ValidName(a.Name) {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // inWorkspace reports whether a is in the caller's workspace. A workspace
@@ -335,7 +346,7 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	}
 	// Waiting for the target's delivery lock is Herdr-side work of the
 	// send too: bounded by the operation deadline.
-	unlock, err := l.lockDelivery(hctx, target.TerminalID)
+	unlock, err := l.lockDelivery(hctx, target)
 	if err != nil {
 		l.log().Info("delivery lock not acquired", "to", req.To, "pane_id", target.PaneID, "err", err)
 		return SendResult{}, err

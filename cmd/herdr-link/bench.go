@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -41,6 +43,7 @@ type benchConfig struct {
 	cli        string
 	count      int
 	spawns     int
+	alt        map[string]string // label → herdr-link binary (routes mcp:label)
 }
 
 // route is one way of doing an operation.
@@ -48,6 +51,7 @@ type route struct {
 	name  string
 	run   func(ctx context.Context, op string) error
 	close func()
+	proc  *proc // the route's server process, if it has one
 	// skip lists the ops the route cannot do.
 	skip map[string]bool
 }
@@ -85,6 +89,14 @@ type stat struct {
 	ProcsPerOp float64 `json:"procs_per_op"`
 	VsSocket   float64 `json:"ratio_to_socket_p50"`
 	Penalties  int     `json:"poll_penalties"`
+	// VsFloorP50 and VsFloorP99 are p50 and p99 as ratios to the floor
+	// route's in the same run (0 without the floor route).
+	VsFloorP50 float64 `json:"ratio_to_floor_p50"`
+	VsFloorP99 float64 `json:"ratio_to_floor_p99"`
+	// CPUPerOpUS is the route's server process CPU time per call, µs
+	// (user + system from its rusage, start-up excluded; 0 for routes
+	// without a server process).
+	CPUPerOpUS float64 `json:"cpu_us_per_op"`
 }
 
 func bench(args []string, stdout, stderr io.Writer) int {
@@ -98,12 +110,13 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.warmup, "warmup", 20, "warm-up operations per op and route")
 	fs.IntVar(&c.conc, "c", 1, "operations in flight per route")
 	ops := fs.String("op", "peers,send,send-confirm", "operations: peers, send (delivery fast), send-confirm (delivery confirm: until the target's turn starts)")
-	routes := fs.String("route", "socket,cli,mcp", "routes: socket (herdr-link's), cli (the reference's herdr CLI calls), mcp (tools/call on a herdr-link server)")
+	routes := fs.String("route", "socket,cli,mcp,floor", "routes: socket (herdr-link's), cli (the reference's herdr CLI calls), mcp (tools/call on a herdr-link server), floor (a minimal relay process: what the machine allows)")
 	fs.StringVar(&c.format, "format", "table", "output: table, gobench (benchstat input), json")
 	fs.BoolVar(&c.sweep, "sweep", false, "also sweep socket peer resolution over 10, 100, 1000 and 10000 agents")
 	fs.StringVar(&c.cli, "herdr", "", "herdr CLI for the cli route (default: $HERDR_BIN_PATH live, herdr-sim beside this binary on the simulator)")
 	fs.IntVar(&c.count, "count", 1, "repeat the whole measurement (for benchstat)")
 	fs.IntVar(&c.spawns, "spawns", 10, "MCP server starts to time (start → initialize response)")
+	alt := fs.String("mcp-alt", "", "also measure other herdr-link binaries as MCP routes `label=path,…` (routes mcp:label), for before and after in one run")
 	if code, done := cliflag.Parse(fs, args, stdout); done {
 		return code
 	}
@@ -112,6 +125,18 @@ func bench(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	c.ops, c.routes = strings.Split(*ops, ","), strings.Split(*routes, ",")
+	if *alt != "" {
+		c.alt = map[string]string{}
+		for _, kv := range strings.Split(*alt, ",") {
+			label, path, ok := strings.Cut(kv, "=")
+			if !ok || label == "" || path == "" {
+				fmt.Fprintf(stderr, "herdr-link bench: -mcp-alt %q: want label=path\n", kv)
+				return 2
+			}
+			c.alt[label] = path
+			c.routes = append(c.routes, "mcp:"+label)
+		}
+	}
 	if c.n < 1 || c.conc < 1 || c.agents < 2 || c.workspaces < 1 || c.count < 1 {
 		fmt.Fprintln(stderr, "herdr-link bench: -n, -c, -count and -workspaces must be ≥ 1, -agents ≥ 2")
 		return 2
@@ -133,32 +158,26 @@ func bench(args []string, stdout, stderr io.Writer) int {
 }
 
 // benchWorld builds a world of n agents over w workspaces: bench-self and
-// bench-peer in w1, the rest named a<i>.
+// bench-peer in the first, the rest named a<i>.
 func benchWorld(n, w int) (*sockettest.World, error) {
-	spec := sockettest.WorldSpec{}
-	for i := 0; i < w; i++ {
-		spec.Workspaces = append(spec.Workspaces, sockettest.WorkspaceSpec{Label: fmt.Sprintf("ws%d", i+1), Tabs: []sockettest.TabSpec{{}}})
+	spec, err := sockettest.GeneratedSpec(n, w)
+	if err != nil {
+		return nil, err
 	}
-	for i := 0; i < n; i++ {
-		// Each agent starts a 1 ms turn 1 ms after Enter: a confirmed send
-		// measures herdr-link's watch, not a model's latency.
-		one := 1
-		a := &sockettest.AgentSpec{Kind: "claude", Name: fmt.Sprintf("a%d", i), Status: "idle", TurnMS: 1, SubmitMS: &one}
-		ws := i % w
-		switch i {
-		case 0:
-			a.Name, ws = "bench-self", 0
-		case 1:
-			a.Name, ws = "bench-peer", 0
+	for _, ws := range spec.Workspaces {
+		for _, p := range ws.Tabs[0].Panes {
+			// Each agent starts a 1 ms turn 1 ms after Enter: a confirmed
+			// send measures herdr-link's watch, not a model's latency.
+			one := 1
+			p.Agent.TurnMS, p.Agent.SubmitMS = 1, &one
 		}
-		t := &spec.Workspaces[ws].Tabs[0]
-		t.Panes = append(t.Panes, sockettest.PaneSpec{CWD: "/work", Agent: a})
 	}
 	return sockettest.NewWorld(spec)
 }
 
 type target struct {
 	path, pane, cli string
+	alt             map[string]string // see benchConfig.alt
 	srv             *sockettest.Server
 	desc            string
 	// peers are the send targets, used in turn: consecutive sends to one
@@ -166,12 +185,14 @@ type target struct {
 	// the hold instead of the send.
 	peers     []string
 	rotations int
+	slots     int
 }
 
-// rotation returns the route's next send target on each call; routes
-// start at different thirds of the list so that they do not meet.
+// rotation returns the route's next send target on each call; the routes
+// of one op (slots of them, see openRoutes) start at different points of
+// the list so that they do not meet.
 func (t *target) rotation() func() string {
-	i := t.rotations * len(t.peers) / 3
+	i := t.rotations * len(t.peers) / max(t.slots, 3)
 	t.rotations++
 	return func() string {
 		p := t.peers[i%len(t.peers)]
@@ -181,7 +202,7 @@ func (t *target) rotation() func() string {
 }
 
 func setupTarget(c benchConfig, agents int) (*target, error) {
-	t := &target{}
+	t := &target{alt: c.alt}
 	if !c.sim {
 		g := link.CheckGate(os.Getenv)
 		if !g.OK {
@@ -348,59 +369,49 @@ func cliRoute(t *target) (*route, error) {
 	}, close: func() {}, skip: map[string]bool{opSendConfirm: true}}, nil
 }
 
-// mcpRoute runs two herdr-link servers, one per delivery mode, as an MCP
-// host would.
-func mcpRoute(t *target) (*route, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
+// mcpRoute runs a herdr-link server (the -mcp-alt build for "mcp:label")
+// in the delivery mode of op, as an MCP host would.
+func mcpRoute(t *target, name, op string) (*route, error) {
+	mode := "fast"
+	if op == opSendConfirm {
+		mode = "confirm"
 	}
-	start := func(mode string) (*mcpclient.Client, error) {
-		args := []string{"serve", "-no-bootstrap", "-log-level", "error", "-delivery", mode}
-		if t.srv != nil {
-			args = append(args, "-submit-hold", benchSubmitHold.String())
-		}
-		c, err := mcpclient.Start(exe, args, t.env())
-		if err != nil {
-			return nil, err
-		}
-		ctx := context.Background()
-		if _, err := c.Initialize(ctx, "2025-06-18"); err != nil {
-			c.Close()
-			return nil, err
-		}
-		if _, err := c.CallTool(ctx, "herdr_link", nil); err != nil {
-			c.Close()
-			return nil, err
-		}
-		return c, nil
-	}
-	fast, err := start("fast")
+	c, p, err := startMCP(t, t.mcpExe(name), mode)
 	if err != nil {
-		return nil, err
-	}
-	confirm, err := start("confirm")
-	if err != nil {
-		fast.Close()
 		return nil, err
 	}
 	next := t.rotation()
-	return &route{name: "mcp", run: func(ctx context.Context, op string) error {
-		var r mcpclient.ToolResult
-		var err error
-		switch op {
-		case opPeers:
-			r, err = fast.CallTool(ctx, "herdr_link_peers", nil)
-		case opSend:
-			r, err = fast.CallTool(ctx, "herdr_link_send", map[string]any{"to": next(), "message": benchMessage})
-		default:
-			r, err = confirm.CallTool(ctx, "herdr_link_send", map[string]any{"to": next(), "message": benchMessage})
+	peers := toolCall{Name: "herdr_link_peers", Arguments: struct{}{}}
+	return &route{name: name, proc: p, run: func(ctx context.Context, op string) error {
+		p.calls.Add(1)
+		call := peers
+		if op != opPeers {
+			call = toolCall{Name: "herdr_link_send", Arguments: sendArgs{To: next(), Message: benchMessage}}
 		}
-		if err == nil && r.IsError {
+		// Like the floor's client, this one reads the answer line and
+		// checks it without decoding the result: what a host does with a
+		// result is the host's cost, not the server's. A JSON string never
+		// holds a raw `"isError":true`.
+		raw, err := c.Call(ctx, "tools/call", call)
+		if err == nil && bytes.Contains(raw, isErrorTrue) {
+			var r mcpclient.ToolResult
+			_ = jsonx.Unmarshal(raw, &r)
 			err = errors.New(r.Text())
 		}
 		return err
-	}, close: func() { fast.Close(); confirm.Close() }}, nil
+	}, close: func() { c.Close() }}, nil
+}
+
+var isErrorTrue = []byte(`"isError":true`)
+
+type toolCall struct {
+	Name      string `json:"name"`
+	Arguments any    `json:"arguments"`
+}
+
+type sendArgs struct {
+	To      string `json:"to"`
+	Message string `json:"message"`
 }
 
 func percentile(sorted []time.Duration, p float64) time.Duration {
@@ -445,27 +456,38 @@ func (p *progress) finish() {
 	}
 }
 
-// measure runs warm-up then n interleaved rounds over the routes and
-// returns the samples and the simulator's connections per op and route.
-func measure(c benchConfig, t *target, routes []*route, prog *progress) ([]sample, map[string]float64, error) {
+// measure runs, op by op, warm-up then n rounds over freshly started
+// routes in a shuffled order, and returns the samples, the simulator's
+// connections per op and route and the server processes' CPU per call
+// (µs, start-up excluded).
+func measure(c benchConfig, t *target, rng *rand.Rand, base map[string]time.Duration, prog *progress) ([]sample, map[string]float64, map[string]float64, error) {
 	ctx := context.Background()
 	var samples []sample
 	conns := map[string]float64{}
+	cpu := map[string]float64{}
 	var mu sync.Mutex
 	for _, op := range c.ops {
+		routes, err := openRoutes(t, c.routes, op)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		fail := func(err error) ([]sample, map[string]float64, map[string]float64, error) {
+			closeRoutes(routes)
+			return nil, nil, nil, err
+		}
 		for _, r := range routes {
 			if r.skip[op] {
 				continue
 			}
 			for i := 0; i < c.warmup; i++ {
 				if err := r.run(ctx, op); err != nil {
-					return nil, nil, fmt.Errorf("%s %s warm-up: %w", r.name, op, err)
+					return fail(fmt.Errorf("%s %s warm-up: %w", r.name, op, err))
 				}
 			}
 		}
 		reqs := map[string]int{}
 		for round := 0; round < (c.n+c.conc-1)/c.conc; round++ {
-			for _, r := range routes {
+			for _, r := range shuffled(rng, routes) {
 				if r.skip[op] {
 					continue
 				}
@@ -495,7 +517,7 @@ func measure(c benchConfig, t *target, routes []*route, prog *progress) ([]sampl
 				}
 				wg.Wait()
 				if firstErr != nil {
-					return nil, nil, fmt.Errorf("%s %s: %w", r.name, op, firstErr)
+					return fail(fmt.Errorf("%s %s: %w", r.name, op, firstErr))
 				}
 				if t.srv != nil {
 					reqs[r.name] += len(t.srv.Requests()) - before
@@ -511,17 +533,23 @@ func measure(c benchConfig, t *target, routes []*route, prog *progress) ([]sampl
 				}
 			}
 		}
+		closeRoutes(routes)
+		for _, r := range routes {
+			if r.proc != nil {
+				cpu[op+"/"+r.name] = cpuPerCall(r, base[r.name])
+			}
+		}
 		for name, n := range reqs {
 			conns[op+"/"+name] = float64(n) / float64(c.n)
 		}
 	}
-	return samples, conns, nil
+	return samples, conns, cpu, nil
 }
 
-func summarize(c benchConfig, samples []sample, conns map[string]float64, procs map[string]float64) []stat {
+func summarize(c benchConfig, samples []sample, conns, procs, cpu map[string]float64) []stat {
 	var out []stat
 	for _, op := range c.ops {
-		var socketP50 float64
+		var socketP50, floorP50, floorP99 float64
 		for _, rn := range c.routes {
 			var ds []time.Duration
 			pen := 0
@@ -541,17 +569,23 @@ func summarize(c benchConfig, samples []sample, conns map[string]float64, procs 
 			sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 			st := stat{Op: op, Route: rn, N: len(ds), MinMS: ms(ds[0]), P50MS: ms(percentile(ds, 50)), P90MS: ms(percentile(ds, 90)),
 				P99MS: ms(percentile(ds, 99)), MaxMS: ms(ds[len(ds)-1]), MeanNS: float64(sum.Nanoseconds()) / float64(len(ds)),
-				ConnsPerOp: conns[op+"/"+rn], ProcsPerOp: procs[op+"/"+rn], Penalties: pen}
+				ConnsPerOp: conns[op+"/"+rn], ProcsPerOp: procs[op+"/"+rn], Penalties: pen, CPUPerOpUS: cpu[op+"/"+rn]}
 			// Throughput: concurrency over mean latency.
 			st.OpsPerSec = float64(c.conc) / (st.MeanNS / 1e9)
-			if rn == "socket" {
+			switch rn {
+			case "socket":
 				socketP50 = st.P50MS
+			case "floor":
+				floorP50, floorP99 = st.P50MS, st.P99MS
 			}
 			out = append(out, st)
 		}
 		for i := range out {
 			if out[i].Op == op && socketP50 > 0 {
 				out[i].VsSocket = out[i].P50MS / socketP50
+			}
+			if out[i].Op == op && floorP50 > 0 {
+				out[i].VsFloorP50, out[i].VsFloorP99 = out[i].P50MS/floorP50, out[i].P99MS/floorP99
 			}
 		}
 	}
@@ -692,24 +726,15 @@ func runBench(c benchConfig, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer t.close()
-	var routes []*route
 	for _, name := range c.routes {
-		var r *route
 		switch name {
-		case "socket":
-			r = socketRoute(t)
-		case "cli":
-			r, err = cliRoute(t)
-		case "mcp":
-			r, err = mcpRoute(t)
+		case "socket", "cli", "mcp", "floor":
 		default:
-			err = fmt.Errorf("unknown route %q", name)
+			if _, ok := c.alt[strings.TrimPrefix(name, "mcp:")]; ok && strings.HasPrefix(name, "mcp:") {
+				continue
+			}
+			return fmt.Errorf("unknown route %q", name)
 		}
-		if err != nil {
-			return err
-		}
-		defer r.close()
-		routes = append(routes, r)
 	}
 	for _, op := range c.ops {
 		if op != opPeers && op != opSend && op != opSendConfirm {
@@ -717,26 +742,25 @@ func runBench(c benchConfig, stdout, stderr io.Writer) error {
 		}
 	}
 	procs := map[string]float64{"peers/cli": 2, "send/cli": 3}
-	cells := 0
-	for _, op := range c.ops {
-		for _, r := range routes {
-			if !r.skip[op] {
-				cells++
-			}
+	base := map[string]time.Duration{}
+	for _, name := range c.routes {
+		if base[name], err = startupCPU(t, name, 5); err != nil {
+			return err
 		}
 	}
-	prog := &progress{w: stderr, on: isTerminal(stderr), total: c.count * cells * c.n, start: time.Now()}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 12))
+	prog := &progress{w: stderr, on: isTerminal(stderr), total: c.count * len(c.ops) * len(c.routes) * c.n, start: time.Now()}
 	type run struct {
 		stats []stat
 	}
 	var runs []run
 	for i := 0; i < c.count; i++ {
-		samples, conns, err := measure(c, t, routes, prog)
+		samples, conns, cpu, err := measure(c, t, rng, base, prog)
 		if err != nil {
 			prog.finish()
 			return err
 		}
-		runs = append(runs, run{summarize(c, samples, conns, procs)})
+		runs = append(runs, run{summarize(c, samples, conns, procs, cpu)})
 	}
 	prog.finish()
 	sockFloor, spawnFloor, err := floors(500)
@@ -767,8 +791,15 @@ func runBench(c benchConfig, stdout, stderr io.Writer) error {
 		suffix := fmt.Sprintf("-%d", runtime.GOMAXPROCS(0))
 		for _, r := range runs {
 			for _, s := range r.stats {
-				fmt.Fprintf(stdout, "BenchmarkRoute/op=%s/route=%s%s\t%d\t%.0f ns/op\t%.0f p50-ns/op\t%.0f p99-ns/op\t%.2f conns/op\t%.0f procs/op\n",
+				fmt.Fprintf(stdout, "BenchmarkRoute/op=%s/route=%s%s\t%d\t%.0f ns/op\t%.0f p50-ns/op\t%.0f p99-ns/op\t%.2f conns/op\t%.0f procs/op",
 					s.Op, s.Route, suffix, s.N, s.MeanNS, s.P50MS*1e6, s.P99MS*1e6, s.ConnsPerOp, s.ProcsPerOp)
+				if s.VsFloorP50 > 0 {
+					fmt.Fprintf(stdout, "\t%.3f floor-ratio\t%.3f floor-ratio-p99", s.VsFloorP50, s.VsFloorP99)
+				}
+				if s.CPUPerOpUS > 0 {
+					fmt.Fprintf(stdout, "\t%.1f cpu-us/op", s.CPUPerOpUS)
+				}
+				fmt.Fprintln(stdout)
 			}
 		}
 		fmt.Fprintf(stdout, "BenchmarkFloor/what=unix-round-trip%s\t500\t%.0f ns/op\n", suffix, float64(sockFloor.Nanoseconds()))
@@ -782,10 +813,11 @@ func runBench(c benchConfig, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "target:  %s\n", t.desc)
 		fmt.Fprintf(stdout, "machine: %s\n", machine)
 		fmt.Fprintf(stdout, "run:     n=%d per op and route, interleaved, warm-up %d, concurrency %d\n\n", c.n, c.warmup, c.conc)
-		fmt.Fprintf(stdout, "%-12s %-7s %8s %8s %8s %8s %8s %9s %9s %9s %9s %8s\n", "op", "route", "min ms", "p50 ms", "p90 ms", "p99 ms", "max ms", "ops/s", "conns/op", "procs/op", "×socket", "poll-pen")
+		fmt.Fprintf(stdout, "%-12s %-7s %8s %8s %8s %8s %8s %9s %9s %9s %9s %8s %9s %9s %9s\n", "op", "route", "min ms", "p50 ms", "p90 ms", "p99 ms", "max ms", "ops/s", "conns/op", "procs/op", "×socket", "poll-pen", "p50×floor", "p99×floor", "cpu µs/op")
 		for _, s := range runs[len(runs)-1].stats {
-			fmt.Fprintf(stdout, "%-12s %-7s %8.3f %8.3f %8.3f %8.3f %8.3f %9.0f %9.2f %9.0f %8.1f× %8d\n",
-				s.Op, s.Route, s.MinMS, s.P50MS, s.P90MS, s.P99MS, s.MaxMS, s.OpsPerSec, s.ConnsPerOp, s.ProcsPerOp, s.VsSocket, s.Penalties)
+			fmt.Fprintf(stdout, "%-12s %-7s %8.3f %8.3f %8.3f %8.3f %8.3f %9.0f %9.2f %9.0f %8.1f× %8d %9s %9s %9s\n",
+				s.Op, s.Route, s.MinMS, s.P50MS, s.P90MS, s.P99MS, s.MaxMS, s.OpsPerSec, s.ConnsPerOp, s.ProcsPerOp, s.VsSocket, s.Penalties,
+				ratioCell(s.VsFloorP50), ratioCell(s.VsFloorP99), cpuCell(s.CPUPerOpUS))
 		}
 		if t.srv != nil && slices.Contains(c.ops, opSendConfirm) {
 			fmt.Fprintf(stdout, "\ndelivery: send = -delivery fast, send-confirm = -delivery confirm (watching until the target's turn starts: 50 ms agent.get probes);\n          the simulated targets submit 1 ms after Enter, Enter comes 5 ms after the text (Herdr: 300 ms), -submit-hold %v;\n          sends go to the %d peers in turn (consecutive sends to one agent wait for its lock)\n", benchSubmitHold, len(t.peers))

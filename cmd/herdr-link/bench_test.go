@@ -19,7 +19,7 @@ func TestBenchCommand(t *testing.T) {
 			t.Fatalf("%v\n%s", err, out)
 		}
 		for _, want := range []string{"peers        socket", "peers        cli", "peers        mcp", "send         socket", "send         cli", "send         mcp",
-			"send-confirm socket", "send-confirm mcp", "delivery: send = -delivery fast", "floors:", "start → initialize"} {
+			"send-confirm socket", "send-confirm mcp", "delivery: send = -delivery fast", "peers        floor", "send         floor", "p50×floor", "floors:", "start → initialize"} {
 			if !strings.Contains(string(out), want) {
 				t.Errorf("table lacks %q:\n%s", want, out)
 			}
@@ -31,7 +31,7 @@ func TestBenchCommand(t *testing.T) {
 		}
 	})
 	t.Run("gobench", func(t *testing.T) {
-		out, err := exec.Command(binary, append(args, "--format", "gobench", "--route", "socket,mcp")...).Output()
+		out, err := exec.Command(binary, append(args, "--format", "gobench", "--route", "socket,mcp,floor")...).Output()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,8 +45,20 @@ func TestBenchCommand(t *testing.T) {
 				}
 			}
 		}
-		if n != 9 || !strings.Contains(string(out), "BenchmarkRoute/op=peers/route=socket-") || !strings.Contains(string(out), "BenchmarkRoute/op=send-confirm/route=mcp-") {
+		if n != 11 || !strings.Contains(string(out), "BenchmarkRoute/op=peers/route=socket-") || !strings.Contains(string(out), "BenchmarkRoute/op=send-confirm/route=mcp-") || strings.Contains(string(out), "op=send-confirm/route=floor") {
 			t.Errorf("%d benchmark lines:\n%s", n, out)
+		}
+		// MCP is compared with the floor and both server processes
+		// report their CPU per call; the in-process socket route has no
+		// process of its own.
+		for _, re := range []string{
+			`BenchmarkRoute/op=peers/route=mcp-\d+\t.*\t[0-9.]+ floor-ratio\t[0-9.]+ floor-ratio-p99\t[0-9.]+ cpu-us/op\n`,
+			`BenchmarkRoute/op=send/route=floor-\d+\t.*\t1\.000 floor-ratio\t.*cpu-us/op\n`,
+			`BenchmarkRoute/op=peers/route=socket-\d+\t[^\n]*procs/op\t[0-9.]+ floor-ratio\t[0-9.]+ floor-ratio-p99\n`,
+		} {
+			if !regexp.MustCompile(re).Match(out) {
+				t.Errorf("no line matches %s:\n%s", re, out)
+			}
 		}
 	})
 	t.Run("json", func(t *testing.T) {

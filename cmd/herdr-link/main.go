@@ -57,6 +57,8 @@ var commands = map[string]command{
 	"probe":  func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return probe(args, stdout, stderr) },
 	"bench":  func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return bench(args, stdout, stderr) },
 	"config": func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return config(args, stdout, stderr) },
+	// Hidden: the bench's floor process (relay_unix.go).
+	"bench-relay": benchRelay,
 }
 
 func main() {
@@ -193,6 +195,8 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if l != nil {
 		l.Delivery, l.SubmitHold = c.delivery, c.submitHold
 	}
+	stdin, restore := pollable(stdin)
+	defer restore()
 	if err := mcpserver.Serve(ctx, stdin, stdout, mcpserver.Options{
 		Link: l, Outside: outside, Version: buildinfo.Version(), Logger: log, Bootstrap: !c.noBoot,
 	}); err != nil {

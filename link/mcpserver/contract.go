@@ -45,9 +45,12 @@ func (h *handler) withContract(res toolResult) toolResult {
 type contractFields struct{ inner any }
 
 func (c contractFields) MarshalJSON() ([]byte, error) {
-	b, err := jsonx.Marshal(c.inner)
-	if err != nil {
-		return nil, err
+	b, ok := c.inner.(jsonx.RawMessage) // a tool result, encoded once
+	if !ok {
+		var err error
+		if b, err = jsonx.Marshal(c.inner); err != nil {
+			return nil, err
+		}
 	}
 	b = bytes.TrimSpace(b)
 	if len(b) < 2 || b[len(b)-1] != '}' {

@@ -161,7 +161,7 @@ func (h *harness) call(id int, method string, params string) []string {
 func (h *harness) quiet() {
 	h.t.Helper()
 	h.send(`{"jsonrpc":"2.0","id":"sync","method":"ping"}`)
-	if l := h.next(); l != `{"id":"sync","result":{},"jsonrpc":"2.0"}` {
+	if l := h.next(); l != `{"jsonrpc":"2.0","id":"sync","result":{}}` {
 		h.t.Fatalf("unexpected output %s", l)
 	}
 }

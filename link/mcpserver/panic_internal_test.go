@@ -39,11 +39,11 @@ func TestHandlerPanicBecomesInternalError(t *testing.T) {
 		return ""
 	}
 	_, _ = inW.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"explode"}` + "\n"))
-	if l := next(); l != `{"id":1,"error":{"code":-32603,"message":"Internal error"},"jsonrpc":"2.0"}` {
+	if l := next(); l != `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}}` {
 		t.Fatalf("panic answer %s", l)
 	}
 	_, _ = inW.Write([]byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n"))
-	if l := next(); l != `{"id":2,"result":{},"jsonrpc":"2.0"}` {
+	if l := next(); l != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 		t.Fatalf("after the panic: %s", l)
 	}
 	inW.Close()

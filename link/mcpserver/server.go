@@ -66,7 +66,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 	}
 	bootCtx, stopBoot := context.WithCancel(ctx)
 	defer stopBoot()
-	h := &handler{opt: opt, log: log, ctx: ctx, bootCtx: bootCtx, inflight: map[jsonrpc2.ID]*inflight{}, stream: st}
+	h := &handler{opt: opt, log: log, ctx: ctx, bootCtx: bootCtx, inflight: map[jsonrpc2.ID]*inflight{}, stream: st, workers: newWorkers()}
+	defer h.workers.stop()
 	conn := jsonrpc2.NewConn(ctx, st, h, jsonrpc2.SetLogger(discardLogger{}))
 	grace := opt.ShutdownGrace
 	if grace <= 0 {
@@ -126,6 +127,7 @@ type inflight struct {
 
 type handler struct {
 	stream  *stream
+	workers *workers
 	opt     Options
 	log     *slog.Logger
 	ctx     context.Context
@@ -173,12 +175,12 @@ var beforeHandle func(method string)
 
 // Handle runs in the connection's read loop, so protocol messages and
 // activation are processed in arrival order; tool work runs in goroutines.
-func (h *handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+func (h *handler) Handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) {
 	defer func() {
 		if p := recover(); p != nil {
 			h.log.Error("mcp: handler panic", "method", req.Method, "panic", p, "stack", string(debug.Stack()))
 			if !req.Notif {
-				_ = conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: codeInternalError, Message: "Internal error"})
+				h.respondError(req.ID, codeInternalError, "Internal error")
 			}
 		}
 	}()
@@ -197,27 +199,29 @@ func (h *handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2
 		if initialized {
 			// The MCP lifecycle has one initialize per session; a second
 			// one would change the negotiated revision mid-session.
-			_ = conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: codeInvalidRequest, Message: "Invalid Request: this session is already initialized; initialize is sent once"})
+			h.respondError(req.ID, codeInvalidRequest, "Invalid Request: this session is already initialized; initialize is sent once")
 			return
 		}
-		h.initialize(ctx, conn, req)
+		h.initialize(req)
 	case "ping":
-		_ = conn.Reply(ctx, req.ID, struct{}{})
+		h.respond(req.ID, struct{}{})
 	case "tools/list", "tools/call":
 		if !initialized {
-			_ = conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: codeInvalidRequest, Message: "Invalid Request: " + req.Method + " before initialize; a session starts with initialize"})
+			h.respondError(req.ID, codeInvalidRequest, "Invalid Request: "+req.Method+" before initialize; a session starts with initialize")
 			return
 		}
 		if req.Method == "tools/call" {
-			h.toolsCall(ctx, conn, req)
+			h.toolsCall(req)
 			return
 		}
 		h.mu.Lock()
 		active := h.active
 		h.mu.Unlock()
-		_ = conn.Reply(ctx, req.ID, map[string]any{"tools": toolList(h.opt.Link != nil, active, h.structured())})
+		h.respond(req.ID, struct {
+			Tools any `json:"tools"`
+		}{toolList(h.opt.Link != nil, active, h.structured())})
 	default:
-		_ = conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: codeMethodNotFound, Message: "Method not found: " + req.Method})
+		h.respondError(req.ID, codeMethodNotFound, "Method not found: "+req.Method)
 	}
 }
 
@@ -278,7 +282,7 @@ func (h *handler) startBootstrap() {
 	})
 }
 
-func (h *handler) initialize(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+func (h *handler) initialize(req *jsonrpc2.Request) {
 	var p struct {
 		ProtocolVersion string `json:"protocolVersion"`
 		ClientInfo      struct {
@@ -286,8 +290,8 @@ func (h *handler) initialize(ctx context.Context, conn *jsonrpc2.Conn, req *json
 			Version string `json:"version"`
 		} `json:"clientInfo"`
 	}
-	if req.Params != nil {
-		_ = jsonx.Unmarshal(*req.Params, &p)
+	if params := h.params(req); params != nil {
+		_ = jsonx.Unmarshal(params, &p)
 	}
 	rev := latestRevision
 	for _, r := range revisions {
@@ -306,20 +310,35 @@ func (h *handler) initialize(ctx context.Context, conn *jsonrpc2.Conn, req *json
 	if version == "" {
 		version = "dev"
 	}
-	res := map[string]any{
-		"protocolVersion": rev,
-		"capabilities":    map[string]any{"tools": map[string]any{"listChanged": true}},
-		"serverInfo":      map[string]any{"name": "herdr-link", "title": "Herdr Link", "version": version},
-	}
+	res := initializeResult{ProtocolVersion: rev, ServerInfo: serverInfo{Name: "herdr-link", Title: "Herdr Link", Version: version}}
+	res.Capabilities.Tools.ListChanged = true
 	if h.opt.Link != nil {
-		res["instructions"] = instructionsInHerdr
+		res.Instructions = instructionsInHerdr
 	} else {
-		res["instructions"] = h.outside()
+		res.Instructions = h.outside()
 		h.log.Warn("herdr-link: " + h.outside())
 	}
-	_ = conn.Reply(ctx, req.ID, res)
+	h.respond(req.ID, res)
 	// Hosts that skip notifications/initialized still get the bootstrap.
 	h.startBootstrap()
+}
+
+// initializeResult is initialize's result, in the specification's order.
+type initializeResult struct {
+	ProtocolVersion string `json:"protocolVersion"`
+	Capabilities    struct {
+		Tools struct {
+			ListChanged bool `json:"listChanged"`
+		} `json:"tools"`
+	} `json:"capabilities"`
+	ServerInfo   serverInfo `json:"serverInfo"`
+	Instructions string     `json:"instructions"`
+}
+
+type serverInfo struct {
+	Name    string `json:"name"`
+	Title   string `json:"title"`
+	Version string `json:"version"`
 }
 
 // callParams is tools/call's params.
@@ -328,29 +347,29 @@ type callParams struct {
 	Arguments jsonx.RawMessage `json:"arguments"`
 }
 
-func (h *handler) toolsCall(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+func (h *handler) toolsCall(req *jsonrpc2.Request) {
 	var p callParams
-	if req.Params == nil || jsonx.Unmarshal(*req.Params, &p) != nil || p.Name == "" {
-		_ = conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: codeInvalidParams, Message: "Invalid params: tools/call needs {\"name\": string, \"arguments\"?: object}"})
+	if params := h.params(req); params == nil || jsonx.Unmarshal(params, &p) != nil || p.Name == "" {
+		h.respondError(req.ID, codeInvalidParams, "Invalid params: tools/call needs {\"name\": string, \"arguments\"?: object}")
 		return
 	}
 	if !knownTool(p.Name) {
-		_ = conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: codeInvalidParams, Message: "Unknown tool: " + p.Name})
+		h.respondError(req.ID, codeInvalidParams, "Unknown tool: "+p.Name)
 		return
 	}
 	if h.opt.Link == nil {
-		h.reply(ctx, conn, req.ID, errorResult(link.ErrNotInHerdr.Code, h.outside()))
+		h.respond(req.ID, errorResult(link.ErrNotInHerdr.Code, h.outside()))
 		return
 	}
 	call, perr := parseCall(p.Name, p.Arguments)
 	// Any call of a herdr-link tool activates the connection, once.
-	h.activate(ctx, conn)
+	h.activate()
 	if perr != nil {
-		h.reply(ctx, conn, req.ID, h.withContract(errorResult(link.InvalidArgument, perr.Error())))
+		h.respond(req.ID, h.withContract(errorResult(link.InvalidArgument, perr.Error())))
 		return
 	}
 	if call.action == "activate" {
-		h.reply(ctx, conn, req.ID, h.success(activationResult(h.claimContract())))
+		h.respond(req.ID, h.success(activationResult(h.claimContract())))
 		return
 	}
 	tctx, cancel := context.WithCancel(h.ctx)
@@ -365,7 +384,7 @@ func (h *handler) toolsCall(ctx context.Context, conn *jsonrpc2.Conn, req *jsonr
 	h.inflight[req.ID] = f
 	h.wg.Add(1)
 	h.mu.Unlock()
-	go func() {
+	h.workers.run(func() {
 		defer h.wg.Done()
 		defer cancel()
 		res := h.run(tctx, call)
@@ -377,45 +396,52 @@ func (h *handler) toolsCall(ctx context.Context, conn *jsonrpc2.Conn, req *jsonr
 			h.stream.forget(req.ID)
 			return // the client cancelled: no response
 		}
-		h.reply(h.ctx, conn, req.ID, h.withContract(res))
-	}()
+		h.respond(req.ID, h.withContract(res))
+	})
 }
 
 // activate switches the connection to the active surface and notifies the
 // client, before the activating call's response.
-func (h *handler) activate(ctx context.Context, conn *jsonrpc2.Conn) {
+func (h *handler) activate() {
 	h.mu.Lock()
 	was := h.active
 	h.active = true
 	h.mu.Unlock()
 	if !was {
 		h.log.Info("mcp: activated")
-		if err := conn.Notify(ctx, "notifications/tools/list_changed", nil); err != nil {
-			h.log.Debug("mcp: list_changed not sent", "err", err)
-		}
+		h.stream.write(notificationLine("notifications/tools/list_changed"))
 	}
 }
 
-// reply writes a tool result. Tool results are the hot path: they are
-// encoded once with goccy/go-json and framed here, instead of going through
-// jsonrpc2's Reply, which would encode the result three more times with
-// encoding/json. Writes still share the stream's lock with every message
-// jsonrpc2 writes, so ordering (list_changed before the activating
-// response) holds.
-func (h *handler) reply(ctx context.Context, conn *jsonrpc2.Conn, id jsonrpc2.ID, res toolResult) {
-	b, err := jsonx.Marshal(res)
+// respond answers request id with result, encoded once, through the one
+// wire encoder (wire.go). Writes share the stream's lock, so ordering
+// (list_changed before the activating response) holds.
+func (h *handler) respond(id jsonrpc2.ID, result any) {
+	b, err := jsonx.Marshal(result)
 	if err != nil {
-		_ = conn.ReplyWithError(ctx, id, &jsonrpc2.Error{Code: codeInternalError, Message: "Internal error"})
+		h.log.Error("mcp: cannot encode a result", "err", err)
+		h.respondError(id, codeInternalError, "Internal error")
 		return
 	}
-	h.stream.respond(id, func(raw json.RawMessage) []byte {
-		line := make([]byte, 0, len(b)+len(raw)+40)
-		line = append(line, `{"jsonrpc":"2.0","id":`...)
-		line = append(line, raw...)
-		line = append(line, `,"result":`...)
-		line = append(line, b...)
-		return append(line, '}')
-	})
+	h.stream.respond(id, func(raw json.RawMessage) []byte { return resultLine(raw, b) })
+}
+
+// respondError answers request id with a JSON-RPC error.
+func (h *handler) respondError(id jsonrpc2.ID, code int, msg string) {
+	h.stream.respond(id, func(raw json.RawMessage) []byte { return errorLine(raw, code, msg) })
+}
+
+// params returns a request's params as the client sent them (nil when
+// absent): from the stream, which decoded the line; from the request
+// itself when it did not come through the stream.
+func (h *handler) params(req *jsonrpc2.Request) json.RawMessage {
+	if p, ok := h.stream.params(req.ID); ok {
+		return p
+	}
+	if req.Params == nil {
+		return nil
+	}
+	return *req.Params
 }
 
 // run executes a tool call and turns its outcome into a tool result.
@@ -452,8 +478,14 @@ func (h *handler) run(ctx context.Context, c parsedCall) (res toolResult) {
 		h.log.Error("mcp: unclassified failure", "err", err)
 		return errorResult(link.NotInHerdr, "herdr-link failed internally")
 	}
-	b, _ := jsonx.Marshal(out)
-	return h.success(string(b), out)
+	// Encoded once: the text content and structuredContent are the same
+	// bytes.
+	b, err := jsonx.Marshal(out)
+	if err != nil {
+		h.log.Error("mcp: cannot encode a tool result", "err", err)
+		return errorResult(link.NotInHerdr, "herdr-link failed internally")
+	}
+	return h.success(string(b), jsonx.RawMessage(b))
 }
 
 type content struct {

@@ -195,7 +195,7 @@ func TestPingNotBlockedAndConcurrency(t *testing.T) {
 		h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"herdr_link_peers"}}`, 10+i))
 	}
 	h.send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
-	if l := h.next(); l != `{"id":"ping","result":{},"jsonrpc":"2.0"}` {
+	if l := h.next(); l != `{"jsonrpc":"2.0","id":"ping","result":{}}` {
 		t.Fatalf("first answer %s, want the ping", l)
 	}
 	if el := time.Since(start); el > 200*time.Millisecond {
@@ -268,7 +268,7 @@ func TestLastLineWithoutNewline(t *testing.T) {
 	}()
 	out, _ := io.ReadAll(outR)
 	<-done
-	if strings.TrimSpace(string(out)) != `{"id":1,"result":{},"jsonrpc":"2.0"}` {
+	if strings.TrimSpace(string(out)) != `{"jsonrpc":"2.0","id":1,"result":{}}` {
 		t.Fatalf("output %q", out)
 	}
 }

@@ -77,9 +77,10 @@ type stream struct {
 
 // pending is a request the connection has not answered yet.
 type pending struct {
-	raw   json.RawMessage // the client's id, as sent
-	key   string          // idKey(raw)
-	batch *batch
+	raw    json.RawMessage // the client's id, as sent
+	key    string          // idKey(raw)
+	params json.RawMessage // the request's params as sent (nil: absent)
+	batch  *batch
 }
 
 // batch collects the responses of one JSON-RPC batch.
@@ -100,32 +101,14 @@ func newStream(in io.Reader, out io.Writer, max int, log *slog.Logger) *stream {
 	return s
 }
 
-// privatePrefix is what jsonrpc2 marshals first for a response to a
-// request the stream renamed.
-var privatePrefix = []byte(`{"id":"#`)
-
-// WriteObject writes one message as a line. Writes are serialized. A
-// response gets its client's id back.
+// WriteObject is jsonrpc2's way to write, which the server does not use:
+// every message is built by the one encoder of wire.go and written with
+// [stream.respond] or [stream.write]. Should jsonrpc2 ever write by
+// itself, its message is refused rather than put on the wire in a second
+// style.
 func (s *stream) WriteObject(obj any) error {
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return err
-	}
-	if bytes.HasPrefix(b, privatePrefix) {
-		// {"id":"#N",<rest>: the private id is digits after '#'.
-		end := bytes.IndexByte(b[len(privatePrefix):], '"')
-		if end >= 0 {
-			priv := string(b[len(`{"id":"`) : len(privatePrefix)+end])
-			rest := b[len(privatePrefix)+end+1:]
-			s.finish(priv, func(raw json.RawMessage) []byte {
-				line := make([]byte, 0, len(b)+len(raw))
-				line = append(append(append(line, `{"id":`...), raw...), rest...)
-				return line
-			})
-			return nil
-		}
-	}
-	return s.writeLine(b)
+	s.log.Error("mcp: jsonrpc2 tried to write a message itself; dropped", "type", fmt.Sprintf("%T", obj))
+	return errors.New("mcpserver: messages are written by the server's own encoder")
 }
 
 // respond writes the response to the request with private id id; build
@@ -238,26 +221,6 @@ func (s *stream) shut() error {
 	return s.Close()
 }
 
-// errorLine is a JSON-RPC error response. id is the raw JSON id, or nil
-// for null.
-func errorLine(id json.RawMessage, code int, msg string) []byte {
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	b, _ := jsonx.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}{JSONRPC: "2.0", ID: id, Error: struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}{code, msg}})
-	return b
-}
-
 // replyError writes a JSON-RPC error response.
 func (s *stream) replyError(id json.RawMessage, code int, msg string) {
 	s.write(errorLine(id, code, msg))
@@ -270,7 +233,7 @@ func (s *stream) ReadObject(v any) error {
 		if len(s.queue) > 0 {
 			msg := s.queue[0]
 			s.queue = s.queue[1:]
-			if err := json.Unmarshal(msg, v); err != nil {
+			if err := decodeInto(msg, v); err != nil {
 				s.replyError(nil, codeInvalidRequest, "Invalid Request: "+err.Error())
 				continue
 			}
@@ -308,12 +271,23 @@ func (s *stream) ReadObject(v any) error {
 		if pass == nil {
 			continue
 		}
-		if err := json.Unmarshal(pass, v); err != nil {
+		if err := decodeInto(pass, v); err != nil {
 			s.replyError(nil, codeInvalidRequest, "Invalid Request: "+err.Error())
 			continue
 		}
 		return nil
 	}
+}
+
+// decodeInto hands an admitted message to the connection's decoder.
+// admit has already checked it is valid JSON, so encoding/json's own
+// validation pass over it is skipped when v decodes itself (jsonrpc2's
+// message type does).
+func decodeInto(msg []byte, v any) error {
+	if u, ok := v.(json.Unmarshaler); ok {
+		return u.UnmarshalJSON(msg)
+	}
+	return json.Unmarshal(msg, v)
 }
 
 // splitBatch queues the messages of a batch and registers its requests.
@@ -386,19 +360,38 @@ func (s *stream) admit(msg []byte, b *batch) (pass, reply []byte) {
 	}
 	s.seq++
 	priv := "#" + strconv.FormatUint(s.seq, 10)
-	s.pend[priv] = &pending{raw: append(json.RawMessage(nil), raw...), key: key, batch: b}
+	p := &pending{raw: append(json.RawMessage(nil), raw...), key: key, batch: b}
+	if params, ok := m["params"]; ok {
+		p.params = append(json.RawMessage(nil), params...)
+	}
+	s.pend[priv] = p
 	s.live[key] = priv
 	if b != nil {
 		b.open++
 	}
 	s.idmu.Unlock()
-	m["id"] = json.RawMessage(`"` + priv + `"`)
-	out, err := jsonx.Marshal(m)
-	if err != nil { // cannot happen: every value is valid JSON
-		s.finish(priv, nil)
-		return nil, errorLine(raw, codeInternalError, "Internal error")
+	// The connection gets the request's method under its private id and
+	// nothing else: the line was decoded once, here, and the handler
+	// takes the params from the table ([stream.params]) instead of
+	// jsonrpc2 decoding them into interfaces and encoding them again.
+	out := make([]byte, 0, 48+len(priv)+len(m["method"]))
+	out = append(out, `{"jsonrpc":"2.0","id":"`...)
+	out = append(out, priv...)
+	out = append(out, `","method":`...)
+	out = append(out, m["method"]...)
+	return append(out, '}'), nil
+}
+
+// params returns the params of the live request with private id id, as
+// sent (nil when absent), and whether the request is known.
+func (s *stream) params(id jsonrpc2.ID) (json.RawMessage, bool) {
+	s.idmu.Lock()
+	defer s.idmu.Unlock()
+	p, ok := s.pend[id.Str]
+	if !ok {
+		return nil, false
 	}
-	return out, nil
+	return p.params, true
 }
 
 // classify checks one message against JSON-RPC 2.0 as MCP uses it. It

@@ -1,0 +1,56 @@
+package mcpserver
+
+import (
+	"encoding/json"
+
+	"github.com/herdr-link/herdr-link/internal/jsonx"
+)
+
+// The wire. Every JSON-RPC message the server writes is built by the
+// functions of this file, with one encoder (jsonx: goccy/go-json, HTML
+// escaping off, so "<name>" stays "<name>") and one key order: "jsonrpc"
+// first, then "id", then "result" or "error" (responses) or "method" and
+// "params" (notifications). jsonrpc2 reads and dispatches; it writes
+// nothing (the handler never calls its Reply or Notify).
+
+var (
+	linePrefix   = []byte(`{"jsonrpc":"2.0","id":`)
+	resultMember = []byte(`,"result":`)
+)
+
+// resultLine frames an encoded result as the response to the request
+// whose id is raw (the client's id, as sent).
+func resultLine(raw json.RawMessage, result []byte) []byte {
+	line := make([]byte, 0, len(linePrefix)+len(raw)+len(resultMember)+len(result)+1)
+	line = append(append(line, linePrefix...), raw...)
+	line = append(append(line, resultMember...), result...)
+	return append(line, '}')
+}
+
+// errorLine is a JSON-RPC error response. id is the raw JSON id, or nil
+// for null.
+func errorLine(id json.RawMessage, code int, msg string) []byte {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b, _ := jsonx.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   rpcError        `json:"error"`
+	}{JSONRPC: "2.0", ID: id, Error: rpcError{code, msg}})
+	return b
+}
+
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// notificationLine is a notification without params.
+func notificationLine(method string) []byte {
+	b, _ := jsonx.Marshal(struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+	}{"2.0", method})
+	return b
+}
