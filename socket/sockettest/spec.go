@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
@@ -177,7 +176,6 @@ func NewWorldClock(spec WorldSpec, clock Clock) (*World, error) {
 		clock = realClock{}
 	}
 	w := &World{aliases: map[string]*pane{}, clock: clock}
-	w.changed = sync.NewCond(&w.mu)
 	seen := map[string]bool{}
 	unique := func(kind, id string) error {
 		if seen[id] {

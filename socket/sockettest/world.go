@@ -24,10 +24,9 @@ type World struct {
 	stateSeq   uint64
 	wsSeq      int
 	events     eventRing
-	changed    *sync.Cond // broadcast on every state change
-	gen        uint64     // bumped on every state change
-	listGen    uint64     // gen of listCache
-	listCache  []byte     // the agent_list result object at listGen
+	gen        uint64 // bumped on every state change
+	listGen    uint64 // gen of listCache
+	listCache  []byte // the agent_list result object at listGen
 	// progs counts running pane programs' watchers and closers.
 	progs        sync.WaitGroup
 	closingProgs bool // the server is closing: no new programs
@@ -35,10 +34,7 @@ type World struct {
 }
 
 // bump records a state change (w.mu held).
-func (w *World) bump() {
-	w.gen++
-	w.changed.Broadcast()
-}
+func (w *World) bump() { w.gen++ }
 
 type workspace struct {
 	id       string
