@@ -59,7 +59,10 @@ type stream struct {
 	// batches enables JSON-RPC batches (revision 2025-03-26).
 	batches atomic.Bool
 	// queue holds messages of a batch not yet handed to the connection.
-	queue [][]byte
+	queue []admitted
+	// dispatch, when set, receives each admitted request and notification
+	// straight from the read loop (see ReadObject).
+	dispatch func(*jsonrpc2.Request)
 
 	idmu sync.Mutex
 	seq  uint64
@@ -231,13 +234,12 @@ func (s *stream) replyError(id json.RawMessage, code int, msg string) {
 func (s *stream) ReadObject(v any) error {
 	for {
 		if len(s.queue) > 0 {
-			msg := s.queue[0]
+			a := s.queue[0]
 			s.queue = s.queue[1:]
-			if err := decodeInto(msg, v); err != nil {
-				s.replyError(nil, codeInvalidRequest, "Invalid Request: "+err.Error())
-				continue
+			if s.deliver(a, v) {
+				return nil
 			}
-			return nil
+			continue
 		}
 		if s.eof {
 			return io.EOF
@@ -264,19 +266,45 @@ func (s *stream) ReadObject(v any) error {
 			s.splitBatch(msg)
 			continue
 		}
-		pass, reply := s.admit(msg, nil)
+		a, reply := s.admit(msg, nil)
 		if reply != nil {
 			s.write(reply)
 		}
-		if pass == nil {
+		if a.pass == nil {
 			continue
 		}
-		if err := decodeInto(pass, v); err != nil {
-			s.replyError(nil, codeInvalidRequest, "Invalid Request: "+err.Error())
-			continue
+		if s.deliver(a, v) {
+			return nil
 		}
-		return nil
 	}
+}
+
+// deliver hands an admitted message on. With dispatch set, requests and
+// notifications go to it from here, in the connection's read loop and in
+// arrival order, as the connection itself would hand them to its handler
+// — but built from the one decode of the line instead of jsonrpc2's two
+// reflective ones (8 % of a peers call's CPU time); stray responses are
+// dropped, as the connection drops them. Otherwise the message is decoded
+// into v for the connection. It reports whether v was filled.
+func (s *stream) deliver(a admitted, v any) bool {
+	if s.dispatch != nil {
+		if a.req != nil {
+			s.dispatch(a.req)
+		}
+		return false
+	}
+	if err := decodeInto(a.pass, v); err != nil {
+		s.replyError(nil, codeInvalidRequest, "Invalid Request: "+err.Error())
+		return false
+	}
+	return true
+}
+
+// admitted is a message that passed admit: the line for the connection,
+// and the request it is (nil for a response).
+type admitted struct {
+	pass []byte
+	req  *jsonrpc2.Request
 }
 
 // decodeInto hands an admitted message to the connection's decoder.
@@ -311,12 +339,12 @@ func (s *stream) splitBatch(msg []byte) {
 			s.addToBatch(b, errorLine(nil, codeInvalidRequest, "Invalid Request: a batch element must be a JSON object"))
 			continue
 		}
-		pass, reply := s.admit(e, b)
+		a, reply := s.admit(e, b)
 		if reply != nil {
 			s.addToBatch(b, reply)
 		}
-		if pass != nil {
-			s.queue = append(s.queue, pass)
+		if a.pass != nil {
+			s.queue = append(s.queue, a)
 		}
 	}
 	s.idmu.Lock()
@@ -338,25 +366,36 @@ func (s *stream) addToBatch(b *batch, line []byte) {
 // connection (nil: none) and an error response to send (nil: none). A
 // request with an id is registered under a private id (in batch b when
 // set).
-func (s *stream) admit(msg []byte, b *batch) (pass, reply []byte) {
+func (s *stream) admit(msg []byte, b *batch) (a admitted, reply []byte) {
 	code, id, why, m := classify(msg)
 	if code != 0 {
 		s.log.Debug("mcp: rejected message", "code", code, "why", why)
 		if code > 0 { // a notification-shaped problem: no reply
-			return nil, nil
+			return a, nil
 		}
-		return nil, errorLine(id, code, why)
+		return a, errorLine(id, code, why)
 	}
 	raw, isReq := m["id"]
-	if _, hasMethod := m["method"]; !hasMethod || !isReq {
-		return msg, nil // a notification, or a response (ignored)
+	rawMethod, hasMethod := m["method"]
+	if !hasMethod {
+		return admitted{pass: msg}, nil // a response (ignored)
+	}
+	var method string
+	_ = jsonx.Unmarshal(rawMethod, &method) // classify checked it
+	if !isReq {
+		req := &jsonrpc2.Request{Method: method, Notif: true}
+		if params, ok := m["params"]; ok {
+			p := append(json.RawMessage(nil), params...)
+			req.Params = &p
+		}
+		return admitted{pass: msg, req: req}, nil
 	}
 	raw = bytes.TrimSpace(raw)
 	key, _ := idKey(raw)
 	s.idmu.Lock()
 	if _, dup := s.live[key]; dup {
 		s.idmu.Unlock()
-		return nil, errorLine(raw, codeInvalidRequest, "Invalid Request: id "+string(raw)+" is already used by a request in flight")
+		return a, errorLine(raw, codeInvalidRequest, "Invalid Request: id "+string(raw)+" is already used by a request in flight")
 	}
 	s.seq++
 	priv := "#" + strconv.FormatUint(s.seq, 10)
@@ -379,7 +418,7 @@ func (s *stream) admit(msg []byte, b *batch) (pass, reply []byte) {
 	out = append(out, priv...)
 	out = append(out, `","method":`...)
 	out = append(out, m["method"]...)
-	return append(out, '}'), nil
+	return admitted{pass: append(out, '}'), req: &jsonrpc2.Request{Method: method, ID: jsonrpc2.ID{Str: priv, IsString: true}}}, nil
 }
 
 // params returns the params of the live request with private id id, as
