@@ -263,3 +263,10 @@ func cpuCell(us float64) string {
 	}
 	return fmt.Sprintf("%.0f", us)
 }
+
+func socketCell(r float64) string {
+	if r == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f×", r)
+}
