@@ -3,6 +3,7 @@ package link_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/herdr-link/herdr-link/link"
@@ -78,4 +79,27 @@ func BenchmarkClose(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(srv.Requests())), "conns/op")
+}
+
+// BenchmarkExtractAll: finding envelopes in a Claude Code turn that holds
+// two tagged pastes and a draft, and in 1 MiB of JSON-like text that holds
+// none (the scanner's worst practical case).
+func BenchmarkExtractAll(b *testing.B) {
+	w1, _ := link.Wrap(link.Envelope{Protocol: link.Protocol, ID: "hl_a1_aaaa", From: "brain", To: "reviewer", Message: strings.Repeat("review the diff {\"a\":1}\n", 40)})
+	w2, _ := link.Wrap(link.Envelope{Protocol: link.Protocol, ID: "hl_b2_bbbb", From: "writer", To: "reviewer", Message: "done"})
+	turn := "half typed draft\n\n<pasted_content id=\"1\">" + w1 + "</pasted_content id=\"1\">\n\n<pasted_content id=\"2\">" + w2 + "</pasted_content id=\"2\">"
+	noise := strings.Repeat(`{"k":[1,{"x":"herdr-link/1"}],"v":"y"} `, (1<<20)/40)
+	for _, c := range []struct {
+		name, text string
+		want       int
+	}{{"turn", turn, 2}, {"noise-1MiB", noise, 0}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.text)))
+			for b.Loop() {
+				if n := len(link.ExtractAll(c.text)); n != c.want {
+					b.Fatalf("%d envelopes", n)
+				}
+			}
+		})
+	}
 }

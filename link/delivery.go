@@ -100,10 +100,11 @@ func WorkingBehaviour(kind string) string {
 // Locker serializes deliveries to one target terminal across every
 // herdr-link process of the machine.
 type Locker interface {
-	// Lock waits until this process holds the delivery lock of
-	// terminalID, or ctx ends (its error is then returned). unlock
-	// releases it; it may be called from any goroutine, once.
-	Lock(ctx context.Context, terminalID string) (unlock func(), err error)
+	// Lock waits until this process holds the delivery lock of key (the
+	// target's terminal id, or "pane:" and its pane id when Herdr reports
+	// none), or ctx ends (its error is then returned). unlock releases
+	// it; it may be called from any goroutine, once.
+	Lock(ctx context.Context, key string) (unlock func(), err error)
 }
 
 // errLockWait: the wait for the delivery lock ended before the lock was
@@ -114,10 +115,16 @@ var errLockWait = errors.New("waiting for the delivery lock: deadline")
 // ctx's deadline less promptReserve (or defaultLockWait). A lock that
 // cannot be taken for another reason than waiting is logged and skipped:
 // a delivery without serialization beats no delivery.
-func (l *Link) lockDelivery(ctx context.Context, terminalID string) (func(), error) {
+func (l *Link) lockDelivery(ctx context.Context, target Agent) (func(), error) {
 	noop := func() {}
-	if l.Locker == nil || terminalID == "" {
+	if l.Locker == nil {
 		return noop, nil
+	}
+	// The terminal id follows the pane across moves; a Herdr that does not
+	// report it still gets one lock per pane id.
+	key := target.TerminalID
+	if key == "" {
+		key = "pane:" + target.PaneID
 	}
 	wait := defaultLockWait
 	if l.LockWait > 0 {
@@ -130,12 +137,12 @@ func (l *Link) lockDelivery(ctx context.Context, terminalID string) (func(), err
 	}
 	lctx, cancel := context.WithTimeout(ctx, max(wait, 0))
 	defer cancel()
-	unlock, err := l.Locker.Lock(lctx, terminalID)
+	unlock, err := l.Locker.Lock(lctx, key)
 	switch {
 	case err == nil:
 		return unlock, nil
 	case ctx.Err() != nil:
-		return nil, newErr(NotInHerdr, detailCancelled, ctx.Err())
+		return nil, ctxErr(ctx)
 	case lctx.Err() != nil:
 		return nil, newErr(SendFailed, detailBusy, errLockWait)
 	}

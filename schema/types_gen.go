@@ -4118,11 +4118,11 @@ type WorkspaceTarget struct {
 }
 
 type WorkspaceWorktreeInfo struct {
-	CheckoutPath     string `json:"checkout_path"`
-	IsLinkedWorktree bool   `json:"is_linked_worktree"`
 	RepoKey          string `json:"repo_key"`
 	RepoName         string `json:"repo_name"`
 	RepoRoot         string `json:"repo_root"`
+	CheckoutPath     string `json:"checkout_path"`
+	IsLinkedWorktree bool   `json:"is_linked_worktree"`
 }
 
 type WorktreeCreateParams struct {

@@ -59,6 +59,11 @@ type Client struct {
 	Protocol ProtocolPolicy
 	// Warn receives lenient-mode warnings; nil discards them.
 	Warn func(msg string)
+	// Trace, when set, sees every exchange: the request line and the
+	// response line as read (nil when none came; only its first part when
+	// an answer over 4 MiB is decoded as a stream). Diagnosis tools use it
+	// to show and validate the wire; the slices are valid during the call.
+	Trace func(request, response []byte)
 	// Getenv replaces os.Getenv for path resolution (tests).
 	Getenv func(string) string
 
@@ -111,6 +116,39 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 	return c.call(ctx, method, params, result)
 }
 
+// CallRaw is [Client.Call] for tools that show the wire (the probe, the
+// simulator's CLI verbs): it sends method with params, returns the exact
+// request and response lines, and classifies the answer as every call does
+// — a Herdr refusal is a *[Error], a mismatched id or unreadable line is
+// [ErrProtocol] or [ErrMalformedResponse] — decoding the result into
+// result (which may be nil). id is the request's id; "" lets the client
+// number it. It checks no protocol number. The response is read whole
+// (within the method's size bound), never streamed.
+func (c *Client) CallRaw(ctx context.Context, id, method string, params, result any) (request, response []byte, err error) {
+	if params == nil {
+		params = emptyParams
+	}
+	if id == "" {
+		id = c.nextID()
+	}
+	request, err = jsonx.Marshal(struct {
+		ID     string `json:"id"`
+		Method string `json:"method"`
+		Params any    `json:"params"`
+	}{id, method, params})
+	if err != nil {
+		return nil, nil, fmt.Errorf("socket: %s: encode params: %w", method, err)
+	}
+	response, err = c.RoundTrip(ctx, request)
+	if err != nil {
+		return request, nil, err
+	}
+	if result == nil {
+		result = new(jsonx.RawMessage)
+	}
+	return request, response, afterWrite(decodeResponse(method, id, response, false, result))
+}
+
 // RoundTrip sends one raw request line (without the newline) and returns
 // the raw response line, for tools that show the wire. It applies the
 // deadline and size rules of every call but checks nothing in the response.
@@ -126,6 +164,9 @@ func (c *Client) RoundTrip(ctx context.Context, line []byte) ([]byte, error) {
 	}
 	defer conn.Close()
 	resp, err := c.exchange(ctx, conn, "raw", line)
+	if c.Trace != nil {
+		c.Trace(line, resp)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -163,6 +204,9 @@ func (c *Client) call(ctx context.Context, method string, params, into any) erro
 	}
 	defer conn.Close()
 	line, rest, release, err := c.exchangeHead(ctx, conn, method, body)
+	if c.Trace != nil {
+		c.Trace(body, line)
+	}
 	if err != nil {
 		return err
 	}
@@ -261,11 +305,7 @@ func (c *Client) dial(ctx context.Context) (net.Conn, error) {
 	}
 	switch {
 	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, os.ErrNotExist):
-		hint := "herdr"
-		if res.Rule == RuleSession {
-			hint = "herdr session attach " + res.Session
-		}
-		return nil, &UnavailableError{Path: res.Path, Hint: hint, Err: err}
+		return nil, &UnavailableError{Path: res.Path, Hint: res.StartHint(), Err: err}
 	case ctx.Err() != nil:
 		return nil, fmt.Errorf("socket: dial %s: %w: %w", res.Path, ErrTimeout, ctx.Err())
 	}

@@ -97,3 +97,13 @@ func ValidAgentName(s string) bool {
 	}
 	return true
 }
+
+// StartHint is the command that starts or attaches the Herdr server this
+// resolution names: "herdr", or "herdr session attach <name>" for a named
+// session. Every "is Herdr running?" message uses it.
+func (r Resolution) StartHint() string {
+	if r.Rule == RuleSession && r.Session != "" {
+		return "herdr session attach " + r.Session
+	}
+	return "herdr"
+}

@@ -60,6 +60,7 @@ type result struct {
 
 type report struct {
 	AtLoad          []string `json:"atLoad"`
+	SystemPrompt    string   `json:"systemPrompt"`
 	Notices         []string `json:"notices"`
 	Activate        result   `json:"activate"`
 	AfterActivation []string `json:"afterActivation"`
@@ -151,6 +152,9 @@ func TestAdapterInHerdr(t *testing.T) {
 	if len(r.Notices) > 0 {
 		t.Errorf("notices in Herdr: %v", r.Notices)
 	}
+	if !strings.HasPrefix(r.SystemPrompt, "BASE\n\n# herdr_link") || !strings.Contains(r.SystemPrompt, "call the herdr_link tool with {}") {
+		t.Errorf("system prompt %q lacks herdr-link's instructions", r.SystemPrompt)
+	}
 }
 
 // Without the herdr-link binary the adapter registers nothing, says why,
@@ -176,5 +180,8 @@ func TestAdapterOutsideHerdr(t *testing.T) {
 	}
 	if len(r.Notices) != 1 || !strings.Contains(r.Notices[0], "HERDR_ENV is not set") {
 		t.Fatalf("notices %v", r.Notices)
+	}
+	if !strings.Contains(r.SystemPrompt, "Herdr Link offers no tools here: HERDR_ENV is not set") {
+		t.Errorf("the model is not told why there are no tools: %q", r.SystemPrompt)
 	}
 }

@@ -20,6 +20,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createInterface } from "node:readline";
 
 const HERDR_LINK_BIN = "herdr-link";
+const SETUP_TIMEOUT_MS = 10_000;
 
 // The few parts of Pi's ExtensionAPI this adapter uses.
 interface PiContext {
@@ -105,11 +106,19 @@ class McpChild {
 		this.pending.clear();
 	}
 
-	request(method: string, params: unknown, signal?: AbortSignal): Promise<any> {
+	// request sends one call; timeoutMs (0: none) bounds set-up calls so a
+	// server that never answers cannot hang Pi's start. Tool calls have
+	// herdr-link's own deadlines and Pi's abort signal.
+	request(method: string, params: unknown, signal?: AbortSignal, timeoutMs = 0): Promise<any> {
 		const id = ++this.seq;
 		return new Promise((resolve, reject) => {
 			if (this.child.exitCode !== null) return reject(new Error(`herdr-link exited: ${this.stderrTail.join(" | ")}`));
 			this.pending.set(id, { resolve, reject });
+			if (timeoutMs > 0) {
+				setTimeout(() => {
+					if (this.pending.delete(id)) reject(new Error(`herdr-link did not answer ${method} within ${timeoutMs / 1000} s`));
+				}, timeoutMs).unref();
+			}
 			signal?.addEventListener("abort", () => {
 				if (!this.pending.delete(id)) return;
 				this.write({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "aborted" } });
@@ -170,7 +179,7 @@ export default async function herdrLink(pi: PiAPI) {
 	};
 
 	const refresh = async () => {
-		const { tools } = (await mcp.request("tools/list", {})) as { tools: McpTool[] };
+		const { tools } = (await mcp.request("tools/list", {}, undefined, SETUP_TIMEOUT_MS)) as { tools: McpTool[] };
 		const added: string[] = [];
 		for (const t of tools) {
 			if (registered.has(t.name)) continue;
@@ -183,15 +192,18 @@ export default async function herdrLink(pi: PiAPI) {
 	};
 
 	let notice = "";
+	let instructions = "";
 	try {
-		const init = await mcp.request("initialize", {
-			protocolVersion: "2025-11-25",
-			capabilities: {},
-			clientInfo: { name: "herdr-link-pi", version: "1" },
-		});
+		const init = await mcp.request(
+			"initialize",
+			{ protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "herdr-link-pi", version: "1" } },
+			undefined,
+			SETUP_TIMEOUT_MS,
+		);
+		instructions = init?.instructions ?? "";
 		mcp.notify("notifications/initialized");
 		mcp.onListChanged = () => void refresh().catch(() => {});
-		if ((await refresh()) === 0) notice = init?.instructions ?? "herdr-link offers no tools here.";
+		if ((await refresh()) === 0) notice = instructions || "herdr-link offers no tools here.";
 	} catch (err) {
 		notice = (err as Error).message;
 	}
@@ -202,6 +214,13 @@ export default async function herdrLink(pi: PiAPI) {
 		waiting = [];
 		activate(names);
 		if (notice) ctx.ui?.notify?.(notice, "warning");
+	});
+	// Like MCP hosts, show the model the server's instructions (outside
+	// Herdr they say why there are no tools).
+	pi.on("before_agent_start", (event: any) => {
+		const text = instructions || notice;
+		if (!text || typeof event?.systemPrompt !== "string") return;
+		return { systemPrompt: `${event.systemPrompt}\n\n# herdr_link (MCP server)\n${text}` };
 	});
 	pi.on("session_shutdown", () => mcp.stop());
 }

@@ -262,7 +262,7 @@ func TestCutOffAfterTheWrite(t *testing.T) {
 		t.Skip("spawns processes")
 	}
 	srv, w := deliveryServer(t)
-	s := connectArgs(t, srv, paneOf(w, "s1"), []string{"-timeout", "1s", "-no-bootstrap"})
+	s := connectArgs(t, srv, paneOf(w, "s1"), []string{"-timeout", "3s", "-no-bootstrap"})
 	call(t, s, "herdr_link", nil)
 	for _, f := range []sockettest.Fault{{DropBeforeResponse: true}, {DropMidResponse: true}, {Garbage: true}, {Hang: true}} {
 		srv.SetFault("agent.prompt", f)
@@ -309,5 +309,49 @@ func TestLargeMessageConfirmed(t *testing.T) {
 	subs := w.Submissions(paneOf(w, "draft-codex"))
 	if len(subs) != 1 || len(link.ExtractAll(subs[0].Text)) != 1 || link.ExtractAll(subs[0].Text)[0].Message != msg {
 		t.Fatalf("%d submissions", len(subs))
+	}
+}
+
+// A target that queues input while working (Claude Code) may take several
+// deliveries into the queued turn: each send says queued, each envelope is
+// intact in what the agent finally receives.
+func TestQueuedDeliveriesShareATurnIntact(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	srv, w := deliveryServer(t)
+	ss := senders(t, srv, w, 3)
+	results := sendAll(t, ss, "busy-claude")
+	ids := map[string]bool{}
+	for i, r := range results {
+		if r.isErr || r.delivery != link.DeliveryQueued {
+			t.Fatalf("sender %d: %+v", i+1, r)
+		}
+		ids[r.id] = true
+	}
+	pane := paneOf(w, "busy-claude")
+	time.Sleep(4 * deliveryEnterDelay) // the last Enter is typed
+	if _, queued := w.Composer(pane); len(link.ExtractAll(queued)) != 3 {
+		t.Fatalf("queued input %q", queued)
+	}
+	if n := len(w.Submissions(pane)); n != 0 {
+		t.Fatalf("%d submissions while the turn runs", n)
+	}
+	if err := w.SetStatus(pane, "idle"); err != nil { // the running turn ends
+		t.Fatal(err)
+	}
+	subs := waitSubmissions(t, w, pane, 1)
+	var got []link.Envelope
+	for _, s := range subs {
+		got = append(got, link.ExtractAll(s.Text)...)
+	}
+	if len(got) != 3 {
+		t.Fatalf("%d envelopes in %d submissions:\n%s", len(got), len(subs), dumpSubs(subs))
+	}
+	for _, e := range got {
+		if !ids[e.ID] || !strings.HasPrefix(e.Message, "message ") || !strings.HasSuffix(e.Message, `second line {"protocol":"herdr-link/1"}`) {
+			t.Fatalf("envelope %+v", e)
+		}
+		delete(ids, e.ID)
 	}
 }

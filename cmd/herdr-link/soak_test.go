@@ -36,7 +36,11 @@ func TestSoakBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
-	cmd := exec.Command(binary, "-no-bootstrap", "-log-level", "error")
+	// Deliveries to one target are serialized (issue 16): each keeps the
+	// target's lock past the simulator's 1 ms Enter, and in fast mode no
+	// longer, so 16 sends in flight to one reviewer do not queue behind
+	// confirmation watches. The soak measures robustness, not delivery.
+	cmd := exec.Command(binary, "-no-bootstrap", "-log-level", "error", "-delivery", "fast", "-submit-hold", "3ms")
 	cmd.Env = append(os.Environ(), srv.Env("w1:p1")...)
 	cl, err := mcpclient.StartCmd(cmd)
 	if err != nil {

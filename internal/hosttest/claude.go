@@ -27,9 +27,9 @@ func init() {
 		Bin:      "claude",
 		Kind:     "claude",
 		Modes: []Mode{
-			{Name: "toolsearch", Env: []string{"ENABLE_TOOL_SEARCH=true"}, ListChanged: true,
+			{Name: "toolsearch", Env: []string{"ENABLE_TOOL_SEARCH=true"}, ListChanged: true, Outside: true,
 				Note: "default: MCP tools deferred behind ToolSearch"},
-			{Name: "direct", Env: []string{"ENABLE_TOOL_SEARCH=false"}, ListChanged: true,
+			{Name: "direct", Env: []string{"ENABLE_TOOL_SEARCH=false"}, ListChanged: true, Outside: true,
 				Note: "ENABLE_TOOL_SEARCH=false: MCP tools listed directly"},
 		},
 		Env: func(s *Session) []string {

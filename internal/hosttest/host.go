@@ -65,6 +65,10 @@ type Mode struct {
 	ListChanged bool
 	// Note is a one-line description for the report.
 	Note string
+	// Outside says the host shows the model herdr-link's initialize
+	// instructions, so that outside Herdr the model learns why there are
+	// no tools (checked by one more session without HERDR_*).
+	Outside bool
 	// Reviewer, when set, runs the reviewer's session on another host
 	// ("claude" or "claude/direct"), so the run proves the two hosts'
 	// agents exchange messages.

@@ -21,7 +21,7 @@ func init() {
 		Bin:      "opencode",
 		Kind:     "opencode",
 		Modes: []Mode{
-			{Name: "default", ListChanged: true, Note: "refreshes on list_changed one model step late"},
+			{Name: "default", ListChanged: true, Outside: true, Note: "refreshes on list_changed one model step late"},
 		},
 		Env: func(s *Session) []string {
 			return []string{

@@ -24,9 +24,9 @@ func init() {
 		Bin:      "pi",
 		Kind:     "pi",
 		Modes: []Mode{
-			{Name: "adapter", ListChanged: false,
+			{Name: "adapter", ListChanged: false, Outside: true,
 				Note: "no MCP: the adapter registers the tools; Pi takes new tools per prompt, so the activating prompt uses the gateway's action form"},
-			{Name: "with-claude", ListChanged: false, Reviewer: "claude/direct",
+			{Name: "with-claude", ListChanged: false, Outside: true, Reviewer: "claude/direct",
 				Note: "a Pi 0.73 user (adapter) and a Claude Code reviewer exchange messages; Pi closes the reviewer"},
 		},
 		Env:     piEnv,

@@ -48,6 +48,12 @@ func Report(results []*Result, when time.Time) string {
 	for _, r := range results {
 		fmt.Fprintf(&b, "- %s %s: %s\n", r.Display, r.Mode, r.Note)
 	}
+	b.WriteString("\nOutside Herdr (no HERDR_* variables), did herdr-link's reason for the empty tool list reach the model?\n\n")
+	for _, r := range results {
+		if r.OutsideShown != "" {
+			fmt.Fprintf(&b, "- %s %s: %s\n", r.Display, r.Mode, r.OutsideShown)
+		}
+	}
 	return b.String()
 }
 

@@ -3,7 +3,7 @@
 //
 // A lock is an advisory file lock (flock) on a file in a private runtime
 // directory of the user: $XDG_RUNTIME_DIR/herdr-link when XDG_RUNTIME_DIR
-// is set, else herdr-link-<uid> in the system temp directory. The
+// names a directory, else herdr-link-<uid> in the system temp directory. The
 // directory must be owned by the user, must not be a symbolic link, and
 // must grant nothing to group or others (it is created 0700). A lock
 // file's name is a hash of the Herdr socket path and the target's terminal
@@ -47,13 +47,17 @@ var (
 	ErrUnsafeDir = errors.New("panelock: lock directory is not private to this user")
 )
 
-// DefaultDir returns the lock directory for getenv (os.Getenv when nil).
+// DefaultDir returns the lock directory for getenv (os.Getenv when nil):
+// herdr-link in $XDG_RUNTIME_DIR when that is an absolute path to an
+// existing directory, else herdr-link-<uid> in the system temp directory.
 func DefaultDir(getenv func(string) string) string {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
 	if x := getenv("XDG_RUNTIME_DIR"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "herdr-link")
+		if st, err := os.Stat(x); err == nil && st.IsDir() {
+			return filepath.Join(x, "herdr-link")
+		}
 	}
 	return filepath.Join(os.TempDir(), "herdr-link-"+strconv.Itoa(os.Getuid()))
 }

@@ -27,7 +27,10 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		fmt.Println("held")
-		select {}
+		// Block until killed. (A bare select{} would end the process at
+		// once: the runtime sees every goroutine asleep.)
+		time.Sleep(time.Hour)
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
@@ -206,11 +209,12 @@ func TestUnsafeDirectories(t *testing.T) {
 
 func TestDefaultDir(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	if d := DefaultDir(env(map[string]string{"XDG_RUNTIME_DIR": "/run/user/7"})); d != "/run/user/7/herdr-link" {
+	xdg := t.TempDir()
+	if d := DefaultDir(env(map[string]string{"XDG_RUNTIME_DIR": xdg})); d != filepath.Join(xdg, "herdr-link") {
 		t.Errorf("xdg: %s", d)
 	}
 	want := filepath.Join(os.TempDir(), fmt.Sprintf("herdr-link-%d", os.Getuid()))
-	for _, x := range []string{"", "relative/dir"} {
+	for _, x := range []string{"", "relative/dir", filepath.Join(xdg, "missing")} {
 		if d := DefaultDir(env(map[string]string{"XDG_RUNTIME_DIR": x})); d != want {
 			t.Errorf("XDG_RUNTIME_DIR=%q: %s, want %s", x, d, want)
 		}

@@ -84,7 +84,7 @@ const (
 		`"delivery":{"enum":["submitted","queued","interrupting","unconfirmed"],"description":"submitted: a turn started with it; queued: the agent is busy and reads it when its turn ends; interrupting: it interrupted the working agent's turn (Codex); unconfirmed: no sign yet. Never resend because of it."}},` +
 		`"required":["status","id","to","delivery"]}`
 	closeOutput  = `{"type":"object","properties":{"status":{"const":"closed"},"agent":{"type":"string"}},"required":["status","agent"]}`
-	gatewayOuput = `{"type":"object","properties":{"status":{"type":"string"},"capabilities":{"type":"array","items":{"type":"string"}},"contract":{"type":"string"},"usage":{"type":"string"},"self":{"type":"object"},"peers":{"type":"array"},"id":{"type":"string"},"to":{"type":"string"},"agent":{"type":"string"}}}`
+	gatewayOuput = `{"type":"object","properties":{"status":{"type":"string"},"capabilities":{"type":"array","items":{"type":"string"}},"contract":{"type":"string"},"usage":{"type":"string"},"self":{"type":"object"},"peers":{"type":"array"},"id":{"type":"string"},"to":{"type":"string"},"delivery":{"type":"string"},"agent":{"type":"string"}}}`
 )
 
 // The annotations of each tool. The gateway can do everything the Tier-1

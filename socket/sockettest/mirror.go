@@ -23,7 +23,7 @@ func SpecFromSnapshot(snap schema.SessionSnapshot) WorldSpec {
 		spec.Focused = *snap.FocusedPaneID
 	}
 	for _, ws := range snap.Workspaces {
-		wsp := WorkspaceSpec{ID: ws.WorkspaceID, Label: ws.Label}
+		wsp := WorkspaceSpec{ID: ws.WorkspaceID, Label: ws.Label, Tokens: ws.Tokens, Worktree: ws.Worktree}
 		for _, tab := range snap.Tabs {
 			if tab.WorkspaceID != ws.WorkspaceID {
 				continue

@@ -171,7 +171,8 @@ func TestRecordedSnapshot(t *testing.T) {
 // optional field a live Herdr fills included (metadata an integration
 // reported, a manual pane label, launch flags).
 func TestMirrorRoundTrip(t *testing.T) {
-	w, err := sockettest.ParseWorld([]byte(`{"workspaces":[{"id":"w3","label":"x","tabs":[{"id":"w3:t2","label":"docs","panes":[
+	w, err := sockettest.ParseWorld([]byte(`{"workspaces":[{"id":"w3","label":"x","tokens":{"branch":"main"},
+	 "worktree":{"repo_key":"k","repo_name":"r","repo_root":"/r","checkout_path":"/r/wt","is_linked_worktree":true},"tabs":[{"id":"w3:t2","label":"docs","panes":[
 	 {"id":"w3:p4","cwd":"/a","title":"✳ t","label":"notes","agent":{"kind":"claude","name":"n","status":"done","session":"s",
 	  "display_title":"Fixing","display_agent":"Claude Code","state_labels":{"phase":"edit"},"tokens":{"in":"12"},"screen_detection_skipped":true}},
 	 {"id":"w3:p5","agent":{"kind":"codex","name":"m","status":"blocked","launch_pending":true}},
@@ -186,7 +187,8 @@ func TestMirrorRoundTrip(t *testing.T) {
 	}
 	a := snapshot(w)
 	for _, want := range []string{`"title":"Fixing"`, `"display_agent":"Claude Code"`, `"state_labels":{"phase":"edit"}`, `"tokens":{"in":"12"}`,
-		`"label":"notes"`, `"launch_pending":true`, `"interactive_ready":true`, `"focused_pane_id":"w3:p5"`} {
+		`"label":"notes"`, `"launch_pending":true`, `"tokens":{"branch":"main"}`,
+		`"worktree":{"repo_key":"k","repo_name":"r","repo_root":"/r","checkout_path":"/r/wt","is_linked_worktree":true}`, `"interactive_ready":true`, `"focused_pane_id":"w3:p5"`} {
 		if !strings.Contains(string(a), want) {
 			t.Errorf("snapshot lacks %s: %s", want, a)
 		}

@@ -288,8 +288,14 @@ func oneOf(vals []string) string {
 	for i, v := range vals {
 		q[i] = "`" + v + "`"
 	}
-	if len(q) == 1 {
+	// serde's OneOf: one name, two joined by "or", more as a list.
+	switch len(q) {
+	case 0:
+		return "nothing (there are no variants)"
+	case 1:
 		return q[0]
+	case 2:
+		return q[0] + " or " + q[1]
 	}
 	return "one of " + strings.Join(q, ", ")
 }

@@ -36,6 +36,8 @@ func TestSerdeRejections(t *testing.T) {
 			"missing field `type`"},
 		{"nested missing pane_id", `{"id":"1","method":"events.subscribe","params":{"subscriptions":[{"type":"pane.agent_status_changed"}]}}`,
 			"missing field `pane_id`"},
+		{"two-value enum", `{"id":"1","method":"pane.read","params":{"pane_id":"w1:p1","source":"recent","format":"html"}}`,
+			"unknown variant `html`, expected `text` or `ansi`"},
 		{"mistyped target", `{"id":"1","method":"agent.get","params":{"target":5}}`, "invalid type: integer `5`, expected a string"},
 		{"string timeout", `{"id":"1","method":"agent.wait","params":{"target":"brain","timeout_ms":"soon"}}`, `invalid type: string "soon", expected u64`},
 		{"negative timeout", `{"id":"1","method":"agent.wait","params":{"target":"brain","timeout_ms":-1}}`, "invalid value: integer `-1`, expected u64"},

@@ -35,6 +35,7 @@ started = true;
 active = ["read", "bash"];
 await handlers.session_start?.({ reason: "startup" }, ctx);
 const out = { atLoad, notices };
+out.systemPrompt = (await handlers.before_agent_start?.({ prompt: "hi", systemPrompt: "BASE" }, ctx))?.systemPrompt ?? "BASE";
 if (atLoad.length > 0) {
   out.activate = await call("herdr_link", {});
   await until(() => registered.size === 4 && active.includes("herdr_link_close"));

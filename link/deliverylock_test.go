@@ -1,0 +1,161 @@
+package link_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/herdr-link/herdr-link/link"
+	"github.com/herdr-link/herdr-link/socket"
+)
+
+// fakeLocker is an in-process Locker that records its holder.
+type fakeLocker struct {
+	mu   sync.Mutex
+	held bool
+	ch   chan struct{}
+	keys []string
+}
+
+func newLocker() *fakeLocker { return &fakeLocker{ch: make(chan struct{}, 1)} }
+
+func (l *fakeLocker) Lock(ctx context.Context, term string) (func(), error) {
+	select {
+	case l.ch <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	l.mu.Lock()
+	l.held = true
+	l.keys = append(l.keys, term)
+	l.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			l.held = false
+			l.mu.Unlock()
+			<-l.ch
+		})
+	}, nil
+}
+
+func (l *fakeLocker) isHeld() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.held
+}
+
+func TestDeliveryLock(t *testing.T) {
+	t.Run("held across the prompt", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			f := newFake("codex", "working")
+			lk := newLocker()
+			f.locked = lk.isHeld
+			l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk}
+			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"}); err != nil {
+				t.Fatal(err)
+			}
+			if len(f.lockedAt) != 1 || !f.lockedAt[0] || len(lk.keys) != 1 || lk.keys[0] != "term_2" {
+				t.Fatalf("lock held at prompt: %v, keys %v", f.lockedAt, lk.keys)
+			}
+			time.Sleep(link.SubmitHold)
+			// Without a terminal id, the pane id keys the lock.
+			f.target.TerminalID = ""
+			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"}); err != nil || lk.keys[1] != "pane:w1:p2" {
+				t.Fatalf("%v, keys %v", err, lk.keys)
+			}
+			time.Sleep(link.SubmitHold)
+		})
+	})
+	t.Run("a queued delivery keeps it until its turn begins", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			f := newFake("claude", "working")
+			f.script = slow(time.Second, "idle", "working") // turn ends at 1 s, the queued one starts at 2 s
+			lk := newLocker()
+			l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk}
+			start := time.Now()
+			res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"})
+			if err != nil || res.Delivery != link.DeliveryQueued || time.Since(start) != 0 {
+				t.Fatalf("%+v %v after %v", res, err, time.Since(start))
+			}
+			// A second sender waits for the queued turn.
+			l2 := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk}
+			res, err = l2.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "y"})
+			if el := time.Since(start); err != nil || el < 2*time.Second || el > 2100*time.Millisecond {
+				t.Fatalf("second send %+v %v after %v", res, err, el)
+			}
+			if res.Delivery != link.DeliveryQueued {
+				t.Fatalf("second send %+v", res)
+			}
+			time.Sleep(link.ConfirmBudget(600))
+		})
+	})
+	t.Run("waiting is bounded by the call's deadline", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			f := newFake("codex", "idle")
+			lk := newLocker()
+			unlock, _ := lk.Lock(context.Background(), "term_2") // another sender
+			defer unlock()
+			l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk}
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+			defer cancel()
+			start := time.Now()
+			_, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "x"})
+			if !errors.Is(err, link.ErrSendFailed) || err.Error() != "SEND_FAILED: another delivery to this agent is still in progress; nothing was delivered, try again shortly" {
+				t.Fatalf("err = %v", err)
+			}
+			// One second of the deadline stays for the prompt.
+			if el := time.Since(start); el != 3*time.Second {
+				t.Fatalf("waited %v", el)
+			}
+			if f.prompts != 0 {
+				t.Fatal("prompted without the lock")
+			}
+		})
+	})
+	t.Run("without a deadline, LockWait", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			lk := newLocker()
+			unlock, _ := lk.Lock(context.Background(), "term_2")
+			defer unlock()
+			l := &link.Link{Herdr: newFake("codex", "idle"), PaneID: "w1:p1", Locker: lk, LockWait: 2 * time.Second}
+			start := time.Now()
+			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"}); !errors.Is(err, link.ErrSendFailed) || time.Since(start) != 2*time.Second {
+				t.Fatalf("err = %v after %v", err, time.Since(start))
+			}
+		})
+	})
+	t.Run("a failure before the write releases at once, after it past the Enter", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			f := newFake("claude", "idle")
+			lk := newLocker()
+			l := &link.Link{Herdr: f, PaneID: "w1:p1", Locker: lk}
+			f.promptFn = func() error { return &socket.Error{Code: "agent_prompt_failed", Message: "no capacity"} }
+			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"}); !errors.Is(err, link.ErrSendFailed) || lk.isHeld() {
+				t.Fatalf("refused: %v, held %v", err, lk.isHeld())
+			}
+			f.promptFn = func() error { return socket.AfterWrite(socket.ErrTimeout) }
+			_, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"})
+			if !errors.Is(err, link.ErrSendFailed) || !lk.isHeld() {
+				t.Fatalf("after the write: %v, held %v", err, lk.isHeld())
+			}
+			time.Sleep(link.SubmitHold + time.Millisecond)
+			if lk.isHeld() {
+				t.Fatal("still held")
+			}
+		})
+	})
+	t.Run("a broken lock does not stop delivery", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			f := newFake("claude", "idle")
+			l := &link.Link{Herdr: f, PaneID: "w1:p1", Locker: brokenLocker{}}
+			if res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"}); err != nil || f.prompts != 1 {
+				t.Fatalf("%+v %v", res, err)
+			}
+		})
+	})
+}

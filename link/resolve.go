@@ -1,0 +1,124 @@
+package link
+
+import (
+	"context"
+	"errors"
+
+	"github.com/herdr-link/herdr-link/socket"
+)
+
+// snapshot is one resolution of the caller against Herdr's agent list.
+type snapshot struct {
+	agents []Agent
+	self   *Agent // nil: no agent detected in the caller's pane
+	ws     string // the caller's current workspace
+	pane   string // the caller's current pane id (HERDR_PANE_ID unless it moved)
+}
+
+// resolve reads agent.list and finds the caller in it. When the caller's
+// pane id is not a current pane id (the pane moved to another workspace
+// and HERDR_PANE_ID is now an alias) or its pane hosts no detected agent,
+// pane.get resolves the id to the pane's current record.
+func (l *Link) resolve(ctx context.Context) (snapshot, error) {
+	var s snapshot
+	agents, err := l.Herdr.ListAgents(ctx)
+	if err != nil {
+		return s, l.fail("agent.list", err, NotInHerdr)
+	}
+	s.agents, s.pane = agents, l.PaneID
+	for i := range agents {
+		if agents[i].PaneID == l.PaneID {
+			s.self, s.ws = &agents[i], agents[i].WorkspaceID
+			return s, nil
+		}
+	}
+	pane, err := l.Herdr.GetPane(ctx, l.PaneID)
+	if err != nil {
+		if errors.Is(err, socket.ErrPaneNotFound) {
+			l.log().Warn("herdr does not know the caller's pane", "pane_id", l.PaneID)
+			return s, newErr(NotInHerdr, detailNoPane, err)
+		}
+		return s, l.fail("pane.get", err, NotInHerdr)
+	}
+	s.ws, s.pane = pane.WorkspaceID, pane.PaneID
+	for i := range agents {
+		if agents[i].PaneID == pane.PaneID {
+			s.self = &agents[i]
+			break
+		}
+	}
+	if pane.PaneID != l.PaneID {
+		l.log().Debug("caller's pane moved", "pane_id", l.PaneID, "current_pane_id", pane.PaneID, "workspace_id", pane.WorkspaceID)
+	}
+	return s, nil
+}
+
+// fail turns an error of a Herdr call into a link error: transport and
+// environment failures are NOT_IN_HERDR; refusals become fallback.
+func (l *Link) fail(op string, err error, fallback Code) *Error {
+	if te := transport(err); te != nil {
+		l.log().Warn(transportLog(err), "op", op, "err", err)
+		return te
+	}
+	var le *Error
+	if errors.As(err, &le) {
+		return le
+	}
+	l.log().Warn("herdr refused", "op", op, "err", err)
+	switch fallback {
+	case SendFailed:
+		return newErr(SendFailed, detailRefused, err)
+	case CloseFailed:
+		return newErr(CloseFailed, detailClose, err)
+	case SelfUnnamed:
+		return newErr(SelfUnnamed, detailUnnamed, err)
+	}
+	return newErr(NotInHerdr, detailRefusedCall, err)
+}
+
+// named resolves the caller and makes sure it has an Agent Name, running
+// the self bootstrap for an unnamed occupant.
+func (l *Link) named(ctx context.Context) (snapshot, string, error) {
+	s, err := l.resolve(ctx)
+	if err != nil {
+		return s, "", err
+	}
+	if s.self == nil {
+		return s, "", newErr(SelfUnnamed, detailUndetected, nil)
+	}
+	if ValidName(s.self.Name) {
+		return s, s.self.Name, nil
+	}
+	name, err := l.ensureName(ctx, s.self.PaneID)
+	return s, name, err
+}
+
+// peers are the agents Peers lists: validly named, in the caller's
+// workspace, not the caller, in Herdr's order.
+func (s snapshot) peers() []Agent {
+	var out []Agent
+	for _, a := range s.agents {
+		if !s.inWorkspace(a) || a.PaneID == s.pane || !ValidName(a.Name) {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// inWorkspace reports whether a is in the caller's workspace. A workspace
+// Herdr did not report, on either side, is in no one's: it fails closed.
+func (s snapshot) inWorkspace(a Agent) bool {
+	return s.ws != "" && a.WorkspaceID == s.ws
+}
+
+// peer finds a validly named agent of workspace ws by name (not the agent
+// of pane exclude when set).
+func (s snapshot) peer(name string, exclude string) (Agent, bool) {
+	for _, a := range s.agents {
+		if a.Name == name && s.inWorkspace(a) && (exclude == "" || a.PaneID != exclude) {
+			return a, true
+		}
+	}
+	return Agent{}, false
+}

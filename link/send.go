@@ -1,0 +1,129 @@
+package link
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/herdr-link/herdr-link/socket"
+)
+
+// SendRequest is what a model asks Send to do.
+type SendRequest struct {
+	To      string
+	Message string
+	ReplyTo string
+}
+
+// Send delivers a herdr-link/1 envelope to the agent named req.To in the
+// caller's workspace, wrapped in self-describing text. Deliveries to one
+// target are serialized by Locker; in confirm mode Send then watches the
+// target for a sign of the submission (see [DeliveryMode]).
+func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
+	// Every input is checked before any round trip, the message and
+	// reply_to before the name, so their errors do not depend on the target.
+	switch err := CheckMessage(req.Message); {
+	case errors.Is(err, ErrMessageTooBig):
+		return SendResult{}, newErr(InvalidArgument, detailTooBig, nil)
+	case err != nil:
+		return SendResult{}, newErr(InvalidArgument, detailBlank, nil)
+	}
+	if req.ReplyTo != "" && !ValidMessageID(req.ReplyTo) {
+		return SendResult{}, newErr(InvalidArgument, detailReplyTo, nil)
+	}
+	if CheckDeliverable(req.Message, req.ReplyTo) != nil {
+		return SendResult{}, newErr(InvalidArgument, detailTooBig, nil)
+	}
+	if !ValidName(req.To) {
+		return SendResult{}, newErr(PeerNotFound, detailPeer, nil)
+	}
+	// hctx bounds the Herdr work of the send (resolution, bootstrap, the
+	// prompt) with the one operation deadline.
+	hctx, cancel := l.bound(ctx)
+	defer cancel()
+	s, self, err := l.named(hctx)
+	if err != nil {
+		return SendResult{}, err
+	}
+	target, ok := s.peer(req.To, s.self.PaneID)
+	if !ok {
+		return SendResult{}, newErr(PeerNotFound, detailPeer, nil)
+	}
+	now := time.Now
+	if l.Now != nil {
+		now = l.Now
+	}
+	env := Envelope{Protocol: Protocol, ID: NewMessageID(now()), From: self, To: req.To, ReplyTo: req.ReplyTo, Message: req.Message}
+	text, err := Wrap(env)
+	if err != nil {
+		return SendResult{}, newErr(InvalidArgument, detailBlank, err)
+	}
+	// Waiting for the target's delivery lock is Herdr-side work of the
+	// send too: bounded by the operation deadline.
+	unlock, err := l.lockDelivery(hctx, target)
+	if err != nil {
+		l.log().Info("delivery lock not acquired", "to", req.To, "pane_id", target.PaneID, "err", err)
+		return SendResult{}, err
+	}
+	// The pane id from this snapshot is workspace-scoped: if the target
+	// moved to another workspace since, Herdr no longer accepts it as an
+	// agent target and nothing crosses the boundary.
+	got, err := l.Herdr.Prompt(hctx, target.PaneID, text)
+	accepted := time.Now()
+	if err != nil {
+		if errors.Is(err, socket.ErrAfterWrite) {
+			// The text may be in the pane: keep the lock past the Enter.
+			releaseAfter(accepted, l.submitHold(), unlock)
+		} else {
+			unlock()
+		}
+		return SendResult{}, l.sendError(err)
+	}
+	// Herdr accepted the prompt: the operation deadline is spent here. Any
+	// work after acceptance (a delivery-confirmation watch) runs on ctx
+	// with a budget of its own, not on hctx.
+	if got.PaneID != target.PaneID || got.Name != target.Name {
+		releaseAfter(accepted, l.submitHold(), unlock)
+		l.log().Warn("prompt reached a different occupant", "pane_id", target.PaneID, "want_name", target.Name, "got_name", got.Name)
+		return SendResult{}, newErr(SendFailed, detailChanged, nil)
+	}
+	delivery := DeliveryUnconfirmed
+	if l.Delivery == DeliveryConfirm {
+		delivery = l.confirm(ctx, target, got, len(text))
+	}
+	switch {
+	case delivery == DeliverySubmitted:
+		unlock() // a turn started: Herdr's Enter is past
+	case delivery == DeliveryQueued:
+		l.holdQueued(ctx, target, got, len(text), accepted, l.submitHold(), unlock)
+	default:
+		releaseAfter(accepted, l.submitHold(), unlock)
+	}
+	l.log().Debug("sent", "id", env.ID, "from", self, "to", req.To, "pane_id", target.PaneID, "bytes", len(text),
+		"kind", got.Kind, "status_before", got.Status, "delivery", delivery, "took", time.Since(accepted))
+	return SendResult{Status: "sent", ID: env.ID, To: req.To, Delivery: delivery}, nil
+}
+
+func (l *Link) sendError(err error) error {
+	if errors.Is(err, socket.ErrAfterWrite) {
+		// Written in full, then the answer was lost: the text may be in
+		// the pane. Never NOT_IN_HERDR, which invites a resend.
+		l.log().Warn("agent.prompt outcome unknown: the request was written, the answer lost", "err", err)
+		return newErr(SendFailed, detailMaybeSent, err)
+	}
+	if te := transport(err); te != nil {
+		l.log().Warn(transportLog(err), "op", "agent.prompt", "err", err)
+		return te
+	}
+	l.log().Warn("herdr refused the prompt", "err", err)
+	switch {
+	case errors.Is(err, socket.ErrAgentNotFound):
+		// The target vanished or left the workspace after resolution.
+		return newErr(PeerNotFound, detailPeer, err)
+	case errors.Is(err, socket.ErrAgentBlocked):
+		return newErr(SendFailed, detailBlocked, err)
+	case errors.Is(err, socket.ErrAgentNotReady):
+		return newErr(SendFailed, detailNotReady, err)
+	}
+	return newErr(SendFailed, detailRefused, err)
+}

@@ -1,0 +1,182 @@
+package link_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herdr-link/herdr-link/link"
+	"github.com/herdr-link/herdr-link/schema"
+	"github.com/herdr-link/herdr-link/socket/sockettest"
+)
+
+func TestSend(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	brain, reviewer := e.link("w1:p1"), e.link("w1:p2")
+	e.roundTrips()
+	res, err := brain.Send(ctx, link.SendRequest{To: "reviewer", Message: "Please review\nthe diff."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != "sent" || res.To != "reviewer" || !link.ValidMessageID(res.ID) {
+		t.Fatalf("result %+v", res)
+	}
+	if rt := strings.Join(e.roundTrips(), ","); rt != "agent.list,agent.prompt" {
+		t.Errorf("round trips %s", rt)
+	}
+	in := e.w.Prompts("w1:p2")
+	if len(in) == 0 {
+		t.Fatal("nothing delivered")
+	}
+	env, ok := link.Extract(in[0])
+	if !ok || env.From != "brain" || env.To != "reviewer" || env.ID != res.ID || env.Message != "Please review\nthe diff." || env.ReplyTo != "" {
+		t.Fatalf("delivered envelope %+v (%v) from %q", env, ok, in[0])
+	}
+	// The reply carries reply_to.
+	rep, err := reviewer.Send(ctx, link.SendRequest{To: env.From, Message: "LGTM", ReplyTo: env.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, ok := link.Extract(e.w.Prompts("w1:p1")[0])
+	if !ok || back.ReplyTo != res.ID || back.From != "reviewer" || back.ID != rep.ID {
+		t.Fatalf("reply envelope %+v", back)
+	}
+}
+
+func TestPrivacyOfTargets(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	l := e.link("w1:p1")
+	var texts []string
+	for _, to := range []string{"ops", "nobody", "Bad Name", "brain", "w1:p2", "", strings.Repeat("a", 40)} {
+		e.roundTrips()
+		_, err := l.Send(ctx, link.SendRequest{To: to, Message: "hi"})
+		if code(err) != link.PeerNotFound {
+			t.Errorf("send to %q: %v, want PEER_NOT_FOUND", to, err)
+			continue
+		}
+		texts = append(texts, err.Error())
+		if to == "brain" {
+			continue // closing oneself is allowed; only sending to oneself is refused
+		}
+		_, err = l.Close(ctx, to)
+		if code(err) != link.PeerNotFound {
+			t.Errorf("close %q: %v", to, err)
+			continue
+		}
+		texts = append(texts, err.Error())
+	}
+	for _, tx := range texts[1:] {
+		if tx != texts[0] {
+			t.Errorf("PEER_NOT_FOUND texts differ: %q vs %q", tx, texts[0])
+		}
+	}
+	// Inputs are checked before any round trip, whoever the target is.
+	for _, to := range []string{"reviewer", "ops", "nobody", "Bad Name"} {
+		for _, req := range []link.SendRequest{
+			{To: to, Message: "  \n\t"},
+			{To: to, Message: strings.Repeat("x", link.MaxMessageBytes+1)},
+			// 150 KB, but over Herdr's 1 MiB request line once escaped.
+			{To: to, Message: strings.Repeat("\x01", 150000)},
+			{To: to, Message: strings.Repeat("\"", link.MaxMessageBytes), ReplyTo: "hl_a_b"},
+			{To: to, Message: "hi", ReplyTo: "not-an-id"},
+		} {
+			e.roundTrips()
+			_, err := l.Send(ctx, req)
+			if code(err) != link.InvalidArgument {
+				t.Errorf("send %q to %q: %v, want INVALID_ARGUMENT", req.Message[:min(len(req.Message), 8)], to, err)
+			}
+			if rt := e.roundTrips(); len(rt) != 0 {
+				t.Errorf("invalid input reached Herdr: %v", rt)
+			}
+		}
+	}
+}
+
+func TestSendFailures(t *testing.T) {
+	e := setup(t, func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
+	ctx := context.Background()
+	l := e.link("w1:p1")
+	tests := []struct {
+		to   string
+		want link.Code
+		text string
+	}{
+		{"stuck", link.SendFailed, "SEND_FAILED: the target agent is waiting at an interactive prompt; nothing was delivered"},
+		{"hooked", link.SendFailed, "SEND_FAILED: the target agent is not ready to receive messages; nothing was delivered"},
+		{"flaky", link.SendFailed, "SEND_FAILED: Herdr did not accept the message"},
+	}
+	for _, tt := range tests {
+		_, err := l.Send(ctx, link.SendRequest{To: tt.to, Message: "hi"})
+		if code(err) != tt.want || err.Error() != tt.text {
+			t.Errorf("send to %s: %v", tt.to, err)
+		}
+	}
+	if len(e.w.Inputs("w1:p5")) != 0 {
+		t.Error("a blocked agent received text")
+	}
+	// Herdr refusing with a code we do not know is still SEND_FAILED.
+	e.srv.SetFault(schema.MethodAgentPrompt, sockettest.Fault{Error: &schema.ErrorBody{Code: "empty_agent_prompt", Message: "agent prompt must not be empty"}})
+	if _, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "hi"}); code(err) != link.SendFailed {
+		t.Errorf("empty_agent_prompt: %v", err)
+	}
+	e.srv.ClearFaults()
+}
+
+// hooked runs a function before each prompt or close, to change the world
+// between resolution and delivery.
+type hooked struct {
+	link.Herdr
+	before func()
+}
+
+func (h hooked) Prompt(ctx context.Context, target, text string) (link.Agent, error) {
+	h.before()
+	return h.Herdr.Prompt(ctx, target, text)
+}
+
+func (h hooked) ClosePane(ctx context.Context, pane string) error {
+	h.before()
+	return h.Herdr.ClosePane(ctx, pane)
+}
+
+func TestTargetChangesBeforeDelivery(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name   string
+		change func(w *sockettest.World)
+		want   link.Code
+	}{
+		{"target closed", func(w *sockettest.World) { _ = w.Close("w1:p2") }, link.PeerNotFound},
+		{"target moved to another workspace", func(w *sockettest.World) { _, _ = w.Move("w1:p2", "w2") }, link.PeerNotFound},
+		{"occupant replaced", func(w *sockettest.World) { _ = w.Detect("w1:p2", "claude") }, link.SendFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := setup(t)
+			l := e.link("w1:p1")
+			l.Herdr = hooked{Herdr: l.Herdr, before: func() { tt.change(e.w) }}
+			_, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "hi"})
+			if code(err) != tt.want {
+				t.Fatalf("send: %v, want %s", err, tt.want)
+			}
+			if code(err) == link.PeerNotFound {
+				for _, id := range e.w.PaneIDs() {
+					if len(e.w.Inputs(id)) != 0 {
+						t.Fatalf("pane %s received %q", id, e.w.Inputs(id))
+					}
+				}
+			}
+		})
+	}
+	t.Run("close target vanished", func(t *testing.T) {
+		e := setup(t)
+		l := e.link("w1:p1")
+		l.Herdr = hooked{Herdr: l.Herdr, before: func() { _ = e.w.Close("w1:p2") }}
+		if _, err := l.Close(ctx, "reviewer"); code(err) != link.PeerNotFound {
+			t.Fatalf("close: %v", err)
+		}
+	})
+}

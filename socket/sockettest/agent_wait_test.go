@@ -1,0 +1,194 @@
+package sockettest_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herdr-link/herdr-link/schema"
+	"github.com/herdr-link/herdr-link/socket"
+	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
+)
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestAgentPromptWait(t *testing.T) {
+	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) {
+		s.Tick = 5 * time.Millisecond
+		s.SubmitDelay = time.Millisecond
+		s.EffectTimeout = 100 * time.Millisecond
+	})
+	c := srv.Client()
+	ctx := context.Background()
+	wait := func(until []schema.AgentStatus, ms uint64) *schema.AgentPromptWaitOptions {
+		o := &schema.AgentPromptWaitOptions{Until: until}
+		if ms > 0 {
+			o.TimeoutMS = &ms
+		}
+		return o
+	}
+	// No state change (the composer never submits): timeout when
+	// timeout_ms ≤ the gate, stalled otherwise.
+	if err := srv.World.SetBehaviour("w1:pA", sockettest.Behaviour{Stuck: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "finished", Text: "x", Wait: wait(nil, 50)})
+	if codeOf(err) != "timeout" {
+		t.Errorf("short timeout: %v", err)
+	}
+	_, err = c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "finished", Text: "x", Wait: wait(nil, 10000)})
+	if codeOf(err) != "agent_prompt_stalled" || !strings.Contains(err.Error(), "status is done and state_change_seq remained") {
+		t.Errorf("stalled: %v", err)
+	}
+	// Resolution errors win over an empty prompt; a blocked agent starts no wait.
+	if _, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "nobody", Text: "", Wait: wait(nil, 0)}); codeOf(err) != "agent_not_found" {
+		t.Errorf("wait + unknown target: %v", err)
+	}
+	if _, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "blocky", Text: "x", Wait: wait(nil, 0)}); codeOf(err) != "agent_blocked" {
+		t.Errorf("wait + blocked: %v", err)
+	}
+	// The agent works, then finishes: the wait returns the matching record.
+	_ = srv.World.SetBehaviour("w1:pA", sockettest.Behaviour{TurnTime: -1})
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		_ = srv.World.SetStatus("w1:pA", "working")
+		time.Sleep(20 * time.Millisecond)
+		_ = srv.World.SetStatus("w1:pA", "done")
+	}()
+	info, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "finished", Text: "go", Wait: wait([]schema.AgentStatus{schema.AgentStatusDone}, 5000)})
+	if err != nil || info.AgentStatus != schema.AgentStatusDone {
+		t.Fatalf("wait for done: %+v, %v", info, err)
+	}
+	// The pane closes mid-wait: agent_not_running.
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		_ = srv.World.SetStatus("w1:p1", "working")
+		_ = srv.World.Close("w1:p1")
+	}()
+	_, err = c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "brain", Text: "go", Wait: wait(nil, 5000)})
+	if codeOf(err) != "agent_not_running" || !strings.Contains(err.Error(), "agent is no longer running in the target pane") {
+		t.Errorf("closed mid-wait: %v", err)
+	}
+}
+
+func TestAgentWait(t *testing.T) {
+	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
+	c := srv.Client()
+	ctx := context.Background()
+	ms := uint64(50)
+	var r schema.ResultAgentInfo
+	// Already in the default until set: immediate.
+	if err := c.Call(ctx, schema.MethodAgentWait, schema.AgentWaitParams{Target: "finished"}, &r); err != nil || r.Agent.AgentStatus != schema.AgentStatusDone {
+		t.Fatalf("immediate: %+v %v", r, err)
+	}
+	err := c.Call(ctx, schema.MethodAgentWait, schema.AgentWaitParams{Target: "brain", Until: []schema.AgentStatus{schema.AgentStatusIdle}, TimeoutMS: &ms}, &r)
+	if codeOf(err) != "timeout" || !strings.Contains(err.Error(), "timed out waiting for agent status") {
+		t.Fatalf("timeout: %v", err)
+	}
+	go func() { time.Sleep(20 * time.Millisecond); _ = srv.World.SetStatus("w1:p1", "idle") }()
+	if err := c.Call(ctx, schema.MethodAgentWait, schema.AgentWaitParams{Target: "brain"}, &r); err != nil || r.Agent.AgentStatus != schema.AgentStatusIdle {
+		t.Fatalf("match: %+v %v", r, err)
+	}
+	// A client that leaves abandons the wait: nothing is written.
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+	defer cancel()
+	if err := c.Call(cctx, schema.MethodAgentWait, schema.AgentWaitParams{Target: "far", Until: []schema.AgentStatus{schema.AgentStatusBlocked}}, &r); !errors.Is(err, socket.ErrTimeout) {
+		t.Fatalf("client-side deadline: %v", err)
+	}
+}
+
+// TestAgentLifecycle covers the state model of the facts sheet's
+// checklist: seq bumps, detection, seen/unseen, managed launches, and what
+// clears a name.
+func TestAgentLifecycle(t *testing.T) {
+	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
+	c := srv.Client()
+	ctx := context.Background()
+	w := srv.World
+	get := func(target string) schema.AgentInfo {
+		t.Helper()
+		a, err := c.AgentGet(ctx, target)
+		if err != nil {
+			t.Fatalf("agent.get %s: %v", target, err)
+		}
+		return a
+	}
+	// A global counter: every state change bumps it, for the agent that changed.
+	a0, b0 := get("w1:p2"), get("finished")
+	_ = w.SetStatus("w1:p2", "working")
+	a1 := get("w1:p2")
+	if a1.StateChangeSeq <= a0.StateChangeSeq || a1.StateChangeSeq <= b0.StateChangeSeq || get("finished").StateChangeSeq != b0.StateChangeSeq {
+		t.Errorf("state_change_seq: %d → %d (other agent %d)", a0.StateChangeSeq, a1.StateChangeSeq, b0.StateChangeSeq)
+	}
+	// Finishing in a background workspace reads done; in the active tab, idle.
+	_ = w.SetStatus("w1:p2", "idle")
+	if s := get("w1:p2").AgentStatus; s != schema.AgentStatusIdle {
+		t.Errorf("active-tab working → idle reads %s, want idle", s)
+	}
+	_ = w.SetStatus("w2:p1", "working")
+	_ = w.SetStatus("w2:p1", "idle")
+	if s := get("w2:p1").AgentStatus; s != schema.AgentStatusDone {
+		t.Errorf("background working → idle reads %s, want done", s)
+	}
+	_ = w.SetStatus("w1:p1", "idle")
+	if s := get("brain").AgentStatus; s != schema.AgentStatusIdle {
+		t.Errorf("focused working → idle reads %s, want idle", s)
+	}
+	// Detection: a shell gets an unnamed agent in status unknown; its first
+	// idle reads idle, not done.
+	if err := w.Detect("w1:p3", "claude"); err != nil {
+		t.Fatal(err)
+	}
+	if d := get("w1:p3"); d.AgentStatus != schema.AgentStatusUnknown || d.Name != nil || *d.Agent != "claude" {
+		t.Errorf("detected %+v", d)
+	}
+	_ = w.SetStatus("w1:p3", "idle")
+	if s := get("w1:p3").AgentStatus; s != schema.AgentStatusIdle {
+		t.Errorf("first idle after detection reads %s", s)
+	}
+	// A managed launch: pending, then blocked during start-up (still
+	// pending: prompt says blocked, rename says pending), then active.
+	_ = w.SetStatus("w1:p6", "blocked")
+	p := get("pending")
+	if !p.LaunchPending || p.AgentStatus != schema.AgentStatusBlocked {
+		t.Errorf("blocked launch %+v", p)
+	}
+	if _, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "pending", Text: "x"}); codeOf(err) != "agent_blocked" {
+		t.Errorf("prompt during blocked launch: %v", err)
+	}
+	if _, err := c.AgentRename(ctx, "pending", ptr("other")); codeOf(err) != "agent_launch_pending" {
+		t.Errorf("rename during blocked launch: %v", err)
+	}
+	_ = w.SetStatus("w1:p6", "idle")
+	if p := get("pending"); p.LaunchPending || !p.InteractiveReady || p.AgentStatus != schema.AgentStatusIdle {
+		t.Errorf("active launch %+v", p)
+	}
+	// Exit and replacement clear the name.
+	_ = w.Exit("w1:p7")
+	if _, err := c.AgentGet(ctx, "gone"); codeOf(err) != "agent_not_found" {
+		t.Errorf("after exit: %v", err)
+	}
+	_ = w.Detect("w1:p9", "codex") // a different agent replaces claude
+	if _, err := c.AgentGet(ctx, "broken"); codeOf(err) != "agent_not_found" {
+		t.Errorf("after replacement: %v", err)
+	}
+	// A move to another workspace ends an agent.wait on the pane.
+	go func() { time.Sleep(30 * time.Millisecond); _, _ = w.Move("w1:p8", "w2") }()
+	var r schema.ResultAgentInfo
+	err := c.Call(ctx, schema.MethodAgentWait, schema.AgentWaitParams{Target: "pilot", Until: []schema.AgentStatus{schema.AgentStatusBlocked}}, &r)
+	if codeOf(err) != "agent_not_running" {
+		t.Errorf("wait across a move: %v", err)
+	}
+}
