@@ -44,6 +44,7 @@ type benchConfig struct {
 	count      int
 	spawns     int
 	alt        map[string]string // label → herdr-link binary (routes mcp:label)
+	yes        bool
 }
 
 // route is one way of doing an operation.
@@ -99,7 +100,7 @@ type stat struct {
 	CPUPerOpUS float64 `json:"cpu_us_per_op"`
 }
 
-func bench(args []string, stdout, stderr io.Writer) int {
+func bench(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := cliflag.New("herdr-link bench [flags]", "Measures peer resolution and tool calls side by side: herdr-link's socket route, the reference's herdr CLI route, and tools/call over MCP.", stderr)
 	c := benchConfig{}
 	fs.BoolVar(&c.sim, "sim", false, "run against an embedded simulator (default when HERDR_SOCKET_PATH is not set)")
@@ -116,6 +117,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.cli, "herdr", "", "herdr CLI for the cli route (default: $HERDR_BIN_PATH live, herdr-sim beside this binary on the simulator)")
 	fs.IntVar(&c.count, "count", 1, "repeat the whole measurement (for benchstat)")
 	fs.IntVar(&c.spawns, "spawns", 10, "MCP server starts to time (start → initialize response)")
+	fs.BoolVar(&c.yes, "yes", false, "against a live Herdr, allow the sends: they type real prompts into the agent named bench-peer of this pane's workspace")
 	alt := fs.String("mcp-alt", "", "also measure other herdr-link binaries as MCP routes `label=path,…` (routes mcp:label), for before and after in one run")
 	if code, done := cliflag.Parse(fs, args, stdout); done {
 		return code
@@ -150,7 +152,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	if os.Getenv("HERDR_SOCKET_PATH") == "" {
 		c.sim = true
 	}
-	if err := runBench(c, stdout, stderr); err != nil {
+	if err := runBench(c, stdin, stdout, stderr); err != nil {
 		fmt.Fprintln(stderr, "herdr-link bench:", err)
 		return 1
 	}
@@ -720,12 +722,15 @@ func cpuModel() string {
 	return "unknown CPU"
 }
 
-func runBench(c benchConfig, stdout, stderr io.Writer) error {
+func runBench(c benchConfig, stdin io.Reader, stdout, stderr io.Writer) error {
 	t, err := setupTarget(c, c.agents)
 	if err != nil {
 		return err
 	}
 	defer t.close()
+	if err := liveConsent(c, t, stdin, stderr); err != nil {
+		return err
+	}
 	for _, name := range c.routes {
 		switch name {
 		case "socket", "cli", "mcp", "floor":
