@@ -98,6 +98,10 @@ type stat struct {
 	// (user + system from its rusage, start-up excluded; 0 for routes
 	// without a server process).
 	CPUPerOpUS float64 `json:"cpu_us_per_op"`
+	// HasCPU: the route has a server process, so CPUPerOpUS is measured
+	// (it can be 0: with few calls the start-up's own noise can exceed
+	// them, and the figure is clamped at 0).
+	HasCPU bool `json:"has_server_process"`
 }
 
 func bench(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -571,7 +575,8 @@ func summarize(c benchConfig, samples []sample, conns, procs, cpu map[string]flo
 			sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 			st := stat{Op: op, Route: rn, N: len(ds), MinMS: ms(ds[0]), P50MS: ms(percentile(ds, 50)), P90MS: ms(percentile(ds, 90)),
 				P99MS: ms(percentile(ds, 99)), MaxMS: ms(ds[len(ds)-1]), MeanNS: float64(sum.Nanoseconds()) / float64(len(ds)),
-				ConnsPerOp: conns[op+"/"+rn], ProcsPerOp: procs[op+"/"+rn], Penalties: pen, CPUPerOpUS: cpu[op+"/"+rn]}
+				ConnsPerOp: conns[op+"/"+rn], ProcsPerOp: procs[op+"/"+rn], Penalties: pen}
+			st.CPUPerOpUS, st.HasCPU = cpu[op+"/"+rn]
 			// Throughput: concurrency over mean latency.
 			st.OpsPerSec = float64(c.conc) / (st.MeanNS / 1e9)
 			switch rn {
@@ -801,7 +806,7 @@ func runBench(c benchConfig, stdin io.Reader, stdout, stderr io.Writer) error {
 				if s.VsFloorP50 > 0 {
 					fmt.Fprintf(stdout, "\t%.3f floor-ratio\t%.3f floor-ratio-p99", s.VsFloorP50, s.VsFloorP99)
 				}
-				if s.CPUPerOpUS > 0 {
+				if s.HasCPU {
 					fmt.Fprintf(stdout, "\t%.1f cpu-us/op", s.CPUPerOpUS)
 				}
 				fmt.Fprintln(stdout)
@@ -822,7 +827,7 @@ func runBench(c benchConfig, stdin io.Reader, stdout, stderr io.Writer) error {
 		for _, s := range runs[len(runs)-1].stats {
 			fmt.Fprintf(stdout, "%-12s %-7s %8.3f %8.3f %8.3f %8.3f %8.3f %9.0f %9.2f %9.0f %9s %8d %9s %9s %9s\n",
 				s.Op, s.Route, s.MinMS, s.P50MS, s.P90MS, s.P99MS, s.MaxMS, s.OpsPerSec, s.ConnsPerOp, s.ProcsPerOp, socketCell(s.VsSocket), s.Penalties,
-				ratioCell(s.VsFloorP50), ratioCell(s.VsFloorP99), cpuCell(s.CPUPerOpUS))
+				ratioCell(s.VsFloorP50), ratioCell(s.VsFloorP99), cpuCell(s.CPUPerOpUS, s.HasCPU))
 		}
 		if t.srv != nil && slices.Contains(c.ops, opSendConfirm) {
 			fmt.Fprintf(stdout, "\ndelivery: send = -delivery fast, send-confirm = -delivery confirm (watching until the target's turn starts: 50 ms agent.get probes);\n          the simulated targets submit 1 ms after Enter, Enter comes 5 ms after the text (Herdr: 300 ms), -submit-hold %v;\n          sends go to the %d peers in turn (consecutive sends to one agent wait for its lock)\n", benchSubmitHold, len(t.peers))

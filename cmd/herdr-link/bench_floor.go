@@ -257,8 +257,8 @@ func ratioCell(r float64) string {
 	return fmt.Sprintf("%.2f×", r)
 }
 
-func cpuCell(us float64) string {
-	if us == 0 {
+func cpuCell(us float64, measured bool) string {
+	if !measured {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f", us)
