@@ -23,7 +23,7 @@ const flipEnv = "HERDR_LINK_MODEL_FLIP"
 
 // modelTurnMS is how long a modelled turn lasts (the working scenario's
 // busy turn included).
-const modelTurnMS = 1500
+const modelTurnMS = 3000
 
 // playModel runs sc against the simulator's modelled receiving end of
 // kind, with the same herdr-link senders as against the real TUIs, and
