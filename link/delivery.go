@@ -211,19 +211,6 @@ func kindOf(target, before Agent) string {
 	return target.Kind
 }
 
-// holdQueued keeps a queued delivery's lock, in the background, until the
-// target's running turn ended and the next one (the one holding the
-// queued message) began, or the budget ended, and at least hold: the next
-// delivery then gets a turn of its own instead of joining the queue.
-func (l *Link) holdQueued(ctx context.Context, target, before Agent, textBytes int, accepted time.Time, hold time.Duration, unlock func()) {
-	go func() {
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.budget(textBytes))
-		defer cancel()
-		l.watch(wctx, target, before, true)
-		releaseAfter(accepted, hold, unlock)
-	}()
-}
-
 // watch probes the target until it shows a new turn (true) or ctx ends
 // (false). A new turn is a change of state_change_seq to working or
 // blocked, or two changes between probes. A target that was working must

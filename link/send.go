@@ -91,12 +91,13 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	if l.Delivery == DeliveryConfirm {
 		delivery = l.confirm(ctx, target, got, len(text))
 	}
-	switch {
-	case delivery == DeliverySubmitted:
+	if delivery == DeliverySubmitted {
 		unlock() // a turn started: Herdr's Enter is past
-	case delivery == DeliveryQueued:
-		l.holdQueued(ctx, target, got, len(text), accepted, l.submitHold(), unlock)
-	default:
+	} else {
+		// queued, interrupting, unconfirmed: hold until Herdr's Enter is
+		// past. A queued delivery does not hold through the running turn:
+		// further deliveries join the queued turn (the host merges queued
+		// input by design), each envelope on lines of its own.
 		releaseAfter(accepted, l.submitHold(), unlock)
 	}
 	l.log().Debug("sent", "id", env.ID, "from", self, "to", req.To, "pane_id", target.PaneID, "bytes", len(text),
