@@ -82,10 +82,16 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	// Herdr accepted the prompt: the operation deadline is spent here. Any
 	// work after acceptance (a delivery-confirmation watch) runs on ctx
 	// with a budget of its own, not on hctx.
-	if got.PaneID != target.PaneID || got.Name != target.Name {
+	if !sameOccupant(target, got) {
 		releaseAfter(accepted, l.submitHold(), unlock)
-		l.log().Warn("prompt reached a different occupant", "pane_id", target.PaneID, "want_name", target.Name, "got_name", got.Name)
+		l.log().Warn("prompt reached a different occupant", "pane_id", target.PaneID, "want_name", target.Name, "got_name", got.Name,
+			"want_terminal", target.TerminalID, "got_terminal", got.TerminalID, "want_kind", target.Kind, "got_kind", got.Kind)
 		return SendResult{}, newErr(SendFailed, detailChanged, nil)
+	}
+	if got.Name != target.Name {
+		// The same agent renamed itself between agent.list and the
+		// prompt: the message reached it.
+		l.log().Info("target renamed during delivery", "pane_id", target.PaneID, "want_name", target.Name, "got_name", got.Name)
 	}
 	delivery := DeliveryUnconfirmed
 	if l.Delivery == DeliveryConfirm {
@@ -127,4 +133,19 @@ func (l *Link) sendError(err error) error {
 		return newErr(SendFailed, detailNotReady, err)
 	}
 	return newErr(SendFailed, detailRefused, err)
+}
+
+// sameOccupant reports whether the agent Herdr's prompt answer shows (got)
+// is the one resolved (target): the same pane, the same terminal, and the
+// same agent kind (a different agent started in that terminal replaces
+// the occupant). A name change alone is a rename of the same agent. When
+// Herdr reports no terminal id, the name is all there is to compare.
+func sameOccupant(target, got Agent) bool {
+	switch {
+	case got.PaneID != target.PaneID:
+		return false
+	case target.TerminalID != "" && got.TerminalID != "":
+		return got.TerminalID == target.TerminalID && (target.Kind == "" || got.Kind == "" || got.Kind == target.Kind)
+	}
+	return got.Name == target.Name
 }
