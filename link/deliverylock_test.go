@@ -161,3 +161,29 @@ func TestDeliveryLock(t *testing.T) {
 		})
 	})
 }
+
+// Wait returns once the background holds are released, and no sooner.
+func TestWaitForHolds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lk := newLocker()
+		l := &link.Link{Herdr: newFake("claude", "idle"), PaneID: "w1:p1", Locker: lk} // fast mode
+		if err := l.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"}); err != nil || !lk.isHeld() {
+			t.Fatalf("%v, held %v", err, lk.isHeld())
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), link.SubmitHold/2)
+		defer cancel()
+		if err := l.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Wait before the hold ended: %v", err)
+		}
+		if err := l.Wait(context.Background()); err != nil || time.Since(start) != link.SubmitHold || lk.isHeld() {
+			t.Fatalf("Wait: %v after %v, held %v", err, time.Since(start), lk.isHeld())
+		}
+		if l.LongestHold() != link.SubmitHold {
+			t.Fatal(l.LongestHold())
+		}
+	})
+}

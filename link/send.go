@@ -73,7 +73,7 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	if err != nil {
 		if errors.Is(err, socket.ErrAfterWrite) {
 			// The text may be in the pane: keep the lock past the Enter.
-			releaseAfter(accepted, l.submitHold(), unlock)
+			l.releaseAfter(accepted, l.submitHold(), unlock)
 		} else {
 			unlock()
 		}
@@ -83,7 +83,7 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	// work after acceptance (a delivery-confirmation watch) runs on ctx
 	// with a budget of its own, not on hctx.
 	if !sameOccupant(target, got) {
-		releaseAfter(accepted, l.submitHold(), unlock)
+		l.releaseAfter(accepted, l.submitHold(), unlock)
 		l.log().Warn("prompt reached a different occupant", "pane_id", target.PaneID, "want_name", target.Name, "got_name", got.Name,
 			"want_terminal", target.TerminalID, "got_terminal", got.TerminalID, "want_kind", target.Kind, "got_kind", got.Kind)
 		return SendResult{}, newErr(SendFailed, detailChanged, nil)
@@ -104,7 +104,7 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 		// past. A queued delivery does not hold through the running turn:
 		// further deliveries join the queued turn (the host merges queued
 		// input by design), each envelope on lines of its own.
-		releaseAfter(accepted, l.submitHold(), unlock)
+		l.releaseAfter(accepted, l.submitHold(), unlock)
 	}
 	l.log().Debug("sent", "id", env.ID, "from", self, "to", req.To, "pane_id", target.PaneID, "bytes", len(text),
 		"kind", got.Kind, "status_before", got.Status, "delivery", delivery, "took", time.Since(accepted))

@@ -374,3 +374,41 @@ func TestQueuedDeliveriesShareATurnIntact(t *testing.T) {
 		})
 	}
 }
+
+// A sender stopped right after a send (its host closes stdin, as `printf
+// … | herdr-link` does) keeps the target's lock until Herdr's Enter is
+// past before it exits: a second sender right after it gets a turn of
+// its own. Herdr's real 300 ms Enter delay and hold.
+func TestLockOutlivesAStoppedSender(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	w := deliveryWorld(t)
+	srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = 300 * time.Millisecond })
+	hold := []string{"-submit-hold", "400ms"}
+	a := connectArgs(t, srv, paneOf(w, "s1"), append(append(deliveryFlags, hold...), "-delivery", "fast"))
+	b := connectArgs(t, srv, paneOf(w, "s2"), append(deliveryFlags, hold...))
+	call(t, a, "herdr_link", nil)
+	call(t, b, "herdr_link", nil)
+	ra := send(t, a, "idle-claude", "from a")
+	if ra.isErr || ra.delivery != link.DeliveryUnconfirmed {
+		t.Fatalf("a: %+v", ra)
+	}
+	if err := a.Close(); err != nil { // stdin EOF; returns once the process has exited
+		t.Logf("close a: %v", err)
+	}
+	rb := send(t, b, "idle-claude", "from b")
+	if rb.isErr {
+		t.Fatalf("b: %+v", rb)
+	}
+	subs := waitSubmissions(t, w, paneOf(w, "idle-claude"), 2)
+	if len(subs) != 2 {
+		t.Fatalf("%d submissions for 2 sends:\n%s", len(subs), dumpSubs(subs))
+	}
+	for i, want := range []sendOutcome{ra, rb} {
+		envs := link.ExtractAll(subs[i].Text)
+		if len(envs) != 1 || envs[0].ID != want.id {
+			t.Fatalf("submission %d holds %+v:\n%s", i, envs, dumpSubs(subs))
+		}
+	}
+}

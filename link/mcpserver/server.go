@@ -50,7 +50,9 @@ type Options struct {
 // EOF, a write to out fails, or ctx is cancelled. On EOF the requests
 // already read are finished and answered, within ShutdownGrace; only then
 // are the calls still running cancelled. When ctx is cancelled or out is
-// broken, in-flight calls are cancelled at once. It returns nil on an
+// broken, in-flight calls are cancelled at once. Before it returns it
+// waits for the Link's delivery locks still held in the background
+// ([link.Link.Wait], at most the longest hold). It returns nil on an
 // orderly end.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error {
 	log := opt.Logger
@@ -113,6 +115,18 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 	}
 	_ = conn.Close()
 	_ = st.shut()
+	// Delivery locks still held in the background (until Herdr's Enter is
+	// past) die with the process: keep it until they are released, so a
+	// sender stopped right after a send cannot let another one's text
+	// merge into its turn. The holds end by themselves; the bound is
+	// theirs.
+	if opt.Link != nil {
+		wctx, cancelWait := context.WithTimeout(context.Background(), opt.Link.LongestHold()+100*time.Millisecond)
+		if err := opt.Link.Wait(wctx); err != nil {
+			log.Warn("mcp: delivery locks still held at exit", "err", err)
+		}
+		cancelWait()
+	}
 	return nil
 }
 
