@@ -13,6 +13,8 @@ import (
 	"github.com/herdr-link/herdr-link/socket/sockettest"
 )
 
+// Long: one subtest per bootstrap rule of PROTOCOL.md §9, sharing one
+// set-up.
 func TestSelfBootstrap(t *testing.T) {
 	ctx := context.Background()
 	t.Run("names an unnamed occupant once", func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/schema"
@@ -77,6 +78,9 @@ func checkTag(method, got, want string) error {
 	return nil
 }
 
+// lastListLen is the length of the last agent list read.
+var lastListLen atomic.Int64
+
 // agentList is agent.list's result. Over 4 MiB, the socket client decodes
 // it as a stream (see [socket.StreamDecoder]): one agent at a time, so a
 // large list costs the agents herdr-link keeps, not the text Herdr sent.
@@ -144,10 +148,14 @@ func delim(dec *json.Decoder, d json.Delim) error {
 
 // ListAgents implements Herdr.
 func (h SocketHerdr) ListAgents(ctx context.Context) ([]Agent, error) {
-	var r agentList
+	// Sized for the last list read: the decoder fills the slice instead of
+	// growing it step by step.
+	n := lastListLen.Load()
+	r := agentList{Agents: make([]Agent, 0, n+n/16+4)}
 	if err := h.Client.Call(ctx, schema.MethodAgentList, schema.EmptyParams{}, &r); err != nil {
 		return nil, err
 	}
+	lastListLen.Store(int64(len(r.Agents)))
 	return r.Agents, checkTag(schema.MethodAgentList, r.Type, schema.ResultTypeAgentList)
 }
 

@@ -1,16 +1,13 @@
 package socket
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"reflect"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -239,51 +236,6 @@ func (c *Client) exchangeHead(ctx context.Context, conn net.Conn, method string,
 	return line, rest, release, afterWrite(err)
 }
 
-var resultKey = []byte(`"result"`)
-
-// decodeResponse checks one response line against the request id and
-// decodes its result object into into (a pointer; a *jsonx.RawMessage
-// keeps it raw) in the same pass. prefixOK accepts "<id>:…" ids (events
-// probes).
-func decodeResponse(method, id string, line []byte, prefixOK bool, into any) error {
-	env := struct {
-		ID     *string           `json:"id"`
-		Result any               `json:"result"`
-		Error  *schema.ErrorBody `json:"error"`
-	}{Result: into}
-	if err := jsonx.Unmarshal(line, &env); err != nil {
-		return fmt.Errorf("socket: %s: %w: %v", method, ErrMalformedResponse, err)
-	}
-	return checkEnvelope(method, id, env.ID, env.Error, env.Result != nil && bytes.Contains(line, resultKey), prefixOK, into)
-}
-
-// checkEnvelope checks a decoded response against the request id.
-func checkEnvelope(method, id string, gotID *string, ebody *schema.ErrorBody, hasResult, prefixOK bool, into any) error {
-	if gotID == nil {
-		return fmt.Errorf("socket: %s: %w: response has no id", method, ErrMalformedResponse)
-	}
-	if ebody != nil {
-		// Herdr answers requests it could not parse with id "".
-		if *gotID == id || *gotID == "" || (prefixOK && strings.HasPrefix(*gotID, id+":")) {
-			return Refusal(method, ebody)
-		}
-		return fmt.Errorf("socket: %s: %w: error response for id %q, sent %q", method, ErrProtocol, *gotID, id)
-	}
-	if *gotID != id {
-		return fmt.Errorf("socket: %s: %w: response id %q does not match request id %q", method, ErrProtocol, *gotID, id)
-	}
-	if !hasResult {
-		return fmt.Errorf("socket: %s: %w: response has neither a result object nor an error", method, ErrMalformedResponse)
-	}
-	if raw, ok := into.(*jsonx.RawMessage); ok {
-		if len(*raw) == 0 || (*raw)[0] != '{' {
-			return fmt.Errorf("socket: %s: %w: result is not an object", method, ErrMalformedResponse)
-		}
-		*raw = append(jsonx.RawMessage(nil), *raw...)
-	}
-	return nil
-}
-
 func (c *Client) dial(ctx context.Context) (net.Conn, error) {
 	res, err := c.Resolve()
 	if err != nil {
@@ -376,117 +328,5 @@ func (c *Client) transportError(ctx context.Context, method, op string, err erro
 	}
 	return fmt.Errorf("socket: %s: %s: %w: %v", method, op, ErrConnection, err)
 }
-
-// ensureProtocol pings once per Client, per its ProtocolPolicy.
-func (c *Client) ensureProtocol(ctx context.Context) error {
-	if c.Protocol == ProtocolOff {
-		return nil
-	}
-	c.mu.Lock()
-	done, perr := c.pong != nil, c.pongErr
-	c.mu.Unlock()
-	if done || perr != nil {
-		return perr
-	}
-	_, err := c.ServerInfo(ctx)
-	return err
-}
-
-// ServerInfo returns the server's pong, pinging at most once per Client
-// (successful answers are cached), and applies the protocol policy.
-func (c *Client) ServerInfo(ctx context.Context) (schema.ResultPong, error) {
-	c.mu.Lock()
-	if c.pong != nil || c.pongErr != nil {
-		p, err := c.pong, c.pongErr
-		c.mu.Unlock()
-		if p == nil {
-			return schema.ResultPong{}, err
-		}
-		return *p, err
-	}
-	c.mu.Unlock()
-	pong, err := c.Ping(ctx)
-	if err != nil {
-		return pong, err
-	}
-	var perr error
-	if pong.Protocol < MinProtocol {
-		mm := &ProtocolMismatchError{Server: pong.Protocol, Version: pong.Version, Min: MinProtocol}
-		if c.Protocol == ProtocolLenient {
-			if c.Warn != nil {
-				c.Warn(mm.Error() + "; proceeding (lenient)")
-			}
-		} else {
-			perr = mm
-		}
-	}
-	c.mu.Lock()
-	c.pong, c.pongErr = &pong, perr
-	c.mu.Unlock()
-	return pong, perr
-}
-
-// Ping sends ping and returns the pong. It never uses the cache and checks
-// no protocol number.
-//
-// Capabilities are decoded leniently: null, a missing field, fields this
-// client does not know and fields of a shape it does not expect leave
-// Capabilities nil or partly filled, never an error.
-func (c *Client) Ping(ctx context.Context) (schema.ResultPong, error) {
-	var raw struct {
-		Type         string           `json:"type"`
-		Version      string           `json:"version"`
-		Protocol     uint32           `json:"protocol"`
-		Capabilities jsonx.RawMessage `json:"capabilities"`
-	}
-	if err := c.call(ctx, schema.MethodPing, emptyParams, &raw); err != nil {
-		return schema.ResultPong{}, err
-	}
-	p := schema.ResultPong{Type: raw.Type, Version: raw.Version, Protocol: raw.Protocol}
-	if len(raw.Capabilities) > 0 && raw.Capabilities[0] == '{' {
-		p.Capabilities = lenientCapabilities(raw.Capabilities)
-	}
-	return p, checkType(schema.MethodPing, p.Type, schema.ResultTypePong)
-}
-
-// lenientCapabilities reads the capability flags it knows, field by field.
-func lenientCapabilities(b []byte) *schema.ServerCapabilities {
-	var fields map[string]jsonx.RawMessage
-	if jsonx.Unmarshal(b, &fields) != nil {
-		return nil
-	}
-	var caps schema.ServerCapabilities
-	_ = jsonx.Unmarshal(fields["live_handoff"], &caps.LiveHandoff)
-	_ = jsonx.Unmarshal(fields["detached_server_daemon"], &caps.DetachedServerDaemon)
-	return &caps
-}
-
-// checkType checks a result's type tag. A tag this client's schema does
-// not define is accepted (a newer Herdr may rename or extend a result;
-// the fields decoded are used as far as they go); a known tag other than
-// the expected one is a protocol violation.
-func checkType(method, got, want string) error {
-	if got != want && knownResultTags[got] {
-		return afterWrite(fmt.Errorf("socket: %s: %w: result type %q, want %q", method, ErrProtocol, got, want))
-	}
-	return nil
-}
-
-// knownResultTags are the result type tags of the generated schema.
-var knownResultTags = func() map[string]bool {
-	tags := map[string]bool{}
-	t := reflect.TypeOf(schema.ResponseResult{})
-	for i := 0; i < t.NumField(); i++ {
-		if t.Field(i).Type.Kind() != reflect.Pointer {
-			continue
-		}
-		var u schema.ResponseResult
-		reflect.ValueOf(&u).Elem().Field(i).Set(reflect.New(t.Field(i).Type.Elem()))
-		if tag := u.Tag(); tag != "" {
-			tags[tag] = true
-		}
-	}
-	return tags
-}()
 
 func errorsIsNetClosed(err error) bool { return errors.Is(err, net.ErrClosed) }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/herdr-link/herdr-link/schema"
@@ -69,6 +70,9 @@ type StreamDecoder interface {
 	DecodeStream(dec *json.Decoder) error
 }
 
+// lastListHead is the length of the last list answer read whole.
+var lastListHead atomic.Int64
+
 // bufPool holds head buffers of at most poolBytes, so the pool never keeps
 // a large answer's memory alive.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
@@ -97,13 +101,23 @@ func (c *Client) readHead(ctx context.Context, conn net.Conn, method string, max
 				}
 				return nil, &lineReader{r: io.MultiReader(bytes.NewReader(buf), conn), left: max}, release, nil
 			}
-			nb := make([]byte, len(buf), min(2*cap(buf), limit))
+			// A list that outgrows the buffer goes straight to the size of
+			// the last list answer (a 10,000-agent list: one allocation
+			// instead of seven doublings and their copies).
+			size := 2 * cap(buf)
+			if hint := int(lastListHead.Load()); listMethods[method] && hint > size {
+				size = hint + hint/16
+			}
+			nb := make([]byte, len(buf), min(size, limit))
 			copy(nb, buf)
 			buf = nb
 		}
 		n, rerr := conn.Read(buf[len(buf):min(cap(buf), limit)])
 		if i := bytes.IndexByte(buf[len(buf):len(buf)+n], '\n'); i >= 0 {
 			buf = buf[:len(buf)+n]
+			if listMethods[method] {
+				lastListHead.Store(int64(len(buf)))
+			}
 			return buf[:len(buf)-n+i], nil, release, nil
 		}
 		buf = buf[:len(buf)+n]

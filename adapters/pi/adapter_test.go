@@ -162,8 +162,12 @@ func TestAdapterInHerdr(t *testing.T) {
 func TestAdapterWithoutBinary(t *testing.T) {
 	nodeBin := node(t)
 	r := drive(t, nodeBin, filepath.Join(t.TempDir(), "no-such-herdr-link"), nil)
-	if len(r.AtLoad) != 0 || len(r.Notices) != 1 || !strings.Contains(r.Notices[0], "herdr-link could not start") {
+	// The user's notice names the missing binary; the model's text does not.
+	if len(r.AtLoad) != 0 || len(r.Notices) != 1 || !strings.Contains(r.Notices[0], "could not start") || !strings.Contains(r.Notices[0], "no-such-herdr-link") {
 		t.Fatalf("%+v", r)
+	}
+	if strings.Contains(r.SystemPrompt, "no-such-herdr-link") || !strings.Contains(r.SystemPrompt, "herdr-link is not running") {
+		t.Errorf("system prompt %q", r.SystemPrompt)
 	}
 	if len(r.Events) != 0 {
 		t.Errorf("tool changes without a server: %v", r.Events)

@@ -21,6 +21,9 @@ import { createInterface } from "node:readline";
 
 const HERDR_LINK_BIN = "herdr-link";
 const SETUP_TIMEOUT_MS = 10_000;
+// NOT_RUNNING is what the model (and the system prompt) sees when
+// herdr-link is not running: a fixed text with no path or id in it.
+const NOT_RUNNING = "herdr-link is not running; run `herdr-link probe` in this pane to see why.";
 
 // The few parts of Pi's ExtensionAPI this adapter uses.
 interface PiContext {
@@ -59,15 +62,20 @@ class McpChild {
 	private pending = new Map<number, Pending>();
 	private stderrTail: string[] = [];
 	onListChanged: () => void = () => {};
+	// Model-facing texts are fixed: herdr-link's stderr names panes and
+	// sockets, so it goes only to the user's screen (diagnostics()).
 
 	constructor(bin: string) {
 		// The pane's environment (HERDR_*) passes on unchanged.
 		this.child = spawn(bin, [], { stdio: ["pipe", "pipe", "pipe"], env: process.env });
-		this.child.on("error", (err) => this.failAll(new Error(`herdr-link could not start (${bin}): ${err.message}`)));
-		this.child.on("exit", () => this.failAll(new Error(`herdr-link exited: ${this.stderrTail.join(" | ")}`)));
+		this.child.on("error", (err) => {
+			this.stderrTail.push(`could not start ${bin}: ${err.message}`);
+			this.failAll(new Error(NOT_RUNNING));
+		});
+		this.child.on("exit", () => this.failAll(new Error(NOT_RUNNING)));
 		this.child.stdin.on("error", () => {}); // a dead child: its calls fail through "exit"
 		createInterface({ input: this.child.stdout }).on("line", (line) => this.onLine(line));
-		// Keep stderr off Pi's screen; remember its end for error messages.
+		// Keep stderr off Pi's screen; remember its end for the user.
 		createInterface({ input: this.child.stderr }).on("line", (line) => {
 			this.stderrTail.push(line);
 			if (this.stderrTail.length > 5) this.stderrTail.shift();
@@ -101,6 +109,11 @@ class McpChild {
 		if (this.child.stdin.writable) this.child.stdin.write(JSON.stringify(msg) + "\n");
 	}
 
+	// diagnostics is the end of herdr-link's stderr, for the user only.
+	diagnostics(): string {
+		return this.stderrTail.join("\n");
+	}
+
 	private failAll(err: Error) {
 		for (const p of this.pending.values()) p.reject(err);
 		this.pending.clear();
@@ -112,7 +125,7 @@ class McpChild {
 	request(method: string, params: unknown, signal?: AbortSignal, timeoutMs = 0): Promise<any> {
 		const id = ++this.seq;
 		return new Promise((resolve, reject) => {
-			if (this.child.exitCode !== null) return reject(new Error(`herdr-link exited: ${this.stderrTail.join(" | ")}`));
+			if (this.child.exitCode !== null) return reject(new Error(NOT_RUNNING));
 			this.pending.set(id, { resolve, reject });
 			if (timeoutMs > 0) {
 				setTimeout(() => {
@@ -205,7 +218,7 @@ export default async function herdrLink(pi: PiAPI) {
 		mcp.onListChanged = () => void refresh().catch(() => {});
 		if ((await refresh()) === 0) notice = instructions || "herdr-link offers no tools here.";
 	} catch (err) {
-		notice = (err as Error).message;
+		notice = (err as Error).message; // fixed texts only (see McpChild)
 	}
 
 	pi.on("session_start", (_event, ctx) => {
@@ -213,7 +226,10 @@ export default async function herdrLink(pi: PiAPI) {
 		const names = waiting;
 		waiting = [];
 		activate(names);
-		if (notice) ctx.ui?.notify?.(notice, "warning");
+		if (notice) {
+			const detail = mcp.diagnostics();
+			ctx.ui?.notify?.(detail ? `${notice}\n${detail}` : notice, "warning");
+		}
 	});
 	// Like MCP hosts, show the model the server's instructions (outside
 	// Herdr they say why there are no tools).

@@ -257,9 +257,16 @@ func ratioCell(r float64) string {
 	return fmt.Sprintf("%.2f×", r)
 }
 
-func cpuCell(us float64) string {
-	if us == 0 {
+func cpuCell(us float64, measured bool) string {
+	if !measured {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f", us)
+}
+
+func socketCell(r float64) string {
+	if r == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f×", r)
 }

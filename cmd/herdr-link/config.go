@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -41,9 +42,12 @@ func config(args []string, stdout, stderr io.Writer) int {
 	path := *bin
 	if path == "" {
 		var err error
-		if path, err = selfPath(); err != nil {
+		if path, err = selfPath(exec.LookPath); err != nil {
 			fmt.Fprintln(stderr, "herdr-link config:", err)
 			return 1
+		}
+		if strings.HasPrefix(path, filepath.Join(os.TempDir(), "go-build")) {
+			fmt.Fprintf(stderr, "herdr-link config: warning: %s is a temporary binary of `go run` and is deleted when it exits; build or install herdr-link and run its config, or pass -bin\n", path)
 		}
 	} else if !filepath.IsAbs(path) {
 		fmt.Fprintf(stderr, "herdr-link config: -bin %q is not an absolute path\n", path)
@@ -56,14 +60,25 @@ func config(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// selfPath is the running binary's absolute path with symlinks resolved.
-func selfPath() (string, error) {
+// selfPath is the running binary's absolute path. When "herdr-link" on
+// PATH is this very file (often a symlink that a package manager keeps
+// stable across upgrades), that PATH entry is preferred over the resolved,
+// versioned path os.Executable reports.
+func selfPath(lookPath func(string) (string, error)) (string, error) {
 	p, err := os.Executable()
 	if err != nil {
 		return "", fmt.Errorf("cannot find this binary's path: %w", err)
 	}
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		p = r
+	if onPath, err := lookPath("herdr-link"); err == nil {
+		if abs, err := filepath.Abs(onPath); err == nil && sameFile(abs, p) {
+			return abs, nil
+		}
 	}
 	return filepath.Abs(p)
+}
+
+func sameFile(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }

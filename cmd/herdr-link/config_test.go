@@ -145,3 +145,29 @@ func TestREADMEHostSnippets(t *testing.T) {
 		}
 	}
 }
+
+// selfPath prefers the PATH entry that is this binary (a package
+// manager's stable symlink) over the resolved, versioned file.
+func TestSelfPathPrefersStableSymlink(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	link := filepath.Join(dir, "herdr-link")
+	if err := os.Symlink(exe, link); err != nil {
+		t.Fatal(err)
+	}
+	got, err := selfPath(func(string) (string, error) { return link, nil })
+	if err != nil || got != link {
+		t.Errorf("selfPath = %q, %v; want the symlink %q", got, err, link)
+	}
+	other := filepath.Join(dir, "other")
+	if err := os.WriteFile(other, []byte("x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	got, err = selfPath(func(string) (string, error) { return other, nil })
+	if want, _ := filepath.Abs(exe); err != nil || got != want {
+		t.Errorf("selfPath with another herdr-link on PATH = %q, %v; want %q", got, err, want)
+	}
+}

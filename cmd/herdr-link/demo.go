@@ -76,7 +76,49 @@ func demo(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// demoRun is one run of the demo: the simulated Herdr and each agent's
+// MCP session.
+type demoRun struct {
+	ctx                     context.Context
+	out                     io.Writer
+	w                       *sockettest.World
+	srv                     *sockettest.Server
+	brain, reviewer, tester *demoSession
+	brainPane, reviewerPane string
+	received                link.Envelope // what the reviewer got from brain
+}
+
 func runDemo(worldFile string, verbose bool, out io.Writer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d, err := startDemo(ctx, worldFile, verbose, out)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	for _, step := range []func() error{
+		func() error { return d.handshake(d.brain) },
+		d.brainFindsAndSends,
+		d.reviewerReplies,
+		func() error {
+			if d.tester == nil {
+				return nil
+			}
+			return twoAtOnce(ctx, out, d.w, d.reviewerPane, d.brain, d.tester)
+		},
+		d.brainCloses,
+	} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "\nDone: %d socket requests served by the simulator.\n", len(d.srv.Requests()))
+	return nil
+}
+
+// startDemo serves the world (the demo never dials a live Herdr) and starts
+// each agent's herdr-link as a child process, as its host would.
+func startDemo(ctx context.Context, worldFile string, verbose bool, out io.Writer) (*demoRun, error) {
 	var w *sockettest.World
 	var err error
 	if worldFile != "" {
@@ -85,30 +127,23 @@ func runDemo(worldFile string, verbose bool, out io.Writer) error {
 		w, err = sockettest.ParseWorld([]byte(demoWorld))
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if _, ok := w.Agent("brain"); !ok {
-		return errors.New("the world needs agents named brain and reviewer in one workspace")
+	d := &demoRun{ctx: ctx, out: out, w: w, brainPane: paneOf(w, "brain"), reviewerPane: paneOf(w, "reviewer")}
+	if d.brainPane == "" || d.reviewerPane == "" {
+		return nil, errors.New("the world needs agents named brain and reviewer in one workspace")
 	}
-	// The demo never dials a live Herdr: it serves its own world.
-	srv := sockettest.NewServer(w)
-	srv.SubmitDelay = demoEnterDelay
-	defer srv.Close()
 	exe, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	brainPane, revPane := paneOf(w, "brain"), paneOf(w, "reviewer")
-	if revPane == "" {
-		return errors.New("the world needs an agent named reviewer")
-	}
-	fmt.Fprintf(out, "herdr-link demo: two agents on an embedded Herdr simulator (Herdr %s, protocol %d)\n", srv.Version, srv.Protocol)
+	d.srv = sockettest.NewServer(w)
+	d.srv.SubmitDelay = demoEnterDelay
+	fmt.Fprintf(out, "herdr-link demo: two agents on an embedded Herdr simulator (Herdr %s, protocol %d)\n", d.srv.Version, d.srv.Protocol)
 	fmt.Fprintln(out, "Each agent's host runs its own herdr-link MCP server over stdio, as Claude Code or Codex would.")
 	fmt.Fprintln(out)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	start := func(name, pane string) (*demoSession, error) {
-		env := append(os.Environ(), srv.Env(pane)...)
+		env := append(os.Environ(), d.srv.Env(pane)...)
 		env = append(env, "HERDR_LINK_LOG=warn")
 		c, err := mcpclient.Start(exe, []string{"serve", "-no-bootstrap", "-submit-hold", demoSubmitHold.String()}, env)
 		if err != nil {
@@ -119,63 +154,73 @@ func runDemo(worldFile string, verbose bool, out io.Writer) error {
 		}
 		return &demoSession{name: name, c: c, out: out}, nil
 	}
-	brain, err := start("brain", brainPane)
+	if d.brain, err = start("brain", d.brainPane); err == nil {
+		d.reviewer, err = start("reviewer", d.reviewerPane)
+	}
+	if p := paneOf(w, "tester"); p != "" && err == nil {
+		d.tester, err = start("tester", p)
+	}
 	if err != nil {
-		return err
+		d.close()
+		return nil, err
 	}
-	defer brain.c.Close()
-	reviewer, err := start("reviewer", revPane)
-	if err != nil {
-		return err
-	}
-	defer reviewer.c.Close()
-	var tester *demoSession
-	if p := paneOf(w, "tester"); p != "" {
-		if tester, err = start("tester", p); err != nil {
-			return err
-		}
-		defer tester.c.Close()
-	}
+	return d, nil
+}
 
-	handshake := func(s *demoSession) error {
-		if err := s.step("initialize", func() (string, error) {
-			raw, err := s.c.Initialize(ctx, "2025-06-18")
-			var r struct {
-				ServerInfo struct{ Name, Version string } `json:"serverInfo"`
-			}
-			_ = jsonx.Unmarshal(raw, &r)
-			return r.ServerInfo.Name + " " + r.ServerInfo.Version, err
-		}); err != nil {
-			return err
+func (d *demoRun) close() {
+	for _, s := range []*demoSession{d.brain, d.reviewer, d.tester} {
+		if s != nil {
+			s.c.Close()
 		}
-		if err := s.step("tools/list (dormant)", func() (string, error) { return listNames(ctx, s.c) }); err != nil {
-			return err
-		}
-		if err := s.step("herdr_link {} (activate)", func() (string, error) {
-			r, _, err := s.tool(ctx, "herdr_link", nil, false)
-			if err != nil {
-				return "", err
-			}
-			first, _, _ := strings.Cut(r.Text(), "\n")
-			return first + fmt.Sprintf("; %d list_changed", countListChanged(s.c)), nil
-		}); err != nil {
-			return err
-		}
-		return s.step("tools/list (active)", func() (string, error) { return listNames(ctx, s.c) })
 	}
-	if err := handshake(brain); err != nil {
-		return err
-	}
-	if err := brain.step("herdr_link_peers", func() (string, error) {
-		_, t, err := brain.tool(ctx, "herdr_link_peers", nil, false)
-		return t, err
+	d.srv.Close()
+}
+
+// handshake: initialize, the dormant list, activation, the active list.
+func (d *demoRun) handshake(s *demoSession) error {
+	ctx := d.ctx
+	if err := s.step("initialize", func() (string, error) {
+		raw, err := s.c.Initialize(ctx, "2025-06-18")
+		var r struct {
+			ServerInfo struct{ Name, Version string } `json:"serverInfo"`
+		}
+		_ = jsonx.Unmarshal(raw, &r)
+		return r.ServerInfo.Name + " " + r.ServerInfo.Version, err
 	}); err != nil {
 		return err
 	}
-	if err := brain.step(`herdr_link_send to "ops" (other workspace)`, func() (string, error) {
-		_, t, err := brain.tool(ctx, "herdr_link_send", map[string]any{"to": "ops", "message": "hello?"}, true)
-		return t, err
+	if err := s.step("tools/list (dormant)", func() (string, error) { return listNames(ctx, s.c) }); err != nil {
+		return err
+	}
+	if err := s.step("herdr_link {} (activate)", func() (string, error) {
+		r, _, err := s.tool(ctx, "herdr_link", nil, false)
+		if err != nil {
+			return "", err
+		}
+		first, _, _ := strings.Cut(r.Text(), "\n")
+		return first + fmt.Sprintf("; %d list_changed", countListChanged(s.c)), nil
 	}); err != nil {
+		return err
+	}
+	return s.step("tools/list (active)", func() (string, error) { return listNames(ctx, s.c) })
+}
+
+// toolStep is one tool call of s shown as a step: its result text.
+func (d *demoSession) toolStep(ctx context.Context, title, tool string, args map[string]any, wantError bool) error {
+	return d.step(title, func() (string, error) {
+		_, t, err := d.tool(ctx, tool, args, wantError)
+		return t, err
+	})
+}
+
+// brainFindsAndSends: peers, a send refused across workspaces, a send to
+// the reviewer, and the turn the reviewer's model received.
+func (d *demoRun) brainFindsAndSends() error {
+	ctx, brain := d.ctx, d.brain
+	if err := brain.toolStep(ctx, "herdr_link_peers", "herdr_link_peers", nil, false); err != nil {
+		return err
+	}
+	if err := brain.toolStep(ctx, `herdr_link_send to "ops" (other workspace)`, "herdr_link_send", map[string]any{"to": "ops", "message": "hello?"}, true); err != nil {
 		return err
 	}
 	var sent link.SendResult
@@ -188,53 +233,47 @@ func runDemo(worldFile string, verbose bool, out io.Writer) error {
 	}); err != nil {
 		return err
 	}
-	// The reviewer's model got the wrapper as a turn of its own.
-	turn, err := waitTurn(ctx, w, revPane, sent.ID)
+	turn, err := waitTurn(ctx, d.w, d.reviewerPane, sent.ID)
 	if err != nil {
 		return err
 	}
-	env, _ := link.Extract(turn)
-	fmt.Fprintln(out)
-	fmt.Fprintln(out, "  The reviewer's model received this turn:")
+	d.received, _ = link.Extract(turn)
+	fmt.Fprintln(d.out)
+	fmt.Fprintln(d.out, "  The reviewer's model received this turn:")
 	for _, l := range strings.Split(strings.TrimSpace(turn), "\n") {
-		fmt.Fprintln(out, "  │ "+l)
+		fmt.Fprintln(d.out, "  │ "+l)
 	}
-	fmt.Fprintln(out)
-	if err := handshake(reviewer); err != nil {
+	fmt.Fprintln(d.out)
+	return nil
+}
+
+// reviewerReplies: the reviewer activates and answers with reply_to; brain,
+// busy, gets the reply queued until its turn ends.
+func (d *demoRun) reviewerReplies() error {
+	ctx, env := d.ctx, d.received
+	if err := d.handshake(d.reviewer); err != nil {
 		return err
 	}
-	if err := reviewer.step(fmt.Sprintf("herdr_link_send to %q, reply_to", env.From), func() (string, error) {
-		_, t, err := reviewer.tool(ctx, "herdr_link_send", map[string]any{"to": env.From, "message": "No blockers. Two nits in cart.go, details in the PR.", "reply_to": env.ID}, false)
-		return t, err
-	}); err != nil {
+	if err := d.reviewer.toolStep(ctx, fmt.Sprintf("herdr_link_send to %q, reply_to", env.From), "herdr_link_send",
+		map[string]any{"to": env.From, "message": "No blockers. Two nits in cart.go, details in the PR.", "reply_to": env.ID}, false); err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "  (brain is in the middle of a turn: Claude Code queues the reply until that turn ends)")
-	replyTurn, err := waitTurn(ctx, w, brainPane, "")
+	fmt.Fprintln(d.out, "  (brain is in the middle of a turn: Claude Code queues the reply until that turn ends)")
+	replyTurn, err := waitTurn(ctx, d.w, d.brainPane, "")
 	if err != nil {
 		return err
 	}
 	reply, _ := link.Extract(replyTurn)
-	fmt.Fprintf(out, "\n  brain's model received a reply from %q with reply_to %s (matches: %v): %q\n\n", reply.From, reply.ReplyTo, reply.ReplyTo == sent.ID, reply.Message)
-	if tester != nil {
-		if err := twoAtOnce(ctx, out, w, revPane, brain, tester); err != nil {
-			return err
-		}
-	}
-	if err := brain.step(`herdr_link_close "reviewer"`, func() (string, error) {
-		_, t, err := brain.tool(ctx, "herdr_link_close", map[string]any{"agent": "reviewer"}, false)
-		return t, err
-	}); err != nil {
-		return err
-	}
-	if err := brain.step(`herdr_link {"action":"peers"} (gateway)`, func() (string, error) {
-		_, t, err := brain.tool(ctx, "herdr_link", map[string]any{"action": "peers"}, false)
-		return t, err
-	}); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "\nDone: %d socket requests served by the simulator.\n", len(srv.Requests()))
+	fmt.Fprintf(d.out, "\n  brain's model received a reply from %q with reply_to %s (matches: %v): %q\n\n", reply.From, reply.ReplyTo, reply.ReplyTo == env.ID, reply.Message)
 	return nil
+}
+
+// brainCloses: close the reviewer, then the gateway's peers shows it gone.
+func (d *demoRun) brainCloses() error {
+	if err := d.brain.toolStep(d.ctx, `herdr_link_close "reviewer"`, "herdr_link_close", map[string]any{"agent": "reviewer"}, false); err != nil {
+		return err
+	}
+	return d.brain.toolStep(d.ctx, `herdr_link {"action":"peers"} (gateway)`, "herdr_link", map[string]any{"action": "peers"}, false)
 }
 
 func paneOf(w *sockettest.World, name string) string {

@@ -118,6 +118,8 @@ func call(t *testing.T, s session, name string, args map[string]any) (string, bo
 	return text, res.IsError, sc
 }
 
+// Long: one MCP session's script, step after step; each step needs the
+// state the previous one left.
 func TestEndToEndWithGoSDK(t *testing.T) {
 	w, err := sockettest.ParseWorld([]byte(e2eWorld))
 	if err != nil {

@@ -55,7 +55,7 @@ var commands = map[string]command{
 	"serve":  serve,
 	"demo":   func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return demo(args, stdout, stderr) },
 	"probe":  func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return probe(args, stdout, stderr) },
-	"bench":  func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return bench(args, stdout, stderr) },
+	"bench":  bench,
 	"config": func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return config(args, stdout, stderr) },
 	// Hidden: the bench's floor process (relay_unix.go).
 	"bench-relay": benchRelay,

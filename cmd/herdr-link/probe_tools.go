@@ -123,6 +123,9 @@ func (p *prober) watch(ctx context.Context, stdout, stderr io.Writer) int {
 }
 
 // probeMCP implements --mcp [COMMAND…].
+//
+// Long: the handshake is a fixed sequence of requests, each printed as it
+// happens; splitting it would only pass the transcript around.
 func probeMCP(ctx context.Context, command []string, raw bool, stdout, stderr io.Writer) int {
 	if len(command) == 0 {
 		exe, err := os.Executable()

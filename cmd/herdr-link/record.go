@@ -29,85 +29,14 @@ func (p *prober) record(ctx context.Context, file string, stdout, stderr io.Writ
 		fmt.Fprintln(stderr, "herdr-link probe:", err)
 		return 1
 	}
-	var ex []recording.Exchange
-	send := func(id, method string, params any) ([]byte, error) {
-		req, err := jsonx.Marshal(struct {
-			ID     string `json:"id"`
-			Method string `json:"method"`
-			Params any    `json:"params"`
-		}{id, method, params})
-		if err != nil {
-			return nil, err
-		}
-		lines, err := p.exchangeRaw(ctx, res.Path, req, 0)
-		ex = append(ex, recording.Exchange{Request: req, Responses: lines})
-		if err != nil {
-			return nil, err
-		}
-		if len(lines) == 0 {
-			return nil, socket.ErrEmptyResponse
-		}
-		return lines[0], nil
-	}
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "herdr-link probe --record:", err, "—", transportFix(err, res))
 		return 1
 	}
-	if _, err := send("probe:ping", schema.MethodPing, schema.PingParams{}); err != nil {
-		return fail(err)
-	}
-	line, err := send("probe:agent.list", schema.MethodAgentList, schema.EmptyParams{})
+	ex, err := p.recordExchanges(ctx, res.Path)
 	if err != nil {
 		return fail(err)
 	}
-	var list struct {
-		Result schema.ResultAgentList `json:"result"`
-	}
-	_ = jsonx.Unmarshal(line, &list)
-	// The pane to look at: this process's, else the first agent's.
-	pane := p.getenv("HERDR_PANE_ID")
-	if pane == "" && len(list.Result.Agents) > 0 {
-		pane = list.Result.Agents[0].PaneID
-	}
-	for _, step := range []struct {
-		id, method string
-		params     any
-	}{
-		{"probe:agent.get", schema.MethodAgentGet, schema.AgentTarget{Target: pane}},
-		{"probe:agent.get:missing", schema.MethodAgentGet, schema.AgentTarget{Target: "herdr-link-probe-no-such-agent"}},
-		{"probe:pane.get", schema.MethodPaneGet, schema.PaneTarget{PaneID: pane}},
-		{"probe:pane.get:missing", schema.MethodPaneGet, schema.PaneTarget{PaneID: "herdr-link-probe-no-such-pane"}},
-		{"probe:pane.list", schema.MethodPaneList, schema.PaneListParams{}},
-		{"probe:session.snapshot", schema.MethodSessionSnapshot, schema.EmptyParams{}},
-	} {
-		if _, err := send(step.id, step.method, step.params); err != nil && !errors.Is(err, socket.ErrEmptyResponse) {
-			return fail(err)
-		}
-	}
-	// A request Herdr cannot parse (no params): the error shape, no effect.
-	noParams := []byte(`{"id":"probe:no-params","method":"pane.list"}`)
-	lines, err := p.exchangeRaw(ctx, res.Path, noParams, 0)
-	if err != nil {
-		return fail(err)
-	}
-	ex = append(ex, recording.Exchange{Request: noParams, Responses: lines})
-	// A short subscription: whatever happens in a moment.
-	subs := []schema.Subscription{{PaneUpdated: &schema.SubscriptionPaneUpdated{}}, {PaneAgentDetected: &schema.SubscriptionPaneAgentDetected{}},
-		{PaneClosed: &schema.SubscriptionPaneClosed{}}}
-	if pane != "" {
-		subs = append(subs, schema.Subscription{PaneAgentStatusChanged: &schema.SubscriptionPaneAgentStatusChanged{PaneID: pane}})
-	}
-	req, _ := jsonx.Marshal(struct {
-		ID     string                       `json:"id"`
-		Method string                       `json:"method"`
-		Params schema.EventsSubscribeParams `json:"params"`
-	}{"probe:events.subscribe", schema.MethodEventsSubscribe, schema.EventsSubscribeParams{Subscriptions: subs}})
-	lines, err = p.exchangeRaw(ctx, res.Path, req, recordEvents)
-	if err != nil {
-		return fail(err)
-	}
-	ex = append(ex, recording.Exchange{Request: req, Responses: lines})
-
 	red, err := recording.Redact(ex)
 	if err != nil {
 		return fail(err)
@@ -136,6 +65,86 @@ func (p *prober) record(ctx context.Context, file string, stdout, stderr io.Writ
 	}
 	fmt.Fprintf(stdout, "recorded %d exchanges (%d lines) to %s; ids, names, paths, titles and cwds replaced\n", len(red), n, file)
 	return 0
+}
+
+// recordExchanges makes the recording's read-only calls against the Herdr
+// at path and keeps every line exactly as exchanged.
+func (p *prober) recordExchanges(ctx context.Context, path string) ([]recording.Exchange, error) {
+	var ex []recording.Exchange
+	send := func(id, method string, params any) ([]byte, error) {
+		req, err := jsonx.Marshal(struct {
+			ID     string `json:"id"`
+			Method string `json:"method"`
+			Params any    `json:"params"`
+		}{id, method, params})
+		if err != nil {
+			return nil, err
+		}
+		lines, err := p.exchangeRaw(ctx, path, req, 0)
+		ex = append(ex, recording.Exchange{Request: req, Responses: lines})
+		if err != nil {
+			return nil, err
+		}
+		if len(lines) == 0 {
+			return nil, socket.ErrEmptyResponse
+		}
+		return lines[0], nil
+	}
+	if _, err := send("probe:ping", schema.MethodPing, schema.PingParams{}); err != nil {
+		return nil, err
+	}
+	line, err := send("probe:agent.list", schema.MethodAgentList, schema.EmptyParams{})
+	if err != nil {
+		return nil, err
+	}
+	var list struct {
+		Result schema.ResultAgentList `json:"result"`
+	}
+	_ = jsonx.Unmarshal(line, &list)
+	// The pane to look at: this process's, else the first agent's.
+	pane := p.getenv("HERDR_PANE_ID")
+	if pane == "" && len(list.Result.Agents) > 0 {
+		pane = list.Result.Agents[0].PaneID
+	}
+	for _, step := range []struct {
+		id, method string
+		params     any
+	}{
+		{"probe:agent.get", schema.MethodAgentGet, schema.AgentTarget{Target: pane}},
+		{"probe:agent.get:missing", schema.MethodAgentGet, schema.AgentTarget{Target: "herdr-link-probe-no-such-agent"}},
+		{"probe:pane.get", schema.MethodPaneGet, schema.PaneTarget{PaneID: pane}},
+		{"probe:pane.get:missing", schema.MethodPaneGet, schema.PaneTarget{PaneID: "herdr-link-probe-no-such-pane"}},
+		{"probe:pane.list", schema.MethodPaneList, schema.PaneListParams{}},
+		{"probe:session.snapshot", schema.MethodSessionSnapshot, schema.EmptyParams{}},
+	} {
+		if _, err := send(step.id, step.method, step.params); err != nil && !errors.Is(err, socket.ErrEmptyResponse) {
+			return nil, err
+		}
+	}
+	// A request Herdr cannot parse (no params): the error shape, no effect.
+	noParams := []byte(`{"id":"probe:no-params","method":"pane.list"}`)
+	lines, err := p.exchangeRaw(ctx, path, noParams, 0)
+	if err != nil {
+		return nil, err
+	}
+	ex = append(ex, recording.Exchange{Request: noParams, Responses: lines})
+	// A short subscription: whatever happens in a moment.
+	subs := []schema.Subscription{{PaneUpdated: &schema.SubscriptionPaneUpdated{}}, {PaneAgentDetected: &schema.SubscriptionPaneAgentDetected{}},
+		{PaneClosed: &schema.SubscriptionPaneClosed{}}}
+	if pane != "" {
+		subs = append(subs, schema.Subscription{PaneAgentStatusChanged: &schema.SubscriptionPaneAgentStatusChanged{PaneID: pane}})
+	}
+	req, _ := jsonx.Marshal(struct {
+		ID     string                       `json:"id"`
+		Method string                       `json:"method"`
+		Params schema.EventsSubscribeParams `json:"params"`
+	}{"probe:events.subscribe", schema.MethodEventsSubscribe, schema.EventsSubscribeParams{Subscriptions: subs}})
+	lines, err = p.exchangeRaw(ctx, path, req, recordEvents)
+	if err != nil {
+		return nil, err
+	}
+	ex = append(ex, recording.Exchange{Request: req, Responses: lines})
+	return ex, nil
 }
 
 // exchangeRaw sends one request line on a new connection and returns the

@@ -21,6 +21,9 @@ import (
 // send is delivered once, and RSS afterwards is within 2× of idle. It runs
 // 2,000 calls by default; HERDR_LINK_SOAK=100000 runs the full soak of
 // issue 11.
+//
+// Long: set-up, the load loop and the accounting of one soak run read best
+// together.
 func TestSoakBinary(t *testing.T) {
 	total := 2000
 	if v := os.Getenv("HERDR_LINK_SOAK"); v != "" {

@@ -22,6 +22,9 @@ const turnsWorld = `{"workspaces":[{"id":"w1","tabs":[{"id":"w1:t1","panes":[
 // TestTurnsEndToEnd runs `herdr-sim serve` as a process, delivers two
 // prompts with the CLI verbs, and reads them back with `herdr-sim turns`,
 // as the README shows.
+//
+// Long: one herdr-sim serve session driven as a user would, step after
+// step.
 func TestTurnsEndToEnd(t *testing.T) {
 	dir, _ := os.MkdirTemp("", "hs")
 	defer os.RemoveAll(dir)

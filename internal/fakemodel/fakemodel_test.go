@@ -70,6 +70,7 @@ func compact(t *testing.T, s string) int {
 	return b.Len()
 }
 
+// Long: one table of recorded request shapes, one case per host and API.
 func TestParseRecordedShapes(t *testing.T) {
 	s := &Server{opts: Options{Canonical: DefaultCanonical, SearchTools: DefaultSearchTools}}
 	nsEntry := `{"type":"namespace","name":"mcp__herdr_link","description":"Herdr Link instructions.","tools":[

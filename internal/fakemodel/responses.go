@@ -61,6 +61,8 @@ func respText(raw json.RawMessage) (string, error) {
 	return b.String(), nil
 }
 
+// Long: one switch over the Responses API's input item types, in the API's
+// order.
 func parseResponses(body []byte, p *parsed) error {
 	var r respRequest
 	if err := json.Unmarshal(body, &r); err != nil {

@@ -19,6 +19,9 @@ const RunnerBudget = 10 * time.Minute
 // binary; else one is built), HERDR_LINK_HOSTS_ONLY (comma-separated
 // "host" or "host/mode"), HERDR_LINK_HOSTS_OUT (where sessions and the
 // report go; default DIR/last-run).
+//
+// Long: the runner's top level: install, run every host and mode, report;
+// each part is a call.
 func TestHosts(t *testing.T) {
 	cache := os.Getenv("HERDR_LINK_HOSTS")
 	if cache == "" {

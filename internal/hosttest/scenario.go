@@ -173,46 +173,80 @@ func Run(ctx context.Context, h *Host, m Mode, cfg Config) *Result {
 		r.failf("%s %s is not installed in %s (run scripts/hosts.sh, which installs it with npm)", h.Display, h.Version, cfg.Cache)
 		return r
 	}
-	// The reviewer runs the same host, or the one the mode names.
-	rh, rm := h, m
-	if m.Reviewer != "" {
-		name, mode, _ := strings.Cut(m.Reviewer, "/")
-		if rh = Lookup(name); rh == nil {
-			r.failf("mode %s: no host %q to review with", m.Name, name)
-			return r
-		}
-		if err := rh.Install(ctx, cfg.Cache); err != nil {
-			r.failf("the reviewer's host: %v", err)
-			return r
-		}
-		rm = rh.Modes[0]
-		for _, x := range rh.Modes {
-			if x.Name == mode {
-				rm = x
-			}
-		}
+	sc := &scenario{ctx: ctx, r: r, h: h, m: m, cfg: cfg}
+	if !sc.reviewerHost() {
+		return r
 	}
-	srv, err := StartSim(cfg.SimBin, WorldOf(h.Kind, rh.Kind))
+	srv, err := StartSim(cfg.SimBin, WorldOf(h.Kind, sc.rh.Kind))
 	if err != nil {
 		r.failf("simulator: %v", err)
 		return r
 	}
 	defer srv.Close()
-	tag := fmt.Sprintf("%s-%s-%d", h.Name, m.Name, time.Now().UnixNano()%1e6)
-	reqMsg, replyMsg := fmt.Sprintf(RequestMessage, tag), fmt.Sprintf(ReplyMessage, tag)
+	sc.srv = srv
+	sc.tag = fmt.Sprintf("%s-%s-%d", h.Name, m.Name, time.Now().UnixNano()%1e6)
+	sc.reqMsg, sc.replyMsg = fmt.Sprintf(RequestMessage, sc.tag), fmt.Sprintf(ReplyMessage, sc.tag)
+	if req, ok := sc.send(); ok {
+		if reply, ok := sc.reply(req); ok {
+			sc.close(reply)
+		}
+	}
+	return r
+}
 
-	// 1. The sender: activate, peers, send.
-	a := runSession(ctx, h, m, cfg, srv, "sender", SenderPane, tag,
+// scenario is one run of Run: the hosts and modes of its sessions, the
+// simulator, and the messages (tagged, so a stray copy from another run
+// cannot pass).
+type scenario struct {
+	ctx              context.Context
+	r                *Result
+	h, rh            *Host // the sender's host, the reviewer's
+	m, rm            Mode
+	cfg              Config
+	srv              *Sim
+	tag              string
+	reqMsg, replyMsg string
+}
+
+// reviewerHost picks the reviewer's host and mode: the sender's, or the
+// one the mode names (installed on demand).
+func (sc *scenario) reviewerHost() bool {
+	sc.rh, sc.rm = sc.h, sc.m
+	if sc.m.Reviewer == "" {
+		return true
+	}
+	name, mode, _ := strings.Cut(sc.m.Reviewer, "/")
+	if sc.rh = Lookup(name); sc.rh == nil {
+		sc.r.failf("mode %s: no host %q to review with", sc.m.Name, name)
+		return false
+	}
+	if err := sc.rh.Install(sc.ctx, sc.cfg.Cache); err != nil {
+		sc.r.failf("the reviewer's host: %v", err)
+		return false
+	}
+	sc.rm = sc.rh.Modes[0]
+	for _, x := range sc.rh.Modes {
+		if x.Name == mode {
+			sc.rm = x
+		}
+	}
+	return true
+}
+
+// send: the sender activates, lists peers (reviewer, never ops) and sends.
+func (sc *scenario) send() (delivery, bool) {
+	r, m := sc.r, sc.m
+	a := runSession(sc.ctx, sc.h, m, sc.cfg, sc.srv, "sender", SenderPane, sc.tag,
 		"Use Herdr Link: find the agent named reviewer and ask it to review the checkout refactor.",
 		fakemodel.Script{Steps: []fakemodel.Step{
 			{Call: fakemodel.Gateway},
 			{Call: fakemodel.Peers},
-			{Call: fakemodel.Send, Args: map[string]any{"to": "reviewer", "message": reqMsg}},
+			{Call: fakemodel.Send, Args: map[string]any{"to": "reviewer", "message": sc.reqMsg}},
 			{Text: "Asked reviewer for a review."},
 		}})
 	r.Sessions = append(r.Sessions, a)
 	if !r.checkSession(&a, []string{"activate", "peers", "send"}) {
-		return r
+		return delivery{}, false
 	}
 	r.senderMetrics(a)
 	if r.Honoured != m.ListChanged {
@@ -227,39 +261,40 @@ func Run(ctx context.Context, h *Host, m Mode, cfg Config) *Result {
 			r.failf("sender: peers result lists ops, an agent of another workspace")
 		}
 	}
-	req, ok := r.delivered(srv, ReviewerPane, "brain", "reviewer", reqMsg, "")
-	if !ok {
-		return r
-	}
+	return r.delivered(sc.srv, ReviewerPane, "brain", "reviewer", sc.reqMsg, "")
+}
 
-	// 2. The reviewer, prompted with what landed in its pane, replies.
+// reply: the reviewer, prompted with what landed in its pane, replies.
+func (sc *scenario) reply(req delivery) (delivery, bool) {
+	r := sc.r
 	reviewer := "reviewer"
-	if rh != h {
-		reviewer = "reviewer-" + rh.Name + "-" + rm.Name
+	if sc.rh != sc.h {
+		reviewer = "reviewer-" + sc.rh.Name + "-" + sc.rm.Name
 	}
-	b := runSession(ctx, rh, rm, cfg, srv, reviewer, ReviewerPane, tag, req.text,
+	b := runSession(sc.ctx, sc.rh, sc.rm, sc.cfg, sc.srv, reviewer, ReviewerPane, sc.tag, req.text,
 		fakemodel.Script{Steps: []fakemodel.Step{
 			{Call: fakemodel.Gateway},
-			{Call: fakemodel.Send, Args: map[string]any{"to": "${envelope.from}", "message": replyMsg, "reply_to": "${envelope.id}"}},
+			{Call: fakemodel.Send, Args: map[string]any{"to": "${envelope.from}", "message": sc.replyMsg, "reply_to": "${envelope.id}"}},
 			{Text: "Replied to brain."},
 		}})
-	if rh != h {
-		b.Host = rh.Name
+	if sc.rh != sc.h {
+		b.Host = sc.rh.Name
 	}
 	r.Sessions = append(r.Sessions, b)
 	if !r.checkSession(&b, []string{"activate", "send"}) {
-		return r
+		return delivery{}, false
 	}
 	if main := mainRequests(b.Requests); len(main) == 0 || !strings.Contains(main[0].LastUser, req.env.ID) {
 		r.failf("reviewer: the model's first request does not carry the delivered envelope %s", req.env.ID)
 	}
-	reply, ok := r.delivered(srv, SenderPane, "reviewer", "brain", replyMsg, req.env.ID)
-	if !ok {
-		return r
-	}
+	return r.delivered(sc.srv, SenderPane, "reviewer", "brain", sc.replyMsg, req.env.ID)
+}
 
-	// 3. The sender, prompted with the reply, closes the reviewer.
-	c := runSession(ctx, h, m, cfg, srv, "closer", SenderPane, tag, reply.text,
+// close: the sender, prompted with the reply, closes the reviewer; nothing
+// reached the other workspace and the sender got only the reply.
+func (sc *scenario) close(reply delivery) {
+	r, srv := sc.r, sc.srv
+	c := runSession(sc.ctx, sc.h, sc.m, sc.cfg, srv, "closer", SenderPane, sc.tag, reply.text,
 		fakemodel.Script{Steps: []fakemodel.Step{
 			{Call: fakemodel.Gateway},
 			{Call: fakemodel.Close, Args: map[string]any{"agent": "${envelope.from}"}},
@@ -267,7 +302,7 @@ func Run(ctx context.Context, h *Host, m Mode, cfg Config) *Result {
 		}})
 	r.Sessions = append(r.Sessions, c)
 	if !r.checkSession(&c, []string{"activate", "close"}) {
-		return r
+		return
 	}
 	panes, err := srv.Panes()
 	switch {
@@ -278,14 +313,12 @@ func Run(ctx context.Context, h *Host, m Mode, cfg Config) *Result {
 	case !slices.Contains(panes, OtherPane) || !slices.Contains(panes, SenderPane):
 		r.failf("closer: panes other than the reviewer's are gone: %v", panes)
 	}
-	// Nothing reached the other workspace; the sender got only the reply.
 	if turns, err := srv.Turns(OtherPane); err != nil || len(turns) != 0 {
 		r.failf("the other workspace's agent received %d turn(s) (%v)", len(turns), err)
 	}
 	if turns, err := srv.Turns(SenderPane); err != nil || len(envelopesIn(turns)) != 1 {
 		r.failf("the sender's pane received %d envelope(s), want the one reply (%v)", len(envelopesIn(turns)), err)
 	}
-	return r
 }
 
 // runSession runs one host session in a pane against its own fake model.

@@ -80,6 +80,10 @@ func corpus(t testing.TB) [][]byte {
 		_, _ = sub.Next(nctx)
 		cancel()
 	}
+	// The server may still write (events, a delayed Enter): stop it first.
+	srv.Close()
+	mu.Lock()
+	defer mu.Unlock()
 	return lines
 }
 

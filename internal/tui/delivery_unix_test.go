@@ -20,9 +20,13 @@ import (
 	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
+// The fake's delay per SSE event: answerDelay makes every turn last a
+// second or two, as a real model's do (an instant answer would end a turn
+// before a second sender's message could meet it); busyDelay makes the
+// working scenario's turn last several seconds.
 const (
-	reviewerPane = "w1:p1"
-	turnDelay    = 600 * time.Millisecond // per SSE event while a target must be working
+	answerDelay = 250 * time.Millisecond
+	busyDelay   = 600 * time.Millisecond
 )
 
 // rig is one reviewer pane hosting a real TUI against the fake model,
@@ -59,13 +63,48 @@ func newRig(t *testing.T, h tui.Host) *rig {
 	}
 	srv := simtest.New(t, w, ptypane.Option)
 	r := &rig{h: h, srv: srv, pane: srv.Program(reviewerPane).(*ptypane.Pane), tap: tap, fake: fake}
-	// Herdr detects a turn from the screen; here the model requests say it.
-	tap.OnTurn(func(tui.Turn) { _ = w.SetStatus(reviewerPane, "working") }, func(tui.Turn) { _ = w.SetStatus(reviewerPane, "idle") })
+	// Herdr detects a turn from the screen; here the model requests say
+	// it: working while any main request is in flight (a host may start
+	// its next request before the tap has finished with the last one).
+	var mu sync.Mutex
+	active := 0
+	tap.OnTurn(func(tui.Turn) {
+		mu.Lock()
+		defer mu.Unlock()
+		if active++; active == 1 {
+			_ = w.SetStatus(reviewerPane, "working")
+		}
+	}, func(tui.Turn) {
+		mu.Lock()
+		defer mu.Unlock()
+		if active--; active == 0 {
+			_ = w.SetStatus(reviewerPane, "idle")
+		}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := tui.WaitReady(ctx, h, r.pane); err != nil {
 		t.Fatal(err)
 	}
+	// One turn first: a TUI that has just drawn its input box may still be
+	// starting (Codex 0.171.0 took about 3 s from the first Enter to the
+	// first model request); the scenarios are about an agent in use.
+	const warm = "Warm-up: reply with one word."
+	start := time.Now()
+	if _, err := srv.Client().AgentPrompt(ctx, schema.AgentPromptParams{Target: "reviewer", Text: warm}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tap.Wait(ctx, func(ts []tui.Turn) bool { return len(ts) > 0 && contains(ts[0].New, warm) && !ts[0].End.IsZero() }); err != nil {
+		t.Fatalf("warm-up turn: %v", err)
+	}
+	t.Logf("%s: first turn started %v after its prompt", h, tap.Turns()[0].Start.Sub(start).Round(time.Millisecond))
+	if !waitUntil(ctx, 10*time.Second, func() bool {
+		a, ok := srv.World.Agent(reviewerPane)
+		return ok && a.AgentStatus != schema.AgentStatusWorking
+	}) {
+		t.Fatal("the target did not go idle after the warm-up")
+	}
+	tap.SetDelay(answerDelay)
 	return r
 }
 
@@ -80,16 +119,27 @@ func (r *rig) play(t *testing.T, sc Scenario) (Outcome, []sent) {
 		senders[i] = sender(t, r.srv, senderNames[i])
 	}
 	if sc.Draft != "" {
-		if err := r.pane.Send([]byte(sc.Draft)); err != nil {
-			t.Fatal(err)
+		// Typed as a user types: a key at a time (a TUI may take a burst
+		// of keys for something else; Claude Code 2.1.328 garbled
+		// "half typed draft" sent in one write after a turn).
+		for _, k := range sc.Draft {
+			if err := r.pane.Send([]byte(string(k))); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(30 * time.Millisecond)
 		}
-		if err := r.pane.WaitScreen(ctx, func(s string) bool { return strings.Contains(s, sc.Draft) }); err != nil {
-			t.Fatalf("draft not in the composer: %v", err)
+		// Wait for its last word on the screen (what the model gets is
+		// checked from its request; the emulated screen once showed
+		// "half typedddraft" for a composer holding "half typed draft").
+		words := strings.Fields(sc.Draft)
+		last := words[len(words)-1]
+		if err := r.pane.WaitScreen(ctx, func(s string) bool { return strings.Contains(s, last) }); err != nil {
+			t.Fatalf("draft not in the composer: %v; screen:\n%s", err, r.pane.Screen(false, false))
 		}
 	}
 	var busy string
 	if sc.Working {
-		r.tap.SetDelay(turnDelay)
+		r.tap.SetDelay(busyDelay)
 		busy = "Start a long task (" + sc.Name + ")."
 		if _, err := r.srv.Client().AgentPrompt(ctx, schema.AgentPromptParams{Target: "reviewer", Text: busy}); err != nil {
 			t.Fatal(err)
@@ -99,8 +149,8 @@ func (r *rig) play(t *testing.T, sc Scenario) (Outcome, []sent) {
 		}); err != nil {
 			t.Fatalf("the target never started working: %v", err)
 		}
-		// The answer streams; the fake's next requests are quick again.
-		r.tap.SetDelay(0)
+		// The busy answer streams on; the next turns are ordinary again.
+		r.tap.SetDelay(answerDelay)
 	}
 	results := make([]sent, len(senders))
 	var wg sync.WaitGroup

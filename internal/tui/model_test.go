@@ -23,12 +23,11 @@ const flipEnv = "HERDR_LINK_MODEL_FLIP"
 
 // modelTurnMS is how long a modelled turn lasts (the working scenario's
 // busy turn included).
-const modelTurnMS = 1500
+const modelTurnMS = 3000
 
-// playModel runs sc against the simulator's modelled receiving end of
-// kind, with the same herdr-link senders as against the real TUIs, and
-// reads the outcome from the pane's submissions.
-func playModel(t *testing.T, kind string, sc Scenario, flip string) (Outcome, []sent) {
+// modelWorld is the scenario's world: the modelled reviewer of kind (one
+// behaviour flipped when flip says so) and the sender panes.
+func modelWorld(t *testing.T, kind string, sc Scenario, flip string) *sockettest.World {
 	t.Helper()
 	agent := &sockettest.AgentSpec{Kind: kind, Name: "reviewer", Status: "idle", Draft: sc.Draft, TurnMS: modelTurnMS}
 	switch {
@@ -51,6 +50,15 @@ func playModel(t *testing.T, kind string, sc Scenario, flip string) (Outcome, []
 	if err != nil {
 		t.Fatal(err)
 	}
+	return w
+}
+
+// playModel runs sc against the simulator's modelled receiving end of
+// kind, with the same herdr-link senders as against the real TUIs, and
+// reads the outcome from the pane's submissions.
+func playModel(t *testing.T, kind string, sc Scenario, flip string) (Outcome, []sent) {
+	t.Helper()
+	w := modelWorld(t, kind, sc, flip)
 	srv := simtest.New(t, w)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -18,6 +18,9 @@ import (
 
 var senderNames = []string{"brain", "helper"}
 
+// reviewerPane is the target's pane in every scenario world.
+const reviewerPane = "w1:p1"
+
 var (
 	linkOnce sync.Once
 	linkBin  string

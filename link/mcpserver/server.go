@@ -70,6 +70,9 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 	defer stopBoot()
 	h := &handler{opt: opt, log: log, ctx: ctx, bootCtx: bootCtx, inflight: map[jsonrpc2.ID]*inflight{}, stream: st, workers: newWorkers()}
 	defer h.workers.stop()
+	// The read loop is the connection's; the stream hands it each message
+	// already decoded (stream.deliver).
+	st.dispatch = func(req *jsonrpc2.Request) { h.Handle(ctx, nil, req) }
 	conn := jsonrpc2.NewConn(ctx, st, h, jsonrpc2.SetLogger(discardLogger{}))
 	grace := opt.ShutdownGrace
 	if grace <= 0 {

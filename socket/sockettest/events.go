@@ -162,6 +162,9 @@ func (w *World) closePane(p *pane) {
 // workspace_closed (without a snapshot), workspace_created, tab_created,
 // pane_moved, then layout_updated for the source tab (when it remains)
 // and the target tab.
+//
+// Long: Herdr's pane.move is one transaction: detach, create, attach, clean
+// up, and the events of each step, in Herdr's order.
 func (w *World) movePane(p *pane, dst *tab, newTab, newWS bool) schema.PaneMoveResult {
 	src := p.tab
 	res := schema.PaneMoveResult{PreviousPaneID: p.id, PreviousTabID: src.id, PreviousWorkspaceID: src.ws.id}

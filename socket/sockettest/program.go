@@ -240,6 +240,11 @@ func (r *programReceiver) stop() {
 	}
 	r.stopped = true
 	prog := r.prog
+	if r.w.closingProgs {
+		// closePrograms is closing (and waiting for) every program.
+		go func() { _ = prog.Close() }()
+		return
+	}
 	r.w.progs.Add(1)
 	go func() {
 		defer r.w.progs.Done()

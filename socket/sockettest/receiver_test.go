@@ -47,6 +47,9 @@ type step struct {
 // TestReceiverKinds runs each agent kind through the observed cases of
 // hosts-and-delivery §2: what the model gets, when, and what happens to
 // the agent's status.
+//
+// Long: one table: every agent kind against every receiving-end case of
+// hosts-and-delivery.md §2.
 func TestReceiverKinds(t *testing.T) {
 	const long = 20 * time.Second
 	tests := []struct {

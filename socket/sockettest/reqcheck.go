@@ -126,6 +126,8 @@ func checkParams(method string, raw []byte) string {
 	return checkValue(v, reflect.TypeOf(proto).Elem())
 }
 
+// Long: one switch over the Go kinds a params type is made of, mirroring
+// serde's checks.
 func checkValue(v any, t reflect.Type) string {
 	if t.Kind() == reflect.Pointer {
 		if v == nil {

@@ -169,6 +169,9 @@ func NewWorld(spec WorldSpec) (*World, error) { return NewWorldClock(spec, nil) 
 
 // NewWorldClock builds a world from spec whose agents run on clock (the
 // real clock when nil).
+//
+// Long: builds the world in one pass over the spec (workspaces, tabs,
+// panes, agents, aliases), checking each as Herdr would.
 func NewWorldClock(spec WorldSpec, clock Clock) (*World, error) {
 	if clock == nil {
 		clock = realClock{}

@@ -189,6 +189,8 @@ func (g *generator) resolve(p *node) *node {
 	return p
 }
 
+// Long: one switch over the JSON Schema shapes the generator maps to Go
+// types.
 func (g *generator) goType(ctx string, p *node) (string, error) {
 	if p.Ref != "" {
 		d, ok := g.defs[p.Ref]

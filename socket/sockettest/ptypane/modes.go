@@ -77,6 +77,8 @@ func (m *termModes) Write(p []byte) {
 	}
 }
 
+// Long: a byte-at-a-time state machine for the escape sequences that set
+// terminal modes; its states belong in one switch.
 func (m *termModes) step(b byte) {
 	switch m.state {
 	case stString:

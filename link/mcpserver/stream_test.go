@@ -1,0 +1,222 @@
+package mcpserver_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/herdr-link/herdr-link/internal/mcpclient"
+	"github.com/herdr-link/herdr-link/link"
+	"github.com/herdr-link/herdr-link/link/mcpserver"
+	"github.com/herdr-link/herdr-link/schema"
+	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
+)
+
+// A ping is never stuck behind slow tool calls, and tool calls run
+// concurrently.
+func TestPingNotBlockedAndConcurrency(t *testing.T) {
+	h := start(t, hopt{timeout: 3 * time.Second})
+	h.call(1, "initialize", `{"protocolVersion":"2025-06-18"}`)
+	h.call(2, "tools/call", `{"name":"herdr_link"}`)
+	h.srv.SetFault(schema.MethodAgentList, sockettest.Fault{Latency: 300 * time.Millisecond})
+	start := time.Now()
+	for i := 0; i < 4; i++ {
+		h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"herdr_link_peers"}}`, 10+i))
+	}
+	h.send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
+	if l := h.next(); l != `{"jsonrpc":"2.0","id":"ping","result":{}}` {
+		t.Fatalf("first answer %s, want the ping", l)
+	}
+	if el := time.Since(start); el > 200*time.Millisecond {
+		t.Fatalf("ping answered after %v", el)
+	}
+	for i := 0; i < 4; i++ {
+		h.next()
+	}
+	if el := time.Since(start); el > 1100*time.Millisecond {
+		t.Fatalf("4 calls of 300 ms took %v: not concurrent", el)
+	}
+}
+
+func TestCancellation(t *testing.T) {
+	h := start(t, hopt{timeout: 5 * time.Second})
+	h.call(1, "initialize", `{"protocolVersion":"2025-06-18"}`)
+	h.call(2, "tools/call", `{"name":"herdr_link"}`)
+	h.srv.SetFault(schema.MethodAgentList, sockettest.Fault{Hang: true})
+	h.send(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"herdr_link_peers"}}`)
+	time.Sleep(50 * time.Millisecond)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"user"}}`)
+	h.srv.ClearFaults()
+	// The cancelled call is never answered; the next one is.
+	out := h.call(3, "tools/call", `{"name":"herdr_link_peers"}`)
+	for _, l := range out {
+		if strings.Contains(l, `"slow"`) {
+			t.Fatalf("cancelled call answered: %s", l)
+		}
+	}
+	h.quiet()
+	// A cancel for an unknown or finished request is tolerated.
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":12345}}`)
+	h.quiet()
+}
+
+func TestEOFEndsServingAndCancelsCalls(t *testing.T) {
+	h := start(t, hopt{timeout: 30 * time.Second})
+	h.call(1, "initialize", `{"protocolVersion":"2025-06-18"}`)
+	h.call(2, "tools/call", `{"name":"herdr_link"}`)
+	h.srv.SetFault("", sockettest.Fault{Hang: true})
+	h.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"herdr_link_peers"}}`)
+	time.Sleep(30 * time.Millisecond)
+	start := time.Now()
+	h.w.Close()
+	select {
+	case err := <-h.done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("Serve did not return within 1s of EOF")
+	}
+	if el := time.Since(start); el > time.Second {
+		t.Fatalf("took %v", el)
+	}
+}
+
+func TestLastLineWithoutNewline(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		_ = mcpserver.Serve(context.Background(), inR, outW, mcpserver.Options{})
+		outW.Close()
+		close(done)
+	}()
+	go func() {
+		_, _ = inW.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		inW.Close()
+	}()
+	out, _ := io.ReadAll(outR)
+	<-done
+	if strings.TrimSpace(string(out)) != `{"jsonrpc":"2.0","id":1,"result":{}}` {
+		t.Fatalf("output %q", out)
+	}
+}
+
+// TestSoak runs 1,000 mixed tool calls with 16 in flight; every call gets
+// exactly one answer.
+func TestSoak(t *testing.T) {
+	w := newWorld(t)
+	srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := srv.Client()
+	opt := mcpserver.Options{Link: &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: "w1:p1"}}
+	go func() { _ = mcpserver.Serve(context.Background(), inR, outW, opt); outW.Close() }()
+	cl := mcpclient.New(outR, inW)
+	defer cl.Close()
+	ctx := context.Background()
+	if _, err := cl.Initialize(ctx, "2025-06-18"); err != nil {
+		t.Fatal(err)
+	}
+	const total, inFlight = 1000, 16
+	sem := make(chan struct{}, inFlight)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	counts := map[string]int{}
+	for i := 0; i < total; i++ {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(i int) {
+			defer func() { <-sem; wg.Done() }()
+			var name string
+			var args map[string]any
+			switch i % 5 {
+			case 0:
+				name = "herdr_link_peers"
+			case 1:
+				name, args = "herdr_link_send", map[string]any{"to": "reviewer", "message": fmt.Sprint("m", i)}
+			case 2:
+				name, args = "herdr_link", map[string]any{"action": "send", "to": "ops", "message": "x"}
+			case 3:
+				name, args = "herdr_link_close", map[string]any{"agent": "nobody"}
+			case 4:
+				if _, err := cl.Call(ctx, "ping", nil); err != nil {
+					t.Error(err)
+				}
+				mu.Lock()
+				counts["ping"]++
+				mu.Unlock()
+				return
+			}
+			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			r, err := cl.CallTool(cctx, name, args)
+			if err != nil {
+				t.Errorf("call %d: %v", i, err)
+				return
+			}
+			mu.Lock()
+			counts[strings.SplitN(r.Text(), ":", 2)[0]]++
+			mu.Unlock()
+		}(i)
+	}
+	wg.Wait()
+	sum := 0
+	for _, n := range counts {
+		sum += n
+	}
+	if sum != total || counts["PEER_NOT_FOUND"] != 400 || counts["ping"] != 200 {
+		t.Fatalf("answers %v (sum %d)", counts, sum)
+	}
+	sends := 0
+	for _, s := range w.Prompts("w1:p2") {
+		if _, ok := link.Extract(s); ok {
+			sends++
+		}
+	}
+	if sends != 200 {
+		t.Fatalf("reviewer received %d envelopes, want 200", sends)
+	}
+}
+
+func FuzzStream(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" + `[1]` + "\n"))
+	f.Add([]byte("\x00\xff\n{\n}\n"))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1e400,"method":"ping"}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":-1.5e3,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}` + "\n" +
+		`[{"jsonrpc":"2.0","id":2,"method":"ping"},1,[],{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"herdr_link"}},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}]`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		// Whatever arrives, the server answers and keeps serving: a ping
+		// sent after the input is still answered.
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		go func() {
+			_ = mcpserver.Serve(context.Background(), inR, outW, mcpserver.Options{MaxLineBytes: 1024})
+			outW.Close()
+		}()
+		cl := mcpclient.New(outR, inW)
+		go func() { _, _ = inW.Write(append(append([]byte{}, in...), '\n')) }()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		// The input may use the client's own ids (1, 2, …): an error answer
+		// to one of its lines can then reach the client's ping. The server
+		// must answer a ping with a fresh id.
+		for tries := 0; ; tries++ {
+			_, err := cl.Call(ctx, "ping", nil)
+			var re *mcpclient.RPCError
+			if err == nil {
+				break
+			}
+			if !errors.As(err, &re) || tries == 20 {
+				t.Fatalf("server stopped serving after %q: %v", in, err)
+			}
+		}
+		inW.Close()
+	})
+}

@@ -1,0 +1,55 @@
+package socket
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/schema"
+)
+
+var resultKey = []byte(`"result"`)
+
+// decodeResponse checks one response line against the request id and
+// decodes its result object into into (a pointer; a *jsonx.RawMessage
+// keeps it raw) in the same pass. prefixOK accepts "<id>:…" ids (events
+// probes).
+func decodeResponse(method, id string, line []byte, prefixOK bool, into any) error {
+	env := struct {
+		ID     *string           `json:"id"`
+		Result any               `json:"result"`
+		Error  *schema.ErrorBody `json:"error"`
+	}{Result: into}
+	if err := jsonx.Unmarshal(line, &env); err != nil {
+		return fmt.Errorf("socket: %s: %w: %v", method, ErrMalformedResponse, err)
+	}
+	return checkEnvelope(method, id, env.ID, env.Error, env.Result != nil && bytes.Contains(line, resultKey), prefixOK, into)
+}
+
+// checkEnvelope checks a decoded response against the request id.
+func checkEnvelope(method, id string, gotID *string, ebody *schema.ErrorBody, hasResult, prefixOK bool, into any) error {
+	if gotID == nil {
+		return fmt.Errorf("socket: %s: %w: response has no id", method, ErrMalformedResponse)
+	}
+	if ebody != nil {
+		// Herdr answers requests it could not parse with id "".
+		if *gotID == id || *gotID == "" || (prefixOK && strings.HasPrefix(*gotID, id+":")) {
+			return Refusal(method, ebody)
+		}
+		return fmt.Errorf("socket: %s: %w: error response for id %q, sent %q", method, ErrProtocol, *gotID, id)
+	}
+	if *gotID != id {
+		return fmt.Errorf("socket: %s: %w: response id %q does not match request id %q", method, ErrProtocol, *gotID, id)
+	}
+	if !hasResult {
+		return fmt.Errorf("socket: %s: %w: response has neither a result object nor an error", method, ErrMalformedResponse)
+	}
+	if raw, ok := into.(*jsonx.RawMessage); ok {
+		if len(*raw) == 0 || (*raw)[0] != '{' {
+			return fmt.Errorf("socket: %s: %w: result is not an object", method, ErrMalformedResponse)
+		}
+		*raw = append(jsonx.RawMessage(nil), *raw...)
+	}
+	return nil
+}
