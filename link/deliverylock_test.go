@@ -71,31 +71,6 @@ func TestDeliveryLock(t *testing.T) {
 			time.Sleep(link.SubmitHold)
 		})
 	})
-	t.Run("a queued delivery keeps it past the Enter only", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			defer time.Sleep(3 * time.Second) // the scripts end, even after a failure
-			f := newFake("claude", "working")
-			f.script = slow(time.Second, "idle", "working") // turn ends at 1 s, the queued one starts at 2 s
-			lk := newLocker()
-			l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk}
-			start := time.Now()
-			res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"})
-			if err != nil || res.Delivery != link.DeliveryQueued || time.Since(start) != 0 {
-				t.Fatalf("%+v %v after %v", res, err, time.Since(start))
-			}
-			// A second sender joins the queued turn once Herdr's Enter is
-			// past, not after the running turn.
-			l2 := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk}
-			res, err = l2.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "y"})
-			if el := time.Since(start); err != nil || el < link.SubmitHold || el > link.SubmitHold+50*time.Millisecond || res.Delivery != link.DeliveryQueued {
-				t.Fatalf("second send %+v %v after %v", res, err, el)
-			}
-			time.Sleep(link.SubmitHold + time.Millisecond)
-			if lk.isHeld() {
-				t.Fatal("still held")
-			}
-		})
-	})
 	t.Run("waiting is bounded by the call's deadline", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			f := newFake("codex", "idle")
@@ -151,15 +126,6 @@ func TestDeliveryLock(t *testing.T) {
 			}
 		})
 	})
-	t.Run("a broken lock does not stop delivery", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			f := newFake("claude", "idle")
-			l := &link.Link{Herdr: f, PaneID: "w1:p1", Locker: brokenLocker{}}
-			if res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"}); err != nil || f.prompts != 1 {
-				t.Fatalf("%+v %v", res, err)
-			}
-		})
-	})
 }
 
 // Wait returns once the background holds are released, and no sooner.
@@ -184,6 +150,45 @@ func TestWaitForHolds(t *testing.T) {
 		}
 		if l.LongestHold() != link.SubmitHold {
 			t.Fatal(l.LongestHold())
+		}
+	})
+}
+
+// A queued delivery keeps the lock past Herdr's Enter only, not through
+// the running turn: a second sender joins the queued turn.
+func TestQueuedDeliveryHoldsPastTheEnterOnly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		defer time.Sleep(3 * time.Second) // the scripts end, even after a failure
+		f := newFake("claude", "working")
+		f.script = slow(time.Second, "idle", "working") // turn ends at 1 s, the queued one starts at 2 s
+		lk := newLocker()
+		l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk}
+		start := time.Now()
+		res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"})
+		if err != nil || res.Delivery != link.DeliveryQueued || time.Since(start) != 0 {
+			t.Fatalf("%+v %v after %v", res, err, time.Since(start))
+		}
+		// A second sender joins the queued turn once Herdr's Enter is
+		// past, not after the running turn.
+		l2 := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk}
+		res, err = l2.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "y"})
+		if el := time.Since(start); err != nil || el < link.SubmitHold || el > link.SubmitHold+50*time.Millisecond || res.Delivery != link.DeliveryQueued {
+			t.Fatalf("second send %+v %v after %v", res, err, el)
+		}
+		time.Sleep(link.SubmitHold + time.Millisecond)
+		if lk.isHeld() {
+			t.Fatal("still held")
+		}
+	})
+}
+
+// A broken lock does not stop delivery.
+func TestBrokenLockStillDelivers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake("claude", "idle")
+		l := &link.Link{Herdr: f, PaneID: "w1:p1", Locker: brokenLocker{}}
+		if res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"}); err != nil || f.prompts != 1 {
+			t.Fatalf("%+v %v", res, err)
 		}
 	})
 }

@@ -118,18 +118,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 	}
 	_ = conn.Close()
 	_ = st.shut()
-	// Delivery locks still held in the background (until Herdr's Enter is
-	// past) die with the process: keep it until they are released, so a
-	// sender stopped right after a send cannot let another one's text
-	// merge into its turn. The holds end by themselves; the bound is
-	// theirs.
-	if opt.Link != nil {
-		wctx, cancelWait := context.WithTimeout(context.Background(), opt.Link.LongestHold()+100*time.Millisecond)
-		if err := opt.Link.Wait(wctx); err != nil {
-			log.Warn("mcp: delivery locks still held at exit", "err", err)
-		}
-		cancelWait()
-	}
+	waitHolds(opt.Link, log)
 	return nil
 }
 
