@@ -157,14 +157,55 @@ func (l *Link) submitHold() time.Duration {
 	return SubmitHold
 }
 
-// releaseAfter calls unlock once hold has passed since accepted.
-func releaseAfter(accepted time.Time, hold time.Duration, unlock func()) {
-	if d := time.Until(accepted.Add(hold)); d > 0 {
-		time.AfterFunc(d, unlock)
+// releaseAfter calls unlock once hold has passed since accepted, in the
+// background; the hold is counted until then (see [Link.Wait]).
+func (l *Link) releaseAfter(accepted time.Time, hold time.Duration, unlock func()) {
+	d := time.Until(accepted.Add(hold))
+	if d <= 0 {
+		unlock()
 		return
 	}
-	unlock()
+	l.holdMu.Lock()
+	l.holds++
+	l.holdMu.Unlock()
+	time.AfterFunc(d, func() {
+		unlock()
+		l.holdMu.Lock()
+		defer l.holdMu.Unlock()
+		l.holds--
+		if l.holds == 0 && l.holdsDone != nil {
+			close(l.holdsDone)
+			l.holdsDone = nil
+		}
+	})
 }
+
+// Wait returns once every delivery lock still held in the background
+// (until Herdr's Enter is past) has been released, or ctx ends (its error
+// is returned). A process that ends sooner releases the lock early, and a
+// delivery from another process can then merge into the same turn: a
+// server calls Wait before it exits, bounded by [Link.LongestHold].
+func (l *Link) Wait(ctx context.Context) error {
+	l.holdMu.Lock()
+	if l.holds == 0 {
+		l.holdMu.Unlock()
+		return nil
+	}
+	if l.holdsDone == nil {
+		l.holdsDone = make(chan struct{})
+	}
+	done := l.holdsDone
+	l.holdMu.Unlock()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// LongestHold is the longest a background hold lasts after Herdr's answer.
+func (l *Link) LongestHold() time.Duration { return l.submitHold() }
 
 // detach returns a context for the confirmation watch: it has its own
 // budget, outside the call's deadline, and still ends when the call is
@@ -209,19 +250,6 @@ func kindOf(target, before Agent) string {
 		return before.Kind
 	}
 	return target.Kind
-}
-
-// holdQueued keeps a queued delivery's lock, in the background, until the
-// target's running turn ended and the next one (the one holding the
-// queued message) began, or the budget ended, and at least hold: the next
-// delivery then gets a turn of its own instead of joining the queue.
-func (l *Link) holdQueued(ctx context.Context, target, before Agent, textBytes int, accepted time.Time, hold time.Duration, unlock func()) {
-	go func() {
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.budget(textBytes))
-		defer cancel()
-		l.watch(wctx, target, before, true)
-		releaseAfter(accepted, hold, unlock)
-	}()
 }
 
 // watch probes the target until it shows a new turn (true) or ctx ends

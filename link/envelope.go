@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
@@ -99,14 +100,20 @@ func (e Envelope) Marshal() ([]byte, error) {
 
 // MustEscape reports whether r is written as a \u escape in an envelope
 // line: C0 controls, DEL, C1 controls (U+0080–U+009F, among them the 8-bit
-// CSI U+009B), the bidirectional embeddings, overrides and isolates
-// (U+202A–U+202E, U+2066–U+2069), the line and paragraph separators
-// (U+2028, U+2029) and U+FFFD's cause, invalid UTF-8 (written as \ufffd).
+// CSI U+009B), the bidirectional marks, embeddings, overrides and isolates
+// (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069), the invisible
+// zero-width characters (U+200B–U+200D, U+2060, U+FEFF), the tag
+// characters (U+E0000–U+E007F), the line and paragraph separators (U+2028,
+// U+2029) and U+FFFD's cause, invalid UTF-8 (written as \ufffd).
 func MustEscape(r rune) bool {
 	switch {
 	case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f:
 		return true
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x2028, r == 0x2029:
+	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	case r >= 0x200b && r <= 0x200d, r == 0x2060, r == 0xfeff, r >= 0xe0000 && r <= 0xe007f:
+		return true
+	case r == 0x2028, r == 0x2029:
 		return true
 	}
 	return false
@@ -114,8 +121,9 @@ func MustEscape(r rune) bool {
 
 // AppendJSONString appends s as a JSON string whose bytes are all
 // printable: '"' and '\' are escaped, \n, \r and \t use their short forms,
-// every other rune for which [MustEscape] holds is written \u00XX or
-// \u20XX, and invalid UTF-8 becomes \ufffd. No HTML escaping.
+// every other rune for which [MustEscape] holds is written \uXXXX (a
+// UTF-16 surrogate pair, \udb40\udcXX, for the tag characters), and
+// invalid UTF-8 becomes \ufffd. No HTML escaping.
 func AppendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
@@ -148,6 +156,11 @@ func AppendJSONString(b []byte, s string) []byte {
 			b = append(b, '\\', 't')
 		case r == utf8.RuneError && size == 1:
 			b = append(b, `\ufffd`...)
+		case r > 0xffff:
+			hi, lo := utf16.EncodeRune(r)
+			for _, u := range [2]rune{hi, lo} {
+				b = append(b, '\\', 'u', hex[u>>12&15], hex[u>>8&15], hex[u>>4&15], hex[u&15])
+			}
 		default:
 			b = append(b, '\\', 'u', hex[r>>12&15], hex[r>>8&15], hex[r>>4&15], hex[r&15])
 		}

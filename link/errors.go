@@ -78,7 +78,7 @@ const (
 	detailBlocked     = "the target agent is waiting at an interactive prompt; nothing was delivered"
 	detailNotReady    = "the target agent is not ready to receive messages; nothing was delivered"
 	detailRefused     = "Herdr did not accept the message"
-	detailChanged     = "the target pane changed occupant during delivery"
+	detailChanged     = "the target's pane changed occupant during delivery: the message was typed into that pane, to the agent now in it; do not resend blindly"
 	detailClose       = "Herdr did not close the agent's pane"
 	detailMaybeSent   = "Herdr's answer was lost after the message was handed over: it may have been delivered; do not resend blindly"
 	detailMaybeClosed = "Herdr's answer was lost after the close was requested: the pane may have been closed; check herdr_link_peers before retrying"

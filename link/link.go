@@ -93,6 +93,12 @@ type Link struct {
 
 	mu       sync.Mutex
 	inflight *bootCall
+
+	// holdMu guards holds (delivery locks held in the background) and
+	// holdsDone (closed when holds drops to zero, for Wait).
+	holdMu    sync.Mutex
+	holds     int
+	holdsDone chan struct{}
 }
 
 type bootCall struct {

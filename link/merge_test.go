@@ -115,9 +115,11 @@ func TestReferenceReadsOurWrapper(t *testing.T) {
 }
 
 func TestEscapedBytes(t *testing.T) {
-	e := link.Envelope{Protocol: link.Protocol, ID: "hl_a_b", From: "a", To: "b", Message: "del\x7f c1\u0085\u009b[2J bidi\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069 ls\u2028ps\u2029 esc\x1b[201~ nul\x00 bad\xff ok é 请"}
+	e := link.Envelope{Protocol: link.Protocol, ID: "hl_a_b", From: "a", To: "b", Message: "del\x7f c1\u0085\u009b[2J bidi\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069 ls\u2028ps\u2029 esc\x1b[201~ nul\x00 bad\xff ok é 请" +
+		" marks\u200e\u200f\u061c zw\u200b\u200c\u200d\u2060\ufeff tags\U000E0000\U000E0041\U000E007F emoji\U0001F600"}
 	line, _ := e.Marshal()
-	want := `{"protocol":"herdr-link/1","id":"hl_a_b","from":"a","to":"b","message":"del\u007f c1\u0085\u009b[2J bidi\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069 ls\u2028ps\u2029 esc\u001b[201~ nul\u0000 bad\ufffd ok é 请"}`
+	want := `{"protocol":"herdr-link/1","id":"hl_a_b","from":"a","to":"b","message":"del\u007f c1\u0085\u009b[2J bidi\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069 ls\u2028ps\u2029 esc\u001b[201~ nul\u0000 bad\ufffd ok é 请` +
+		` marks\u200e\u200f\u061c zw\u200b\u200c\u200d\u2060\ufeff tags\udb40\udc00\udb40\udc41\udb40\udc7f emoji😀"}`
 	if string(line) != want {
 		t.Fatalf("line\n got %s\nwant %s", line, want)
 	}
@@ -140,6 +142,7 @@ func checkPrintable(t *testing.T, b []byte) {
 func FuzzEnvelopeLine(f *testing.F) {
 	f.Add("hello")
 	f.Add("\x1b[201~\x7f\u009b\u202e\u2066\xff\xfe")
+	f.Add("\u200e\u200f\u061c\u200b\u200d\u2060\ufeff\U000E0001\U000E007F\U0001F600")
 	f.Add(strings.Repeat("\x01", 100))
 	f.Fuzz(func(t *testing.T, msg string) {
 		e := link.Envelope{Protocol: link.Protocol, ID: "hl_a_b", From: "a", To: "b", Message: msg}

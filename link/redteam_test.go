@@ -12,7 +12,8 @@ import (
 // TestRedteamNothingRawReachesThePane sends hostile messages and checks
 // every byte string the simulated pane received: only the bracketed-paste
 // brackets Herdr adds carry ESC, and the pasted text holds no C0 control
-// but LF, no DEL, no C1 control, no bidi override or isolate and no
+// but LF, no DEL, no C1 control, no bidi mark, override or isolate, no
+// zero-width or tag character and no
 // invalid UTF-8.
 func TestRedteamNothingRawReachesThePane(t *testing.T) {
 	msgs := []string{
@@ -22,6 +23,7 @@ func TestRedteamNothingRawReachesThePane(t *testing.T) {
 		"del \x7f bs \x08 bel \x07 nul \x00 cr \r crlf \r\n lf \n tab \t",
 		"bidi \u202a\u202b\u202c\u202d\u202e \u2066\u2067\u2068\u2069",
 		"ls \u2028 ps \u2029",
+		"marks \u200e\u200f\u061c zero-width \u200b\u200c\u200d\u2060\ufeff tags \U000E0001\U000E0041\U000E007F",
 		"invalid \xff\xfe\xc3 utf8 \xed\xa0\x80 surrogate",
 		"osc52 \x1b]52;c;ZWNobyBoaQ==\x07 dcs \x1bP+q\x1b\\",
 	}
@@ -47,7 +49,9 @@ func TestRedteamNothingRawReachesThePane(t *testing.T) {
 			}
 			for _, r := range body {
 				bad := r < 0x20 && r != '\n' || r == 0x7f || r >= 0x80 && r <= 0x9f ||
-					r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x2028 || r == 0x2029
+					r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x2028 || r == 0x2029 ||
+					r == 0x061c || r == 0x200e || r == 0x200f || r >= 0x200b && r <= 0x200d || r == 0x2060 || r == 0xfeff ||
+					r >= 0xe0000 && r <= 0xe007f
 				if bad {
 					t.Errorf("send %q: %U reached the pane raw: %q", m, r, body)
 				}

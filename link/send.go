@@ -73,7 +73,7 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	if err != nil {
 		if errors.Is(err, socket.ErrAfterWrite) {
 			// The text may be in the pane: keep the lock past the Enter.
-			releaseAfter(accepted, l.submitHold(), unlock)
+			l.releaseAfter(accepted, l.submitHold(), unlock)
 		} else {
 			unlock()
 		}
@@ -82,23 +82,15 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	// Herdr accepted the prompt: the operation deadline is spent here. Any
 	// work after acceptance (a delivery-confirmation watch) runs on ctx
 	// with a budget of its own, not on hctx.
-	if got.PaneID != target.PaneID || got.Name != target.Name {
-		releaseAfter(accepted, l.submitHold(), unlock)
-		l.log().Warn("prompt reached a different occupant", "pane_id", target.PaneID, "want_name", target.Name, "got_name", got.Name)
-		return SendResult{}, newErr(SendFailed, detailChanged, nil)
+	if err := l.checkOccupant(target, got); err != nil {
+		l.releaseAfter(accepted, l.submitHold(), unlock)
+		return SendResult{}, err
 	}
 	delivery := DeliveryUnconfirmed
 	if l.Delivery == DeliveryConfirm {
 		delivery = l.confirm(ctx, target, got, len(text))
 	}
-	switch {
-	case delivery == DeliverySubmitted:
-		unlock() // a turn started: Herdr's Enter is past
-	case delivery == DeliveryQueued:
-		l.holdQueued(ctx, target, got, len(text), accepted, l.submitHold(), unlock)
-	default:
-		releaseAfter(accepted, l.submitHold(), unlock)
-	}
+	l.release(delivery, accepted, unlock)
 	l.log().Debug("sent", "id", env.ID, "from", self, "to", req.To, "pane_id", target.PaneID, "bytes", len(text),
 		"kind", got.Kind, "status_before", got.Status, "delivery", delivery, "took", time.Since(accepted))
 	return SendResult{Status: "sent", ID: env.ID, To: req.To, Delivery: delivery}, nil
@@ -126,4 +118,49 @@ func (l *Link) sendError(err error) error {
 		return newErr(SendFailed, detailNotReady, err)
 	}
 	return newErr(SendFailed, detailRefused, err)
+}
+
+// release releases the delivery lock once Herdr's Enter is past: at once
+// when a turn was seen to start, else submitHold after Herdr's answer. A
+// queued delivery does not hold through the running turn: further
+// deliveries join the queued turn (the host merges queued input by
+// design), each envelope on lines of its own.
+func (l *Link) release(delivery string, accepted time.Time, unlock func()) {
+	if delivery == DeliverySubmitted {
+		unlock()
+		return
+	}
+	l.releaseAfter(accepted, l.submitHold(), unlock)
+}
+
+// checkOccupant fails when the prompt reached another occupant of the
+// target's pane than the one resolved; a rename of the same agent is
+// logged and passes.
+func (l *Link) checkOccupant(target, got Agent) error {
+	if !sameOccupant(target, got) {
+		l.log().Warn("prompt reached a different occupant", "pane_id", target.PaneID, "want_name", target.Name, "got_name", got.Name,
+			"want_terminal", target.TerminalID, "got_terminal", got.TerminalID, "want_kind", target.Kind, "got_kind", got.Kind)
+		return newErr(SendFailed, detailChanged, nil)
+	}
+	if got.Name != target.Name {
+		// The same agent renamed itself between agent.list and the
+		// prompt: the message reached it.
+		l.log().Info("target renamed during delivery", "pane_id", target.PaneID, "want_name", target.Name, "got_name", got.Name)
+	}
+	return nil
+}
+
+// sameOccupant reports whether the agent Herdr's prompt answer shows (got)
+// is the one resolved (target): the same pane, the same terminal, and the
+// same agent kind (a different agent started in that terminal replaces
+// the occupant). A name change alone is a rename of the same agent. When
+// Herdr reports no terminal id, the name is all there is to compare.
+func sameOccupant(target, got Agent) bool {
+	switch {
+	case got.PaneID != target.PaneID:
+		return false
+	case target.TerminalID != "" && got.TerminalID != "":
+		return got.TerminalID == target.TerminalID && (target.Kind == "" || got.Kind == "" || got.Kind == target.Kind)
+	}
+	return got.Name == target.Name
 }

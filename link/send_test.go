@@ -152,15 +152,25 @@ func TestTargetChangesBeforeDelivery(t *testing.T) {
 		{"target closed", func(w *sockettest.World) { _ = w.Close("w1:p2") }, link.PeerNotFound},
 		{"target moved to another workspace", func(w *sockettest.World) { _, _ = w.Move("w1:p2", "w2") }, link.PeerNotFound},
 		{"occupant replaced", func(w *sockettest.World) { _ = w.Detect("w1:p2", "claude") }, link.SendFailed},
+		// The same agent (same terminal) renamed itself: delivered.
+		{"target renamed itself", func(w *sockettest.World) { _ = w.Rename("w1:p2", "reviewer-2") }, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := setup(t)
 			l := e.link("w1:p1")
 			l.Herdr = hooked{Herdr: l.Herdr, before: func() { tt.change(e.w) }}
-			_, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "hi"})
+			res, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "hi"})
 			if code(err) != tt.want {
 				t.Fatalf("send: %v, want %s", err, tt.want)
+			}
+			if tt.want == "" {
+				if res.Status != "sent" || res.Delivery == "" || len(e.w.Inputs("w1:p2")) == 0 {
+					t.Fatalf("renamed target: %+v, inputs %q", res, e.w.Inputs("w1:p2"))
+				}
+			}
+			if tt.want == link.SendFailed && err.Error() != "SEND_FAILED: the target's pane changed occupant during delivery: the message was typed into that pane, to the agent now in it; do not resend blindly" {
+				t.Fatalf("detail: %v", err)
 			}
 			if code(err) == link.PeerNotFound {
 				for _, id := range e.w.PaneIDs() {

@@ -40,6 +40,7 @@ func deliveryWorld(t *testing.T) *sockettest.World {
 		`{"agent":{"kind":"claude","name":"idle-claude","status":"idle","turn_ms":30,"submit_ms":30}}`,
 		`{"agent":{"kind":"codex","name":"busy-codex","status":"working"}}`,
 		`{"agent":{"kind":"claude","name":"busy-claude","status":"working"}}`,
+		`{"agent":{"kind":"claude","name":"long-claude","status":"idle","turn_ms":20000}}`,
 		`{"agent":{"kind":"claude","name":"stuck-claude","status":"idle","stuck":true}}`,
 		`{"agent":{"kind":"claude","name":"draft-claude","status":"idle","draft":"half typed draft","turn_ms":30}}`,
 		`{"agent":{"kind":"codex","name":"draft-codex","status":"idle","draft":"half typed draft","turn_ms":30}}`,
@@ -319,39 +320,95 @@ func TestQueuedDeliveriesShareATurnIntact(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	srv, w := deliveryServer(t)
-	ss := senders(t, srv, w, 3)
-	results := sendAll(t, ss, "busy-claude")
-	ids := map[string]bool{}
-	for i, r := range results {
-		if r.isErr || r.delivery != link.DeliveryQueued {
-			t.Fatalf("sender %d: %+v", i+1, r)
+	// Eight senders with a 5 s call deadline: none may wait for the
+	// running turn (it never ends by itself, or takes 20 s), each only for
+	// the Enters before its own. To the working claude all eight queue; to
+	// the idle one with a long turn, the first starts a turn and the other
+	// seven queue behind it.
+	const n = 8
+	for _, target := range []string{"busy-claude", "long-claude"} {
+		t.Run(target, func(t *testing.T) {
+			srv, w := deliveryServer(t)
+			ss := senders(t, srv, w, n, "-timeout", "5s")
+			results := sendAll(t, ss, target)
+			ids := map[string]bool{}
+			queued := 0
+			for i, r := range results {
+				if r.isErr || (r.delivery != link.DeliveryQueued && (target == "busy-claude" || r.delivery != link.DeliverySubmitted)) {
+					t.Fatalf("sender %d: %+v", i+1, r)
+				}
+				if r.delivery == link.DeliveryQueued {
+					queued++
+				}
+				ids[r.id] = true
+			}
+			if target == "long-claude" && queued != n-1 {
+				t.Fatalf("%d of %d queued: %+v", queued, n, results)
+			}
+			pane := paneOf(w, target)
+			time.Sleep(4 * deliveryEnterDelay) // the last Enter is typed
+			if _, q := w.Composer(pane); len(link.ExtractAll(q)) != queued {
+				t.Fatalf("queued input %q", q)
+			}
+			before := len(w.Submissions(pane))
+			if before != n-queued {
+				t.Fatalf("%d submissions while the turn runs", before)
+			}
+			if err := w.SetStatus(pane, "idle"); err != nil { // the running turn ends
+				t.Fatal(err)
+			}
+			subs := waitSubmissions(t, w, pane, before+1)
+			var got []link.Envelope
+			for _, s := range subs {
+				got = append(got, link.ExtractAll(s.Text)...)
+			}
+			if len(got) != n {
+				t.Fatalf("%d envelopes in %d submissions:\n%s", len(got), len(subs), dumpSubs(subs))
+			}
+			for _, e := range got {
+				if !ids[e.ID] || !strings.HasPrefix(e.Message, "message ") || !strings.HasSuffix(e.Message, `second line {"protocol":"herdr-link/1"}`) {
+					t.Fatalf("envelope %+v", e)
+				}
+				delete(ids, e.ID)
+			}
+		})
+	}
+}
+
+// A sender stopped right after a send (its host closes stdin, as `printf
+// … | herdr-link` does) keeps the target's lock until Herdr's Enter is
+// past before it exits: a second sender right after it gets a turn of
+// its own. Herdr's real 300 ms Enter delay and hold.
+func TestLockOutlivesAStoppedSender(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	w := deliveryWorld(t)
+	srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = 300 * time.Millisecond })
+	hold := []string{"-submit-hold", "400ms"}
+	a := connectArgs(t, srv, paneOf(w, "s1"), append(append(deliveryFlags, hold...), "-delivery", "fast"))
+	b := connectArgs(t, srv, paneOf(w, "s2"), append(deliveryFlags, hold...))
+	call(t, a, "herdr_link", nil)
+	call(t, b, "herdr_link", nil)
+	ra := send(t, a, "idle-claude", "from a")
+	if ra.isErr || ra.delivery != link.DeliveryUnconfirmed {
+		t.Fatalf("a: %+v", ra)
+	}
+	if err := a.Close(); err != nil { // stdin EOF; returns once the process has exited
+		t.Logf("close a: %v", err)
+	}
+	rb := send(t, b, "idle-claude", "from b")
+	if rb.isErr {
+		t.Fatalf("b: %+v", rb)
+	}
+	subs := waitSubmissions(t, w, paneOf(w, "idle-claude"), 2)
+	if len(subs) != 2 {
+		t.Fatalf("%d submissions for 2 sends:\n%s", len(subs), dumpSubs(subs))
+	}
+	for i, want := range []sendOutcome{ra, rb} {
+		envs := link.ExtractAll(subs[i].Text)
+		if len(envs) != 1 || envs[0].ID != want.id {
+			t.Fatalf("submission %d holds %+v:\n%s", i, envs, dumpSubs(subs))
 		}
-		ids[r.id] = true
-	}
-	pane := paneOf(w, "busy-claude")
-	time.Sleep(4 * deliveryEnterDelay) // the last Enter is typed
-	if _, queued := w.Composer(pane); len(link.ExtractAll(queued)) != 3 {
-		t.Fatalf("queued input %q", queued)
-	}
-	if n := len(w.Submissions(pane)); n != 0 {
-		t.Fatalf("%d submissions while the turn runs", n)
-	}
-	if err := w.SetStatus(pane, "idle"); err != nil { // the running turn ends
-		t.Fatal(err)
-	}
-	subs := waitSubmissions(t, w, pane, 1)
-	var got []link.Envelope
-	for _, s := range subs {
-		got = append(got, link.ExtractAll(s.Text)...)
-	}
-	if len(got) != 3 {
-		t.Fatalf("%d envelopes in %d submissions:\n%s", len(got), len(subs), dumpSubs(subs))
-	}
-	for _, e := range got {
-		if !ids[e.ID] || !strings.HasPrefix(e.Message, "message ") || !strings.HasSuffix(e.Message, `second line {"protocol":"herdr-link/1"}`) {
-			t.Fatalf("envelope %+v", e)
-		}
-		delete(ids, e.ID)
 	}
 }

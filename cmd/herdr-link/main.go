@@ -135,6 +135,10 @@ func envOr(key, def string) string {
 	return def
 }
 
+// maxSubmitHold bounds -submit-hold: a hold keeps the target's lock, and
+// the process alive at exit, that long.
+const maxSubmitHold = 30 * time.Second
+
 type serveConfig struct {
 	level   string
 	timeout time.Duration
@@ -156,7 +160,7 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 		c.delivery, err = link.ParseDeliveryMode(v)
 		return err
 	})
-	fs.DurationVar(&c.submitHold, "submit-hold", link.SubmitHold, "how long a delivery keeps its target's lock at least, unless its submission is seen sooner (Herdr types Enter 300 ms after the text; lower it only for a simulator with a shorter delay)")
+	fs.DurationVar(&c.submitHold, "submit-hold", link.SubmitHold, "how long a delivery keeps its target's lock at least, unless its submission is seen sooner (Herdr types Enter 300 ms after the text; lower it only for a simulator with a shorter delay); at most 30s")
 	return fs, c
 }
 
@@ -187,8 +191,8 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if c.submitHold <= 0 {
-		fmt.Fprintln(stderr, "herdr-link: -submit-hold must be positive")
+	if c.submitHold <= 0 || c.submitHold > maxSubmitHold {
+		fmt.Fprintf(stderr, "herdr-link: -submit-hold %v: must be positive and at most %v\n", c.submitHold, maxSubmitHold)
 		return 2
 	}
 	l, outside := linkFromEnv(os.Getenv, c.timeout, log)

@@ -133,3 +133,25 @@ func ensureDir(dir string) error {
 	}
 	return nil
 }
+
+// ownedDir reports whether dir is a directory (after links) owned by this
+// user.
+func ownedDir(dir string) bool {
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return false
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	return ok && int(sys.Uid) == os.Getuid()
+}
+
+// scopeID identifies the socket at path: its device and inode when it can
+// be stat'ed (symbolic links followed), else the cleaned path.
+func scopeID(path string) string {
+	if st, err := os.Stat(path); err == nil {
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+			return fmt.Sprintf("inode:%d:%d", uint64(sys.Dev), uint64(sys.Ino))
+		}
+	}
+	return "path:" + filepath.Clean(path)
+}

@@ -4,6 +4,8 @@ package panelock
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"sync"
 )
 
@@ -33,3 +35,13 @@ func (l *Locker) Lock(ctx context.Context, terminalID string) (func(), error) {
 	var once sync.Once
 	return func() { once.Do(func() { <-ch }) }, nil
 }
+
+// ownedDir reports whether dir is a directory (ownership is not checked
+// here).
+func ownedDir(dir string) bool {
+	st, err := os.Stat(dir)
+	return err == nil && st.IsDir()
+}
+
+// scopeID identifies the socket at path by its cleaned path.
+func scopeID(path string) string { return "path:" + filepath.Clean(path) }

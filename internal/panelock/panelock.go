@@ -2,12 +2,15 @@
 // herdr-link process of a user on the machine.
 //
 // A lock is an advisory file lock (flock) on a file in a private runtime
-// directory of the user: $XDG_RUNTIME_DIR/herdr-link when XDG_RUNTIME_DIR
-// names a directory, else herdr-link-<uid> in the system temp directory. The
-// directory must be owned by the user, must not be a symbolic link, and
-// must grant nothing to group or others (it is created 0700). A lock
-// file's name is a hash of the Herdr socket path and the target's terminal
-// id; it holds nothing. The lock lives with the open file: a process that
+// directory of the user, found from the user id alone, never from the
+// environment (MCP hosts pass their servers different environments, and
+// every process must find the same directory): /run/user/<uid>/herdr-link
+// when /run/user/<uid> is a directory owned by the user, else
+// /tmp/herdr-link-<uid>. The directory must be owned by the user, must not
+// be a symbolic link, and must grant nothing to group or others (it is
+// created 0700). A lock file's name is a hash of the Herdr socket (its
+// device and inode when it can be stat'ed, else its cleaned path) and the
+// target's terminal id; it holds nothing. The lock lives with the open file: a process that
 // dies releases it, so a crashed holder never blocks anyone. A releasing
 // holder removes the file while it still holds the lock; a waiter that
 // then wins the lock on the removed file notices (the path no longer
@@ -37,8 +40,6 @@ type Locker struct {
 	// Poll is the spacing of attempts while the lock is taken (10 ms when
 	// zero).
 	Poll time.Duration
-	// Getenv replaces os.Getenv (tests).
-	Getenv func(string) string
 }
 
 // Errors.
@@ -47,26 +48,23 @@ var (
 	ErrUnsafeDir = errors.New("panelock: lock directory is not private to this user")
 )
 
-// DefaultDir returns the lock directory for getenv (os.Getenv when nil):
-// herdr-link in $XDG_RUNTIME_DIR when that is an absolute path to an
-// existing directory, else herdr-link-<uid> in the system temp directory.
-func DefaultDir(getenv func(string) string) string {
-	if getenv == nil {
-		getenv = os.Getenv
+// DefaultDir returns the lock directory of this user. It depends on the
+// user id only: /run/user/<uid>/herdr-link when /run/user/<uid> is a
+// directory owned by the user, else /tmp/herdr-link-<uid> (literally /tmp,
+// not $TMPDIR).
+func DefaultDir() string {
+	uid := strconv.Itoa(os.Getuid())
+	if run := filepath.Join("/run/user", uid); ownedDir(run) {
+		return filepath.Join(run, "herdr-link")
 	}
-	if x := getenv("XDG_RUNTIME_DIR"); x != "" && filepath.IsAbs(x) {
-		if st, err := os.Stat(x); err == nil && st.IsDir() {
-			return filepath.Join(x, "herdr-link")
-		}
-	}
-	return filepath.Join(os.TempDir(), "herdr-link-"+strconv.Itoa(os.Getuid()))
+	return filepath.Join("/tmp", "herdr-link-"+uid)
 }
 
 func (l *Locker) dir() string {
 	if l.Dir != "" {
 		return l.Dir
 	}
-	return DefaultDir(l.Getenv)
+	return DefaultDir()
 }
 
 func (l *Locker) poll() time.Duration {
@@ -77,8 +75,10 @@ func (l *Locker) poll() time.Duration {
 }
 
 // Key returns the lock file's base name for a terminal id: 32 hex digits
-// of SHA-256 over the scope and the id. It reveals neither.
+// of SHA-256 over the scope and the id. It reveals neither. The scope is
+// the socket's identity (device and inode) when it can be stat'ed, else
+// its cleaned path: every spelling of one socket gives one key.
 func (l *Locker) Key(terminalID string) string {
-	h := sha256.Sum256([]byte("herdr-link/1 delivery\x00" + l.Scope + "\x00" + terminalID))
+	h := sha256.Sum256([]byte("herdr-link/1 delivery\x00" + scopeID(l.Scope) + "\x00" + terminalID))
 	return hex.EncodeToString(h[:16]) + ".lock"
 }

@@ -22,6 +22,9 @@ import (
 func TestMain(m *testing.M) {
 	if dir := os.Getenv("PANELOCK_HELPER_DIR"); dir != "" {
 		l := &Locker{Scope: "s", Dir: dir}
+		if dir == "default" {
+			l = &Locker{Scope: os.Getenv("PANELOCK_HELPER_SCOPE")}
+		}
 		if _, err := l.Lock(context.Background(), os.Getenv("PANELOCK_HELPER_TERM")); err != nil {
 			fmt.Println("error", err)
 			os.Exit(1)
@@ -208,15 +211,74 @@ func TestUnsafeDirectories(t *testing.T) {
 }
 
 func TestDefaultDir(t *testing.T) {
-	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	xdg := t.TempDir()
-	if d := DefaultDir(env(map[string]string{"XDG_RUNTIME_DIR": xdg})); d != filepath.Join(xdg, "herdr-link") {
-		t.Errorf("xdg: %s", d)
+	uid := os.Getuid()
+	want := fmt.Sprintf("/tmp/herdr-link-%d", uid)
+	if run := fmt.Sprintf("/run/user/%d", uid); ownedDir(run) {
+		want = filepath.Join(run, "herdr-link")
 	}
-	want := filepath.Join(os.TempDir(), fmt.Sprintf("herdr-link-%d", os.Getuid()))
-	for _, x := range []string{"", "relative/dir", filepath.Join(xdg, "missing")} {
-		if d := DefaultDir(env(map[string]string{"XDG_RUNTIME_DIR": x})); d != want {
-			t.Errorf("XDG_RUNTIME_DIR=%q: %s, want %s", x, d, want)
+	// Nothing in the environment moves it.
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	t.Setenv("TMPDIR", t.TempDir())
+	if d := DefaultDir(); d != want {
+		t.Fatalf("DefaultDir() = %s, want %s", d, want)
+	}
+}
+
+// Two processes whose environments differ in XDG_RUNTIME_DIR and TMPDIR
+// (a Codex-hosted and a Claude-hosted herdr-link) share one lock.
+func TestEnvironmentDoesNotMoveTheLock(t *testing.T) {
+	scope := filepath.Join(t.TempDir(), "herdr.sock") // unique on the machine
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "PANELOCK_HELPER_DIR=default", "PANELOCK_HELPER_SCOPE="+scope,
+		"PANELOCK_HELPER_TERM=term_env", "XDG_RUNTIME_DIR="+t.TempDir(), "TMPDIR="+t.TempDir())
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "held\n" {
+		t.Fatalf("helper: %q", line)
+	}
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	t.Setenv("TMPDIR", t.TempDir())
+	l := &Locker{Scope: scope, Poll: time.Millisecond}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if unlock, err := l.Lock(ctx, "term_env"); !errors.Is(err, context.DeadlineExceeded) {
+		if err == nil {
+			unlock()
 		}
+		t.Fatalf("a process with another environment took a held lock: %v", err)
+	}
+}
+
+// Every spelling of one socket path, a symbolic link included, is one
+// lock; another socket is another.
+func TestScopeSpellings(t *testing.T) {
+	base := t.TempDir()
+	sock := filepath.Join(base, "x.sock")
+	if err := os.WriteFile(sock, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(base, "y.sock")
+	if err := os.WriteFile(other, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(base, "link.sock")
+	if err := os.Symlink(sock, link); err != nil {
+		t.Fatal(err)
+	}
+	key := (&Locker{Scope: sock}).Key("t")
+	for _, p := range []string{base + "//x.sock", base + "/./x.sock", link, filepath.Join(base, "sub", "..", "x.sock")} {
+		if k := (&Locker{Scope: p}).Key("t"); k != key {
+			t.Errorf("%s: key %s, want %s", p, k, key)
+		}
+	}
+	if (&Locker{Scope: other}).Key("t") == key {
+		t.Error("another socket, the same key")
+	}
+	// A path that cannot be stat'ed is cleaned.
+	if a, b := (&Locker{Scope: "/run/x.sock"}).Key("t"), (&Locker{Scope: "/run//x.sock"}).Key("t"); a != b {
+		t.Error("/run/x.sock and /run//x.sock differ")
 	}
 }

@@ -50,7 +50,9 @@ type Options struct {
 // EOF, a write to out fails, or ctx is cancelled. On EOF the requests
 // already read are finished and answered, within ShutdownGrace; only then
 // are the calls still running cancelled. When ctx is cancelled or out is
-// broken, in-flight calls are cancelled at once. It returns nil on an
+// broken, in-flight calls are cancelled at once. Before it returns it
+// waits for the Link's delivery locks still held in the background
+// ([link.Link.Wait], at most the longest hold). It returns nil on an
 // orderly end.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error {
 	log := opt.Logger
@@ -116,6 +118,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 	}
 	_ = conn.Close()
 	_ = st.shut()
+	waitHolds(opt.Link, log)
 	return nil
 }
 
