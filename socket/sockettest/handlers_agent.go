@@ -46,15 +46,10 @@ func candidates(ps []*pane) string {
 }
 
 func agentGet(c *call) (any, *herdrError) {
-	var p schema.AgentTarget
-	c.params(&p)
-	c.w.mu.Lock()
-	defer c.w.mu.Unlock()
-	pn, e := c.w.resolveAgent(p.Target)
-	if e != nil {
-		return nil, e
-	}
-	return schema.ResultAgentInfo{Type: schema.ResultTypeAgentInfo, Agent: c.w.agentInfo(pn)}, nil
+	return onAgent(c, func(p *schema.AgentTarget) string { return p.Target },
+		func(w *World, pn *pane, _ *schema.AgentTarget) (any, *herdrError) {
+			return schema.ResultAgentInfo{Type: schema.ResultTypeAgentInfo, Agent: w.agentInfo(pn)}, nil
+		})
 }
 
 func agentList(c *call) (any, *herdrError) {
@@ -238,13 +233,8 @@ func readResult(w *World, pn *pane, source schema.ReadSource, format *schema.Rea
 }
 
 func agentRead(c *call) (any, *herdrError) {
-	var p schema.AgentReadParams
-	c.params(&p)
-	c.w.mu.Lock()
-	defer c.w.mu.Unlock()
-	pn, e := c.w.resolveAgent(p.Target)
-	if e != nil {
-		return nil, e
-	}
-	return readResult(c.w, pn, p.Source, p.Format, p.Lines, p.StripANSI), nil
+	return onAgent(c, func(p *schema.AgentReadParams) string { return p.Target },
+		func(w *World, pn *pane, p *schema.AgentReadParams) (any, *herdrError) {
+			return readResult(w, pn, p.Source, p.Format, p.Lines, p.StripANSI), nil
+		})
 }

@@ -5,15 +5,10 @@ import (
 )
 
 func paneRead(c *call) (any, *herdrError) {
-	var p schema.PaneReadParams
-	c.params(&p)
-	c.w.mu.Lock()
-	defer c.w.mu.Unlock()
-	pn, e := c.w.paneArg(p.PaneID)
-	if e != nil {
-		return nil, e
-	}
-	return readResult(c.w, pn, p.Source, p.Format, p.Lines, p.StripANSI), nil
+	return onPane(c, func(p *schema.PaneReadParams) string { return p.PaneID },
+		func(w *World, pn *pane, p *schema.PaneReadParams) (any, *herdrError) {
+			return readResult(w, pn, p.Source, p.Format, p.Lines, p.StripANSI), nil
+		})
 }
 
 // paneArg resolves a pane.* pane_id argument (w.mu held): a current id
@@ -27,16 +22,12 @@ func (w *World) paneArg(id string) (*pane, *herdrError) {
 }
 
 func paneGet(c *call) (any, *herdrError) {
-	var p schema.PaneTarget
-	c.params(&p)
-	c.w.mu.Lock()
-	defer c.w.mu.Unlock()
-	pn, e := c.w.paneArg(p.PaneID)
-	if e != nil {
-		return nil, e
-	}
-	return schema.ResultPaneInfo{Type: schema.ResultTypePaneInfo, Pane: c.w.paneInfo(pn)}, nil
+	return onPane(c, paneTargetID, func(w *World, pn *pane, _ *schema.PaneTarget) (any, *herdrError) {
+		return schema.ResultPaneInfo{Type: schema.ResultTypePaneInfo, Pane: w.paneInfo(pn)}, nil
+	})
 }
+
+func paneTargetID(p *schema.PaneTarget) string { return p.PaneID }
 
 // workspaceFilter resolves an optional workspace_id argument (w.mu held):
 // nil for none, workspace_not_found when it does not resolve.
@@ -52,34 +43,26 @@ func (w *World) workspaceFilter(id *string) (*workspace, *herdrError) {
 }
 
 func paneList(c *call) (any, *herdrError) {
-	var p schema.PaneListParams
-	c.params(&p)
-	c.w.mu.Lock()
-	defer c.w.mu.Unlock()
-	only, e := c.w.workspaceFilter(p.WorkspaceID)
-	if e != nil {
-		return nil, e
-	}
-	panes := []schema.PaneInfo{}
-	for _, pn := range c.w.panes() {
-		if only == nil || pn.tab.ws == only {
-			panes = append(panes, c.w.paneInfo(pn))
+	return withParams(c, func(w *World, p *schema.PaneListParams) (any, *herdrError) {
+		only, e := w.workspaceFilter(p.WorkspaceID)
+		if e != nil {
+			return nil, e
 		}
-	}
-	return schema.ResultPaneList{Type: schema.ResultTypePaneList, Panes: panes}, nil
+		panes := []schema.PaneInfo{}
+		for _, pn := range w.panes() {
+			if only == nil || pn.tab.ws == only {
+				panes = append(panes, w.paneInfo(pn))
+			}
+		}
+		return schema.ResultPaneList{Type: schema.ResultTypePaneList, Panes: panes}, nil
+	})
 }
 
 func paneClose(c *call) (any, *herdrError) {
-	var p schema.PaneTarget
-	c.params(&p)
-	c.w.mu.Lock()
-	defer c.w.mu.Unlock()
-	pn, e := c.w.paneArg(p.PaneID)
-	if e != nil {
-		return nil, e
-	}
-	c.w.closePane(pn)
-	return schema.ResultOk{Type: schema.ResultTypeOk}, nil
+	return onPane(c, paneTargetID, func(w *World, pn *pane, _ *schema.PaneTarget) (any, *herdrError) {
+		w.closePane(pn)
+		return schema.ResultOk{Type: schema.ResultTypeOk}, nil
+	})
 }
 
 func paneMove(c *call) (any, *herdrError) {
@@ -145,24 +128,22 @@ func workspaceList(c *call) (any, *herdrError) {
 }
 
 func tabList(c *call) (any, *herdrError) {
-	var p schema.TabListParams
-	c.params(&p)
-	c.w.mu.Lock()
-	defer c.w.mu.Unlock()
-	only, e := c.w.workspaceFilter(p.WorkspaceID)
-	if e != nil {
-		return nil, e
-	}
-	out := []schema.TabInfo{}
-	for _, ws := range c.w.workspaces {
-		if only != nil && ws != only {
-			continue
+	return withParams(c, func(w *World, p *schema.TabListParams) (any, *herdrError) {
+		only, e := w.workspaceFilter(p.WorkspaceID)
+		if e != nil {
+			return nil, e
 		}
-		for i, t := range ws.tabs {
-			out = append(out, c.w.tabInfo(t, i+1))
+		out := []schema.TabInfo{}
+		for _, ws := range w.workspaces {
+			if only != nil && ws != only {
+				continue
+			}
+			for i, t := range ws.tabs {
+				out = append(out, w.tabInfo(t, i+1))
+			}
 		}
-	}
-	return schema.ResultTabList{Type: schema.ResultTypeTabList, Tabs: out}, nil
+		return schema.ResultTabList{Type: schema.ResultTypeTabList, Tabs: out}, nil
+	})
 }
 
 func sessionSnapshot(c *call) (any, *herdrError) {

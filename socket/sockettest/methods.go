@@ -56,3 +56,37 @@ func Implemented() []string {
 	}
 	return out
 }
+
+// withParams is the shape most handlers share: decode the params into a P,
+// then run f with the world locked.
+func withParams[P any](c *call, f func(w *World, p *P) (any, *herdrError)) (any, *herdrError) {
+	var p P
+	c.params(&p)
+	c.w.mu.Lock()
+	defer c.w.mu.Unlock()
+	return f(c.w, &p)
+}
+
+// onPane is withParams for pane.* methods: f gets the pane that the
+// pane_id argument names (pane_not_found otherwise).
+func onPane[P any](c *call, id func(*P) string, f func(w *World, pn *pane, p *P) (any, *herdrError)) (any, *herdrError) {
+	return withParams(c, func(w *World, p *P) (any, *herdrError) {
+		pn, e := w.paneArg(id(p))
+		if e != nil {
+			return nil, e
+		}
+		return f(w, pn, p)
+	})
+}
+
+// onAgent is withParams for agent.* methods: f gets the pane of the agent
+// the target argument names (Herdr's agent target rules).
+func onAgent[P any](c *call, target func(*P) string, f func(w *World, pn *pane, p *P) (any, *herdrError)) (any, *herdrError) {
+	return withParams(c, func(w *World, p *P) (any, *herdrError) {
+		pn, e := w.resolveAgent(target(p))
+		if e != nil {
+			return nil, e
+		}
+		return f(w, pn, p)
+	})
+}
