@@ -24,6 +24,20 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 }
 
+// onceWaiting runs f as soon as srv has a request blocked in a wait (one
+// that has seen the world not yet as it wants it), so a test changes the
+// world during the wait without guessing how long the wait takes to start.
+func onceWaiting(t *testing.T, srv *sockettest.Server, f func()) {
+	t.Helper()
+	go func() {
+		deadline := time.Now().Add(5 * time.Second)
+		for srv.Waiting() == 0 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		f()
+	}()
+}
+
 func TestAgentPromptWait(t *testing.T) {
 	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) {
 		s.Tick = 5 * time.Millisecond
@@ -61,22 +75,19 @@ func TestAgentPromptWait(t *testing.T) {
 	}
 	// The agent works, then finishes: the wait returns the matching record.
 	_ = srv.World.SetBehaviour("w1:pA", sockettest.Behaviour{TurnTime: -1})
-	go func() {
-		time.Sleep(20 * time.Millisecond)
+	onceWaiting(t, srv, func() {
 		_ = srv.World.SetStatus("w1:pA", "working")
-		time.Sleep(20 * time.Millisecond)
 		_ = srv.World.SetStatus("w1:pA", "done")
-	}()
+	})
 	info, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "finished", Text: "go", Wait: wait([]schema.AgentStatus{schema.AgentStatusDone}, 5000)})
 	if err != nil || info.AgentStatus != schema.AgentStatusDone {
 		t.Fatalf("wait for done: %+v, %v", info, err)
 	}
 	// The pane closes mid-wait: agent_not_running.
-	go func() {
-		time.Sleep(20 * time.Millisecond)
+	onceWaiting(t, srv, func() {
 		_ = srv.World.SetStatus("w1:p1", "working")
 		_ = srv.World.Close("w1:p1")
-	}()
+	})
 	_, err = c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "brain", Text: "go", Wait: wait(nil, 5000)})
 	if codeOf(err) != "agent_not_running" || !strings.Contains(err.Error(), "agent is no longer running in the target pane") {
 		t.Errorf("closed mid-wait: %v", err)
@@ -97,7 +108,7 @@ func TestAgentWait(t *testing.T) {
 	if codeOf(err) != "timeout" || !strings.Contains(err.Error(), "timed out waiting for agent status") {
 		t.Fatalf("timeout: %v", err)
 	}
-	go func() { time.Sleep(20 * time.Millisecond); _ = srv.World.SetStatus("w1:p1", "idle") }()
+	onceWaiting(t, srv, func() { _ = srv.World.SetStatus("w1:p1", "idle") })
 	if err := c.Call(ctx, schema.MethodAgentWait, schema.AgentWaitParams{Target: "brain"}, &r); err != nil || r.Agent.AgentStatus != schema.AgentStatusIdle {
 		t.Fatalf("match: %+v %v", r, err)
 	}
@@ -185,10 +196,36 @@ func TestAgentLifecycle(t *testing.T) {
 		t.Errorf("after replacement: %v", err)
 	}
 	// A move to another workspace ends an agent.wait on the pane.
-	go func() { time.Sleep(30 * time.Millisecond); _, _ = w.Move("w1:p8", "w2") }()
+	onceWaiting(t, srv, func() { _, _ = w.Move("w1:p8", "w2") })
 	var r schema.ResultAgentInfo
 	err := c.Call(ctx, schema.MethodAgentWait, schema.AgentWaitParams{Target: "pilot", Until: []schema.AgentStatus{schema.AgentStatusBlocked}}, &r)
 	if codeOf(err) != "agent_not_running" {
 		t.Errorf("wait across a move: %v", err)
 	}
+}
+
+// Waiting counts requests blocked in a wait, from when they have seen the
+// world not as they want it until they return.
+func TestServerWaiting(t *testing.T) {
+	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
+	if n := srv.Waiting(); n != 0 {
+		t.Fatalf("Waiting() = %d before any wait", n)
+	}
+	_ = srv.World.SetStatus("w1:p1", "working")
+	done := make(chan error, 1)
+	go func() {
+		var r schema.ResultAgentInfo
+		done <- srv.Client().Call(context.Background(), schema.MethodAgentWait, schema.AgentWaitParams{Target: "brain"}, &r)
+	}()
+	waitFor(t, func() bool { return srv.Waiting() == 1 })
+	select {
+	case err := <-done:
+		t.Fatalf("the wait returned while counted as waiting: %v", err)
+	default:
+	}
+	_ = srv.World.SetStatus("w1:p1", "idle")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return srv.Waiting() == 0 })
 }

@@ -90,6 +90,7 @@ type Server struct {
 	wg       sync.WaitGroup
 	done     chan struct{}
 	penalty  atomic.Int64
+	waiting  atomic.Int64 // requests blocked in a wait
 	protocol atomic.Uint32
 	missingM map[string]bool
 }
@@ -228,6 +229,11 @@ func (s *Server) Methods() []string {
 // PollPenalties counts the first reads that found no request and slept
 // (PollRead mode).
 func (s *Server) PollPenalties() int64 { return s.penalty.Load() }
+
+// Waiting is how many requests are blocked in a wait (agent.wait,
+// agent.prompt with wait) after seeing the world not yet as they want it.
+// Tests change the world once a wait is in place, instead of sleeping.
+func (s *Server) Waiting() int { return int(s.waiting.Load()) }
 
 // CheckErrors returns what Check rejected.
 func (s *Server) CheckErrors() []error {

@@ -170,12 +170,17 @@ func inStatuses(s schema.AgentStatus, l []schema.AgentStatus) bool {
 // error, the deadline (zero: none) or the client leaving. ok is false on
 // deadline or departure.
 func (c *call) waitFor(deadline time.Time, check func() (bool, *herdrError)) (bool, *herdrError) {
-	for {
+	for counted := false; ; {
 		c.w.mu.Lock()
 		done, e := check()
 		c.w.mu.Unlock()
 		if e != nil || done {
 			return done, e
+		}
+		if !counted {
+			counted = true
+			c.s.waiting.Add(1)
+			defer c.s.waiting.Add(-1)
 		}
 		wait := c.s.Tick
 		if !deadline.IsZero() {
