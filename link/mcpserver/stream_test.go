@@ -50,7 +50,7 @@ func TestCancellation(t *testing.T) {
 	h.call(2, "tools/call", `{"name":"herdr_link"}`)
 	h.srv.SetFault(schema.MethodAgentList, sockettest.Fault{Hang: true})
 	h.send(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"herdr_link_peers"}}`)
-	time.Sleep(50 * time.Millisecond)
+	h.untilHerdrGot(t, schema.MethodAgentList) // the call is in flight
 	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"user"}}`)
 	h.srv.ClearFaults()
 	// The cancelled call is never answered; the next one is.
@@ -72,7 +72,7 @@ func TestEOFEndsServingAndCancelsCalls(t *testing.T) {
 	h.call(2, "tools/call", `{"name":"herdr_link"}`)
 	h.srv.SetFault("", sockettest.Fault{Hang: true})
 	h.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"herdr_link_peers"}}`)
-	time.Sleep(30 * time.Millisecond)
+	h.untilHerdrGot(t, "") // the call is in flight (every method hangs)
 	start := time.Now()
 	h.w.Close()
 	select {

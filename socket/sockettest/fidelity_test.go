@@ -127,10 +127,7 @@ func TestAgentWaitSeesTransientStatus(t *testing.T) {
 			schema.AgentWaitParams{Target: "brain", Until: []schema.AgentStatus{schema.AgentStatusIdle}, TimeoutMS: ptr(uint64(3000))}, &r)
 		done <- result{r.Agent, err}
 	}()
-	waitFor(t, func() bool {
-		return len(srv.Methods()) > 0 && srv.Methods()[len(srv.Methods())-1] == schema.MethodAgentWait
-	})
-	time.Sleep(50 * time.Millisecond)           // the wait's first check (at once) is over; its next is a tick away
+	waitFor(t, func() bool { return srv.Waiting() == 1 }) // the wait's first check is over; its next is a tick away
 	_ = srv.World.SetStatus("w1:p1", "idle")    // brain (focused): working → idle
 	_ = srv.World.SetStatus("w1:p1", "working") // and back before the next poll
 	r := <-done
