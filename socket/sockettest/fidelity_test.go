@@ -128,8 +128,8 @@ func TestAgentWaitSeesTransientStatus(t *testing.T) {
 		done <- result{r.Agent, err}
 	}()
 	waitFor(t, func() bool { return srv.Waiting() == 1 }) // the wait's first check is over; its next is a tick away
-	_ = srv.World.SetStatus("w1:p1", "idle")    // brain (focused): working → idle
-	_ = srv.World.SetStatus("w1:p1", "working") // and back before the next poll
+	_ = srv.World.SetStatus("w1:p1", "idle")              // brain (focused): working → idle
+	_ = srv.World.SetStatus("w1:p1", "working")           // and back before the next poll
 	r := <-done
 	if r.err != nil || r.info.AgentStatus != schema.AgentStatusIdle || r.info.PaneID != "w1:p1" {
 		t.Fatalf("agent.wait: %+v %v, want the transient status", r.info, r.err)
