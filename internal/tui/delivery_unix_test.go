@@ -152,24 +152,7 @@ func (r *rig) play(t *testing.T, sc Scenario) (Outcome, []sent) {
 		// The busy answer streams on; the next turns are ordinary again.
 		r.tap.SetDelay(answerDelay)
 	}
-	results := make([]sent, len(senders))
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i, c := range senders {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			results[i] = send(ctx, c, message(sc, i))
-		}()
-	}
-	close(start)
-	wg.Wait()
-	for _, s := range results {
-		if s.err != nil {
-			t.Fatalf("%s: %v", sc.Name, s.err)
-		}
-	}
+	results := sendAtOnce(t, ctx, senders, sc)
 	// Settle: every message in some finished turn, or the budget.
 	settle, cancelSettle := context.WithTimeout(ctx, 60*time.Second)
 	defer cancelSettle()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -77,24 +76,7 @@ func playModel(t *testing.T, kind string, sc Scenario, flip string) (Outcome, []
 		}
 	}
 	interrupts0 := w.Interrupts(reviewerPane)
-	results := make([]sent, len(senders))
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i, c := range senders {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			results[i] = send(ctx, c, message(sc, i))
-		}()
-	}
-	close(start)
-	wg.Wait()
-	for _, s := range results {
-		if s.err != nil {
-			t.Fatalf("%s: %v", sc.Name, s.err)
-		}
-	}
+	results := sendAtOnce(t, ctx, senders, sc)
 	waitUntil(ctx, 3*modelTurnMS*time.Millisecond+3*time.Second, func() bool {
 		subs := w.Submissions(reviewerPane)
 		for _, s := range results {

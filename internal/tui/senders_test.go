@@ -161,3 +161,29 @@ func abbreviate(l []string) []string {
 	}
 	return out
 }
+
+// sendAtOnce has each sender send its message of sc at the same moment
+// (one goroutine each, released together) and returns what each got; a
+// failed call fails the test.
+func sendAtOnce(t *testing.T, ctx context.Context, senders []*mcpclient.Client, sc Scenario) []sent {
+	t.Helper()
+	results := make([]sent, len(senders))
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i, c := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			results[i] = send(ctx, c, message(sc, i))
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for _, s := range results {
+		if s.err != nil {
+			t.Fatalf("%s: %v", sc.Name, s.err)
+		}
+	}
+	return results
+}
