@@ -130,6 +130,9 @@ func bench(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			c.routes = append(c.routes, "mcp:"+label)
 		}
 	}
+	// A route named twice (-route mcp:x with -mcp-alt x=…) is measured
+	// once: twice would double its samples and its connections per op.
+	c.routes = firstOfEach(c.routes)
 	if c.n < 1 || c.conc < 1 || c.agents < 2 || c.workspaces < 1 || c.count < 1 {
 		fmt.Fprintln(stderr, "herdr-link bench: -n, -c, -count and -workspaces must be ≥ 1, -agents ≥ 2")
 		return 2
@@ -319,4 +322,18 @@ func runBench(c benchConfig, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	report(stdout, c, t, runs, results{sockFloor: sockFloor, spawnFloor: spawnFloor, startup: startup, rows: rows})
 	return nil
+}
+
+// firstOfEach returns names without repeats, in the order they first
+// appear.
+func firstOfEach(names []string) []string {
+	seen := map[string]bool{}
+	out := names[:0:0]
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -21,7 +21,8 @@ var (
 // resultLine frames an encoded result as the response to the request
 // whose id is raw (the client's id, as sent).
 func resultLine(raw json.RawMessage, result []byte) []byte {
-	line := make([]byte, 0, len(linePrefix)+len(raw)+len(resultMember)+len(result)+1)
+	// +2: the closing brace and the newline the stream appends.
+	line := make([]byte, 0, len(linePrefix)+len(raw)+len(resultMember)+len(result)+2)
 	line = append(append(line, linePrefix...), raw...)
 	line = append(append(line, resultMember...), result...)
 	return append(line, '}')
