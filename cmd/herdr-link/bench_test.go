@@ -73,24 +73,30 @@ func TestBenchCommand(t *testing.T) {
 			t.Fatalf("%v %s", err, out)
 		}
 	})
-	t.Run("route named twice", func(t *testing.T) {
-		// -route mcp:self with -mcp-alt self=… names one route twice: it
-		// is measured once (n samples, one connection per peers call).
-		out, err := exec.Command(binary, append(args, "--op", "peers", "--route", "socket,socket,mcp:self", "--mcp-alt", "self="+binary)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		if n := strings.Count(string(out), "peers        socket"); n != 1 {
-			t.Errorf("socket reported %d times:\n%s", n, out)
-		}
-		if !regexp.MustCompile(`(?m)^peers +mcp:self .* 1\.00 +0 `).Match(out) || strings.Count(string(out), "mcp:self") != 1 {
-			t.Errorf("mcp:self not measured once with one connection per call:\n%s", out)
-		}
-	})
 	t.Run("usage", func(t *testing.T) {
 		err := exec.Command(binary, "bench", "-n", "0").Run()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
 			t.Fatalf("exit %v", err)
 		}
 	})
+}
+
+// TestBenchRouteNamedTwice: -route mcp:self with -mcp-alt self=… names one
+// route twice, and -route socket,socket another; each is measured once (n
+// samples, one connection per peers call).
+func TestBenchRouteNamedTwice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	args := []string{"bench", "--sim", "-n", "6", "--warmup", "1", "--spawns", "2", "--agents", "12"}
+	out, err := exec.Command(binary, append(args, "--op", "peers", "--route", "socket,socket,mcp:self", "--mcp-alt", "self="+binary)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if n := strings.Count(string(out), "peers        socket"); n != 1 {
+		t.Errorf("socket reported %d times:\n%s", n, out)
+	}
+	if !regexp.MustCompile(`(?m)^peers +mcp:self .* 1\.00 +0 `).Match(out) || strings.Count(string(out), "mcp:self") != 1 {
+		t.Errorf("mcp:self not measured once with one connection per call:\n%s", out)
+	}
 }
