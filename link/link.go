@@ -176,9 +176,17 @@ func (l *Link) Peers(ctx context.Context) (PeersResult, error) {
 	if err != nil {
 		return PeersResult{}, err
 	}
-	out := PeersResult{Self: Peer{Name: name, State: State(s.self.Status)}, Peers: []Peer{}}
-	for _, a := range s.peers() {
-		out.Peers = append(out.Peers, Peer{Name: a.Name, State: State(a.Status)})
+	n := 0
+	for i := range s.agents {
+		if s.isPeer(&s.agents[i]) {
+			n++
+		}
+	}
+	out := PeersResult{Self: Peer{Name: name, State: State(s.self.Status)}, Peers: make([]Peer, 0, n)}
+	for i := range s.agents {
+		if a := &s.agents[i]; s.isPeer(a) {
+			out.Peers = append(out.Peers, Peer{Name: a.Name, State: State(a.Status)})
+		}
 	}
 	return out, nil
 }

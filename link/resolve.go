@@ -97,13 +97,17 @@ func (l *Link) named(ctx context.Context) (snapshot, string, error) {
 // workspace, not the caller, in Herdr's order.
 func (s snapshot) peers() []Agent {
 	var out []Agent
-	for _, a := range s.agents {
-		if !s.inWorkspace(a) || a.PaneID == s.pane || !ValidName(a.Name) {
-			continue
+	for i := range s.agents {
+		if s.isPeer(&s.agents[i]) {
+			out = append(out, s.agents[i])
 		}
-		out = append(out, a)
 	}
 	return out
+}
+
+// isPeer reports whether a is one of the agents peers lists.
+func (s snapshot) isPeer(a *Agent) bool {
+	return s.ws != "" && a.WorkspaceID == s.ws && a.PaneID != s.pane && ValidName(a.Name)
 }
 
 // inWorkspace reports whether a is in the caller's workspace. A workspace
