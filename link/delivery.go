@@ -3,6 +3,7 @@ package link
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -121,8 +122,10 @@ func (l *Link) lockDelivery(ctx context.Context, target Agent) (func(), error) {
 		return noop, nil
 	}
 	// The terminal id follows the pane across moves; a Herdr that does not
-	// report it still gets one lock per pane id.
-	key := target.TerminalID
+	// report it still gets one lock per pane id. The key is a copy: a lock
+	// may outlive the call (SubmitHold), and the terminal id is part of a
+	// whole agent.list answer (agentList.SharesAnswer).
+	key := strings.Clone(target.TerminalID)
 	if key == "" {
 		key = "pane:" + target.PaneID
 	}

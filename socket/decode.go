@@ -11,17 +11,33 @@ import (
 
 var resultKey = []byte(`"result"`)
 
+// SharedStrings is implemented by result types with many strings (an
+// agent.list answer has several per agent) that take them as parts of one
+// copy of the answer line instead of one allocation each: the client
+// copies the line once, for the call, and decodes it with
+// [jsonx.UnmarshalShared]. The strings keep that copy alive, so a caller
+// that keeps one of them long (beyond the snapshot it belongs to) should
+// clone it.
+type SharedStrings interface {
+	SharesAnswer()
+}
+
 // decodeResponse checks one response line against the request id and
 // decodes its result object into into (a pointer; a *jsonx.RawMessage
 // keeps it raw) in the same pass. prefixOK accepts "<id>:…" ids (events
-// probes).
+// probes). line may be reused after the call: a [SharedStrings] result is
+// decoded from a copy of it.
 func decodeResponse(method, id string, line []byte, prefixOK bool, into any) error {
 	env := struct {
 		ID     *string           `json:"id"`
 		Result any               `json:"result"`
 		Error  *schema.ErrorBody `json:"error"`
 	}{Result: into}
-	if err := jsonx.Unmarshal(line, &env); err != nil {
+	unmarshal := jsonx.Unmarshal
+	if _, ok := into.(SharedStrings); ok {
+		line, unmarshal = bytes.Clone(line), jsonx.UnmarshalShared
+	}
+	if err := unmarshal(line, &env); err != nil {
 		return fmt.Errorf("socket: %s: %w: %v", method, ErrMalformedResponse, err)
 	}
 	return checkEnvelope(method, id, env.ID, env.Error, env.Result != nil && bytes.Contains(line, resultKey), prefixOK, into)

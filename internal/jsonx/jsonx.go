@@ -39,6 +39,14 @@ func Unmarshal(data []byte, v any) error {
 	return json.Unmarshal(data, v)
 }
 
+// UnmarshalShared is Unmarshal whose decoded strings refer to data
+// instead of copies of their bytes (a string with an escape is still a
+// copy): hundreds of strings cost no allocation, but data must not change
+// while any of them is in use, and each keeps all of data alive.
+func UnmarshalShared(data []byte, v any) error {
+	return json.UnmarshalWithOption(data, v, json.DecodeNoCopyString())
+}
+
 // UnmarshalStrict parses JSON data into v and rejects object keys that v
 // does not declare.
 func UnmarshalStrict(data []byte, v any) error {
