@@ -113,13 +113,15 @@ func TestPeersAllocsLinear(t *testing.T) {
 		t.Logf("%5d agents: %.0f allocations per resolution (%.2f per agent)", size.agents, allocs, allocs/float64(size.agents))
 	}
 	// Linear: the growth from 1,000 to 10,000 agents is at most ten
-	// times the growth from 100 to 1,000 (plus slack for the runtime and
-	// the simulator in this process: with the agents' strings shared, a
-	// resolution's allocations are nearly constant, and a few dozen either
-	// way is noise), and a resolution costs at most 8 allocations per
-	// agent.
+	// times the growth from 100 to 1,000, and a resolution costs at most 8
+	// allocations per agent. With the agents' strings shared, a
+	// resolution's own allocations are nearly constant, so the count is
+	// dominated by what else runs in this process while it is measured
+	// (the simulator writing a 2 MB answer, the race detector's runtime):
+	// a few hundred either way, hence the slack. Growth faster than
+	// linear still fails (n²/1000 allocations: +990, then +99,000).
 	g1, g2 := per[1000]-per[100], per[10000]-per[1000]
-	if g2 > 10*g1*1.1+64 {
+	if g2 > 10*g1*1.1+512 {
 		t.Errorf("allocations grow faster than the agents: +%.0f for 900 agents, +%.0f for 9,000", g1, g2)
 	}
 	if per[10000] > 8*10000 {
