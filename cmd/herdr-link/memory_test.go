@@ -86,7 +86,14 @@ func startServer(t *testing.T, env ...string) *server {
 	t.Helper()
 	// The deadline is generous: the test measures memory, on a machine that
 	// may be busy running every other test.
-	cmd := exec.Command(binary, "-no-bootstrap", "-log-level", "error", "-timeout", "2m")
+	return startServerArgs(t, []string{"-timeout", "2m"}, env...)
+}
+
+// startServerArgs starts the binary without bootstrap, logging errors
+// only, with the extra flags args and env added to the environment.
+func startServerArgs(t *testing.T, args []string, env ...string) *server {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"-no-bootstrap", "-log-level", "error"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	in, err := cmd.StdinPipe()
 	if err != nil {

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -25,58 +22,29 @@ func TestBinaryPingWhileTenSendsQueued(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := simtest.New(t, w)
-	cmd := exec.Command(binary, "-no-bootstrap", "-log-level", "error", "-delivery", "fast", "-timeout", "1s")
-	cmd.Env = append(os.Environ(), srv.Env("w1:p1")...)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	outPipe, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { in.Close(); _ = cmd.Wait() })
-	out := bufio.NewScanner(outPipe)
-	out.Buffer(nil, 1<<20)
-	// next returns the next response line (notifications skipped).
-	next := func() string {
-		for out.Scan() {
-			if l := out.Text(); strings.Contains(l, `"id":`) {
-				return l
-			}
-		}
-		t.Fatalf("the server's output ended: %v", out.Err())
-		return ""
-	}
-	write := func(lines ...string) {
-		if _, err := in.Write([]byte(strings.Join(lines, "\n") + "\n")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"herdr_link","arguments":{}}}`)
-	next()
-	next()
+	s := startServerArgs(t, []string{"-delivery", "fast", "-timeout", "1s"}, srv.Env("w1:p1")...)
+	s.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	s.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	s.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"herdr_link","arguments":{}}}`)
+	s.answers(t, 2)
 	srv.SetFault(schema.MethodAgentPrompt, sockettest.Fault{Hang: true})
 	var lines []string
 	for i := range 10 {
 		lines = append(lines, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"herdr_link_send","arguments":{"to":"reviewer","message":"queued %d"}}}`, 100+i, i))
 	}
-	write(append(lines, `{"jsonrpc":"2.0","id":"ping","method":"ping"}`)...)
-	if l := next(); l != `{"jsonrpc":"2.0","id":"ping","result":{}}` {
+	// One write: the ping is on stdin after all ten sends.
+	s.send(t, strings.Join(append(lines, `{"jsonrpc":"2.0","id":"ping","method":"ping"}`), "\n"))
+	got := s.answers(t, 11)
+	if l := strings.TrimSpace(got[0]); l != `{"jsonrpc":"2.0","id":"ping","result":{}}` {
 		t.Fatalf("first answer %s, want the ping", l)
 	}
-	seen := map[int]bool{}
-	for len(seen) < 10 {
-		l := next()
-		for i := range 10 {
-			if strings.HasPrefix(l, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":`, 100+i)) {
-				seen[i] = true
-			}
+	for i := range 10 {
+		found := false
+		for _, l := range got[1:] {
+			found = found || strings.HasPrefix(l, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":`, 100+i))
+		}
+		if !found {
+			t.Errorf("send %d got no result:\n%s", 100+i, strings.Join(got, ""))
 		}
 	}
 }
