@@ -107,7 +107,7 @@ func (s snapshot) peers() []Agent {
 
 // isPeer reports whether a is one of the agents peers lists.
 func (s snapshot) isPeer(a *Agent) bool {
-	return s.ws != "" && a.WorkspaceID == s.ws && a.PaneID != s.pane && ValidName(a.Name)
+	return s.inWorkspace(*a) && a.PaneID != s.pane && ValidName(a.Name)
 }
 
 // inWorkspace reports whether a is in the caller's workspace. A workspace

@@ -201,7 +201,8 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	stdin, restore := pollable(stdin)
 	defer restore()
-	log.Debug("mcp: serving", "procs", serveProcs(os.Getenv))
+	procs := serveProcs(os.Getenv)
+	log.Debug("mcp: serving", "procs", procs)
 	if err := mcpserver.Serve(ctx, stdin, stdout, mcpserver.Options{
 		Link: l, Outside: outside, Version: buildinfo.Version(), Logger: log, Bootstrap: !c.noBoot,
 	}); err != nil {
