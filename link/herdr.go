@@ -25,6 +25,10 @@ type Agent struct {
 	Kind string `json:"agent"`
 	// Seq is Herdr's state_change_seq.
 	Seq uint64 `json:"state_change_seq"`
+	// LaunchPending and InteractiveReady are a managed launch's
+	// (agent.start's) progress.
+	LaunchPending    bool `json:"launch_pending"`
+	InteractiveReady bool `json:"interactive_ready"`
 }
 
 // Pane is the part of Herdr's PaneInfo herdr-link uses.

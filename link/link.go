@@ -90,6 +90,14 @@ type Link struct {
 	// protocol ping and the self bootstrap included): each socket call
 	// gets what is left of it. DefaultCallTimeout when zero.
 	CallTimeout time.Duration
+	// Dir is the caller's working directory (the process's when empty):
+	// Start looks for configured agents from it upward and resolves cwd
+	// against it. Home bounds both (the user's home when empty).
+	Dir, Home string
+	// StartTimeout bounds Start's wait for a started agent to become
+	// ready (DefaultStartTimeout when zero); StartPoll is the interval of
+	// its polls (100 ms when zero).
+	StartTimeout, StartPoll time.Duration
 
 	mu       sync.Mutex
 	inflight *bootCall

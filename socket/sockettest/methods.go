@@ -45,6 +45,9 @@ func init() {
 		schema.MethodTabList:         tabList,
 		schema.MethodSessionSnapshot: sessionSnapshot,
 	}
+	for m, h := range startHandlers {
+		handlers[m] = h
+	}
 }
 
 // Implemented lists the methods the simulator implements; every other

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/herdr-link/herdr-link/schema"
 )
@@ -31,6 +32,11 @@ type World struct {
 	progs        sync.WaitGroup
 	closingProgs bool // the server is closing: no new programs
 	clock        Clock
+	// agent.start (handlers_start.go): outcomes per kind, the delay to
+	// readiness, and the argv of every start.
+	startOutcomes map[string]StartOutcome
+	startDelay    time.Duration
+	started       [][]string
 }
 
 // bump records a state change (w.mu held).

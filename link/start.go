@@ -1,0 +1,509 @@
+package link
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/herdr-link/herdr-link/socket"
+)
+
+// The placements of a started agent.
+const (
+	PlaceRight = "right" // a split to the right of the anchor (the default)
+	PlaceDown  = "down"  // a split below the anchor
+	PlaceTab   = "tab"   // a new tab of the caller's workspace
+)
+
+// Bounds of a start's args.
+const (
+	MaxStartArgs     = 32
+	MaxStartArgBytes = 4096
+	MaxStartArgsSum  = 16 << 10
+)
+
+// DefaultStartTimeout bounds the wait for a started agent to become ready
+// when Link.StartTimeout is zero (Herdr's own default for agent.start).
+const DefaultStartTimeout = 30 * time.Second
+
+// Starter is the part of Herdr's control plane that creates panes and
+// starts agents in them; [SocketHerdr] implements it.
+type Starter interface {
+	// SplitPane is pane.split beside anchor ("right" or "down"), unfocused.
+	SplitPane(ctx context.Context, anchor, direction, cwd string) (Pane, error)
+	// CreateTab is tab.create in workspace, unfocused; it returns the root pane.
+	CreateTab(ctx context.Context, workspace, cwd, label string) (Pane, error)
+	// StartAgent is agent.start.
+	StartAgent(ctx context.Context, paneID, name, kind string, args []string, timeout time.Duration) (Agent, error)
+	// ListPanes is pane.list of one workspace.
+	ListPanes(ctx context.Context, workspace string) ([]PaneRecord, error)
+}
+
+// PaneRecord is a pane as pane.list shows it: where it is and whether an
+// agent runs in it.
+type PaneRecord struct {
+	PaneID, TabID, WorkspaceID string
+	Agent                      bool
+}
+
+// StartRequest is what a model asks Start to do. Exactly one of Kind and
+// Agent is set; Args only with Kind.
+type StartRequest struct {
+	Name      string
+	Kind      string
+	Agent     string
+	Args      []string
+	Placement string
+	Beside    string
+	Cwd       string
+	Message   string
+}
+
+// StartResult is what Start returns: the new agent's name and state, and
+// when a first message was given, its id and delivery as Send reports them.
+type StartResult struct {
+	Status   string `json:"status"`
+	Agent    string `json:"agent"`
+	State    string `json:"state"`
+	ID       string `json:"id,omitempty"`
+	Delivery string `json:"delivery,omitempty"`
+}
+
+// startPlan is a checked StartRequest.
+type startPlan struct {
+	StartRequest
+	dir string // the resolved working directory
+}
+
+// Start starts a named agent in the caller's workspace: it creates a pane
+// (a split beside the caller or the peer named Beside, or a new tab),
+// runs agent.start in it, waits until Herdr reports the agent ready, and
+// delivers Message through [Link.Send] when given. Every input is checked
+// before anything is created; a failure after the pane was created closes
+// that pane (and with it a tab this call created), nothing else.
+func (l *Link) Start(ctx context.Context, req StartRequest) (StartResult, error) {
+	st, ok := l.Herdr.(Starter)
+	if !ok {
+		return StartResult{}, newErr(NotInHerdr, detailNoMethod, nil)
+	}
+	plan, err := l.planStart(req)
+	if err != nil {
+		return StartResult{}, err
+	}
+	hctx, cancel := l.bound(ctx)
+	defer cancel()
+	s, _, err := l.named(hctx)
+	if err != nil {
+		return StartResult{}, err
+	}
+	anchor := s.pane
+	for _, a := range s.agents {
+		if a.Name == plan.Name {
+			return StartResult{}, newErr(StartNameTaken, detailNameTaken, nil)
+		}
+	}
+	if plan.Beside != "" {
+		a, ok := s.peer(plan.Beside, "")
+		if !ok {
+			return StartResult{}, newErr(PeerNotFound, detailPeer, nil)
+		}
+		anchor = a.PaneID
+	}
+	if err := l.preflight(hctx, st, plan); err != nil {
+		return StartResult{}, err
+	}
+	pane, err := l.createPane(hctx, st, plan, anchor, s.ws)
+	if err != nil {
+		return StartResult{}, err
+	}
+	res, err := l.launch(ctx, hctx, st, plan, pane)
+	if err != nil {
+		l.rollback(ctx, pane)
+		return StartResult{}, err
+	}
+	return res, nil
+}
+
+// launch runs agent.start in the created pane, waits for readiness and
+// sends the first message.
+func (l *Link) launch(ctx, hctx context.Context, st Starter, plan startPlan, pane Pane) (StartResult, error) {
+	budget := l.startTimeout()
+	got, err := st.StartAgent(hctx, pane.PaneID, plan.Name, plan.Kind, plan.Args, herdrStartTimeout(budget))
+	if err != nil {
+		return StartResult{}, l.startError("agent.start", err)
+	}
+	if got.PaneID != pane.PaneID || got.WorkspaceID != pane.WorkspaceID {
+		l.log().Warn("agent.start answered for another pane", "pane_id", pane.PaneID, "got_pane_id", got.PaneID)
+		return StartResult{}, newErr(StartFailed, detailStartFailed, nil)
+	}
+	// Readiness has a budget of its own, not the operation deadline.
+	rctx, rcancel := context.WithTimeout(ctx, budget)
+	defer rcancel()
+	ready, err := l.awaitReady(rctx, got)
+	if err != nil {
+		return StartResult{}, err
+	}
+	out := StartResult{Status: "started", Agent: plan.Name, State: State(ready.Status)}
+	if plan.Message == "" {
+		l.log().Info("started", "agent", plan.Name, "kind", plan.Kind, "pane_id", pane.PaneID)
+		return out, nil
+	}
+	sent, err := l.Send(ctx, SendRequest{To: plan.Name, Message: plan.Message})
+	if err != nil {
+		l.log().Warn("first message to a started agent failed", "agent", plan.Name, "err", err)
+		return StartResult{}, newErr(StartFailed, detailStartMessage, err)
+	}
+	out.ID, out.Delivery = sent.ID, sent.Delivery
+	l.log().Info("started", "agent", plan.Name, "kind", plan.Kind, "pane_id", pane.PaneID, "message", sent.ID)
+	return out, nil
+}
+
+// herdrStartTimeout is agent.start's timeout_ms for a readiness budget:
+// Herdr takes more than 3 s and at most 300 s.
+func herdrStartTimeout(budget time.Duration) time.Duration {
+	return min(max(budget, 3001*time.Millisecond), 300*time.Second)
+}
+
+func (l *Link) startTimeout() time.Duration {
+	if l.StartTimeout > 0 {
+		return min(l.StartTimeout, 300*time.Second)
+	}
+	return DefaultStartTimeout
+}
+
+// preflight asks Herdr to check the name, kind and args without a pane:
+// agent.start checks them before its pane, so an answer of
+// agent_pane_not_found means they passed, and nothing was created.
+func (l *Link) preflight(ctx context.Context, st Starter, plan startPlan) error {
+	_, err := st.StartAgent(ctx, "", plan.Name, plan.Kind, plan.Args, 0)
+	switch {
+	case err == nil:
+		// A Herdr that accepted an empty pane id: nothing to roll back by
+		// id; refuse rather than guess.
+		l.log().Warn("agent.start accepted an empty pane id")
+		return newErr(StartFailed, detailStartFailed, nil)
+	case errors.Is(err, socket.ErrAgentPaneNotFound), errors.Is(err, socket.ErrInvalidAgentTimeout):
+		return nil
+	}
+	return l.startError("agent.start (check)", err)
+}
+
+// createPane makes the pane the agent starts in.
+func (l *Link) createPane(ctx context.Context, st Starter, plan startPlan, anchor, ws string) (Pane, error) {
+	// The panes before, to find the pane of a lost answer.
+	before, err := st.ListPanes(ctx, ws)
+	if err != nil {
+		return Pane{}, l.fail("pane.list", err, NotInHerdr)
+	}
+	var p Pane
+	if plan.Placement == PlaceTab {
+		p, err = st.CreateTab(ctx, ws, plan.dir, plan.Name)
+	} else {
+		p, err = st.SplitPane(ctx, anchor, plan.Placement, plan.dir)
+	}
+	if err != nil {
+		if errors.Is(err, socket.ErrAfterWrite) {
+			l.log().Warn("pane creation outcome unknown: the request was written, the answer lost", "err", err)
+			return Pane{}, l.findLost(ctx, st, plan, anchor, ws, before, err)
+		}
+		if te := transport(err); te != nil {
+			l.log().Warn(transportLog(err), "op", "pane creation", "err", err)
+			return Pane{}, te
+		}
+		l.log().Warn("herdr did not create a pane", "err", err)
+		return Pane{}, newErr(StartFailed, detailStartNoPane, err)
+	}
+	if p.WorkspaceID != ws {
+		// Same-workspace check on every record: never start elsewhere.
+		l.log().Warn("new pane is in another workspace", "pane_id", p.PaneID, "workspace_id", p.WorkspaceID)
+		l.rollback(ctx, p)
+		return Pane{}, newErr(StartFailed, detailStartFailed, nil)
+	}
+	return p, nil
+}
+
+// findLost looks for the pane a creation whose answer was lost made: the
+// one pane of ws not there before, a plain shell, in the anchor's tab (a
+// split) or in a tab not there before (a new tab). Found, it is closed;
+// otherwise nothing is closed, and the error says a pane may be left.
+func (l *Link) findLost(ctx context.Context, st Starter, plan startPlan, anchor, ws string, before []PaneRecord, cause error) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.callTimeout())
+	defer cancel()
+	after, err := st.ListPanes(rctx, ws)
+	if err != nil {
+		return newErr(StartFailed, detailStartMaybePane, cause)
+	}
+	known, tabs, anchorTab := map[string]bool{}, map[string]bool{}, ""
+	for _, p := range before {
+		known[p.PaneID], tabs[p.TabID] = true, true
+		if p.PaneID == anchor {
+			anchorTab = p.TabID
+		}
+	}
+	var fresh []PaneRecord
+	for _, p := range after {
+		if !known[p.PaneID] {
+			fresh = append(fresh, p)
+		}
+	}
+	switch {
+	case len(fresh) == 0:
+		return newErr(StartFailed, detailStartNoPane, cause)
+	case len(fresh) > 1 || fresh[0].Agent:
+	case plan.Placement == PlaceTab && !tabs[fresh[0].TabID], plan.Placement != PlaceTab && fresh[0].TabID == anchorTab:
+		l.rollback(ctx, Pane{PaneID: fresh[0].PaneID, WorkspaceID: ws})
+		return newErr(StartFailed, detailStartFailed, cause)
+	}
+	l.log().Warn("the pane of a lost answer cannot be told apart; nothing closed", "new_panes", len(fresh))
+	return newErr(StartFailed, detailStartMaybePane, cause)
+}
+
+// rollback closes the pane this start created (a tab it created goes with
+// its only pane), on a context of its own so a cancelled call still
+// cleans up.
+func (l *Link) rollback(ctx context.Context, p Pane) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.callTimeout())
+	defer cancel()
+	if err := l.Herdr.ClosePane(rctx, p.PaneID); err != nil {
+		l.log().Error("rollback: the started agent's pane could not be closed", "pane_id", p.PaneID, "err", err)
+		return
+	}
+	l.log().Info("rollback: closed the pane this start created", "pane_id", p.PaneID)
+}
+
+// startError classifies a refusal of agent.start.
+func (l *Link) startError(op string, err error) error {
+	if errors.Is(err, socket.ErrAfterWrite) {
+		l.log().Warn(op+" outcome unknown", "err", err)
+		return newErr(StartFailed, detailStartFailed, err)
+	}
+	if te := transport(err); te != nil {
+		l.log().Warn(transportLog(err), "op", op, "err", err)
+		return te
+	}
+	l.log().Warn("herdr refused to start the agent", "op", op, "err", err)
+	switch {
+	case errors.Is(err, socket.ErrAgentNameTaken):
+		return newErr(StartNameTaken, detailNameTaken, err)
+	case errors.Is(err, socket.ErrUnsupportedAgentKind):
+		return newErr(StartInputInvalid, detailStartKind, err)
+	case errors.Is(err, socket.ErrInvalidAgentArgument):
+		return newErr(StartInputInvalid, detailStartArgs, err)
+	case errors.Is(err, socket.ErrInvalidAgentName):
+		return newErr(StartInputInvalid, detailStartName, err)
+	}
+	return newErr(StartFailed, detailStartFailed, err)
+}
+
+// awaitReady polls the started agent (by its pane) until Herdr reports it
+// ready, as Herdr's own `agent start` does: working or unknown, or a
+// pending launch, is not yet; idle or done with interactive_ready is
+// ready; blocked, an exit, another occupant or a lost name fail.
+func (l *Link) awaitReady(ctx context.Context, started Agent) (Agent, error) {
+	poll := l.StartPoll
+	if poll <= 0 {
+		poll = 100 * time.Millisecond
+	}
+	for {
+		cctx, cancel := l.bound(ctx)
+		a, err := l.Herdr.GetAgent(cctx, started.PaneID)
+		cancel()
+		if dl, ok := ctx.Deadline(); ctx.Err() != nil || err != nil && ok && !time.Now().Before(dl) {
+			<-ctx.Done()
+			return Agent{}, l.readyEnd(ctx)
+		}
+		switch {
+		case err == nil && (a.TerminalID != started.TerminalID || a.Name != started.Name || a.Kind != started.Kind):
+			return Agent{}, newErr(StartFailed, detailStartLost, nil)
+		case err == nil && a.Status == "blocked":
+			return Agent{}, newErr(StartFailed, detailStartBlocked, nil)
+		case err == nil && (a.Status == "idle" || a.Status == "done") && a.InteractiveReady:
+			return a, nil
+		case err == nil && (a.Status == "idle" || a.Status == "done") && !a.LaunchPending:
+			return Agent{}, newErr(StartFailed, detailStartExited, nil)
+		case errors.Is(err, socket.ErrAgentNotFound):
+			return Agent{}, newErr(StartFailed, detailStartExited, err)
+		case err != nil && !errors.Is(err, socket.ErrTimeout):
+			if te := transport(err); te != nil {
+				return Agent{}, te
+			}
+		}
+		t := time.NewTimer(poll)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return Agent{}, l.readyEnd(ctx)
+		}
+	}
+}
+
+// readyEnd is the error of a readiness wait whose context ended.
+func (l *Link) readyEnd(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		l.log().Warn("started agent not ready in time")
+		return newErr(StartFailed, detailStartTimeout, ctx.Err())
+	}
+	return ctxErr(ctx)
+}
+
+// planStart checks a request without any round trip and resolves its
+// configured agent and working directory.
+func (l *Link) planStart(req StartRequest) (startPlan, error) {
+	p := startPlan{StartRequest: req}
+	switch {
+	case !ValidName(req.Name):
+		return p, newErr(StartInputInvalid, detailStartName, nil)
+	case (req.Kind == "") == (req.Agent == ""):
+		return p, newErr(StartInputInvalid, detailStartWhat, nil)
+	case req.Agent != "" && req.Args != nil:
+		return p, newErr(StartInputInvalid, detailStartWhat, nil)
+	case req.Kind != "" && !validKind(req.Kind):
+		return p, newErr(StartInputInvalid, detailStartKind, nil)
+	case req.Placement != "" && req.Placement != PlaceRight && req.Placement != PlaceDown && req.Placement != PlaceTab:
+		return p, newErr(StartInputInvalid, detailStartPlacement, nil)
+	case req.Beside != "" && (req.Placement == PlaceTab || !ValidName(req.Beside)):
+		return p, newErr(StartInputInvalid, detailStartPlacement, nil)
+	case checkArgs(req.Args) != nil:
+		return p, newErr(StartInputInvalid, detailStartArgs, nil)
+	}
+	if req.Message != "" {
+		if CheckMessage(req.Message) != nil || CheckDeliverable(req.Message, "") != nil {
+			return p, newErr(InvalidArgument, detailTooBig, nil)
+		}
+	}
+	dir, home, err := l.dirs()
+	if err != nil {
+		return p, newErr(StartInputInvalid, detailStartCwd, err)
+	}
+	if p.dir, err = resolveCwd(dir, home, req.Cwd); err != nil {
+		return p, newErr(StartInputInvalid, detailStartCwd, err)
+	}
+	if req.Agent != "" {
+		c, err := loadConfigured(dir, home, req.Agent)
+		if err != nil {
+			return p, err
+		}
+		p.Kind, p.Args = c.Kind, c.Args
+		if p.Placement == "" && p.Beside == "" {
+			p.Placement = c.Placement
+		}
+	}
+	if p.Placement == "" {
+		p.Placement = PlaceRight
+	}
+	return p, nil
+}
+
+// dirs returns the caller's working directory and the user's home, both
+// with symbolic links resolved ("" for a home that cannot be found).
+func (l *Link) dirs() (string, string, error) {
+	dir := l.Dir
+	if dir == "" {
+		var err error
+		if dir, err = os.Getwd(); err != nil {
+			return "", "", err
+		}
+	}
+	dir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", "", err
+	}
+	home := l.Home
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	if home != "" {
+		if h, err := filepath.EvalSymlinks(home); err == nil {
+			home = h
+		} else {
+			home = ""
+		}
+	}
+	return dir, home, nil
+}
+
+var errCwdBounds = errors.New("outside the working directory and the home directory")
+
+// resolveCwd resolves a start's cwd against the caller's directory: it
+// must be an existing directory inside dir or inside home (never the
+// filesystem root), after symbolic links. Empty is dir itself.
+func resolveCwd(dir, home, cwd string) (string, error) {
+	if cwd == "" {
+		return dir, nil
+	}
+	if !utf8.ValidString(cwd) || hasControl(cwd) || len(cwd) > 4096 {
+		return "", errors.New("malformed path")
+	}
+	if !filepath.IsAbs(cwd) {
+		cwd = filepath.Join(dir, cwd)
+	}
+	real, err := filepath.EvalSymlinks(cwd)
+	if err != nil {
+		return "", err
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return "", err
+	}
+	if !st.IsDir() {
+		return "", errors.New("not a directory")
+	}
+	if within(real, dir) || home != "" && home != string(filepath.Separator) && within(real, home) {
+		return real, nil
+	}
+	return "", errCwdBounds
+}
+
+func within(p, root string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// validKind reports whether s looks like an agent kind: 1 to 32 lowercase
+// letters, digits, '-' or '_'. Herdr decides whether it knows it.
+func validKind(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkArgs bounds an argv tail: at most MaxStartArgs strings of at most
+// MaxStartArgBytes each, MaxStartArgsSum in all, valid UTF-8 without NUL
+// or other control characters.
+func checkArgs(args []string) error {
+	if len(args) > MaxStartArgs {
+		return errors.New("too many args")
+	}
+	sum := 0
+	for _, a := range args {
+		sum += len(a)
+		if len(a) > MaxStartArgBytes || !utf8.ValidString(a) || hasControl(a) {
+			return errors.New("malformed arg")
+		}
+	}
+	if sum > MaxStartArgsSum {
+		return errors.New("args too large")
+	}
+	return nil
+}
+
+func hasControl(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 {
+			return true
+		}
+	}
+	return false
+}
