@@ -35,10 +35,10 @@ type ConfiguredAgent struct {
 }
 
 type configEntry struct {
-	Kind      string          `json:"kind"`
-	Args      []string        `json:"args"`
+	Kind      string           `json:"kind"`
+	Args      []string         `json:"args"`
 	Placement jsonx.RawMessage `json:"placement"`
-	Strategy  string          `json:"strategy"`
+	Strategy  string           `json:"strategy"`
 	Variants  []struct {
 		Kind string   `json:"kind"`
 		Args []string `json:"args"`
