@@ -13,6 +13,7 @@ type parsedCall struct {
 	tool   string
 	action string // activate, peers, send, close
 	send   link.SendRequest
+	start  link.StartRequest
 	agent  string
 }
 
@@ -21,7 +22,7 @@ var (
 	errArgsObject = errors.New("arguments must be a JSON object")
 	errSendArgs   = errors.New(`send needs {"to": string, "message": string, "reply_to"?: string}`)
 	errCloseArgs  = errors.New(`close needs {"agent": string}`)
-	errAction     = errors.New(`action must be one of "activate", "peers", "send", "close"`)
+	errAction     = errors.New(`action must be one of "activate", "peers", "start", "send", "close"`)
 )
 
 type rawArgs map[string]jsonx.RawMessage
@@ -85,6 +86,10 @@ func parseAction(c *parsedCall, action string, a rawArgs) error {
 		var err error
 		c.agent, err = parseClose(a)
 		return err
+	case "start":
+		var err error
+		c.start, err = parseStart(a, c.tool == ToolGateway)
+		return err
 	}
 	return errAction
 }
@@ -102,6 +107,8 @@ func parseCall(tool string, raw jsonx.RawMessage) (parsedCall, error) {
 		return c, parseAction(&c, "send", a)
 	case ToolClose:
 		return c, parseAction(&c, "close", a)
+	case ToolStart:
+		return c, parseAction(&c, "start", a)
 	}
 	// The gateway.
 	action, _, err := a.str("action")

@@ -18,6 +18,7 @@ var actionEffects = map[string]effect{
 	"activate": {repeatSafe: true},             // switches this connection's tool list only
 	"peers":    {repeatSafe: true},             // reads Herdr
 	"send":     {writes: true},                 // every call delivers one more message
+	"start":    {writes: true},                 // opens a pane and starts an agent; undoes only its own failures
 	"close":    {writes: true, destroys: true}, // a name can pass to a new agent between calls
 }
 
@@ -28,6 +29,7 @@ var actionArgs = map[string]string{
 	"peers":    `{}`,
 	"send":     `{"to":"reviewer","message":"hi"}`,
 	"close":    `{"agent":"reviewer"}`,
+	"start":    `{"name":"tester","kind":"claude"}`,
 }
 
 // dispatchable lists the actions a tool runs, by feeding its parser every
@@ -111,10 +113,10 @@ func TestAnnotationsMatchEffects(t *testing.T) {
 // The gateway really reaches every action (the probe above must not
 // silently find fewer).
 func TestGatewayDispatchesEverything(t *testing.T) {
-	if got := len(dispatchable(t, ToolGateway)); got != 4 {
-		t.Fatalf("gateway dispatches %d actions, want 4", got)
+	if got := len(dispatchable(t, ToolGateway)); got != 5 {
+		t.Fatalf("gateway dispatches %d actions, want 5", got)
 	}
-	for tool, want := range map[string]string{ToolPeers: "peers", ToolSend: "send", ToolClose: "close"} {
+	for tool, want := range map[string]string{ToolPeers: "peers", ToolStart: "start", ToolSend: "send", ToolClose: "close"} {
 		if got := dispatchable(t, tool); len(got) != 1 || got[0] != want {
 			t.Errorf("%s dispatches %v", tool, got)
 		}

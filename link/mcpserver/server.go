@@ -469,6 +469,8 @@ func (h *handler) run(ctx context.Context, c parsedCall) (res toolResult) {
 		out, err = l.Send(ctx, c.send)
 	case "close":
 		out, err = l.Close(ctx, c.agent)
+	case "start":
+		out, err = l.Start(ctx, c.start)
 	default:
 		err = fmt.Errorf("unknown action %q", c.action)
 	}

@@ -114,7 +114,7 @@ func TestActivation(t *testing.T) {
 			for _, n := range names {
 				got = append(got, n[1])
 			}
-			if strings.Join(got, ",") != "herdr_link,herdr_link_peers,herdr_link_send,herdr_link_close" {
+			if strings.Join(got, ",") != "herdr_link,herdr_link_peers,herdr_link_start,herdr_link_send,herdr_link_close" {
 				t.Fatalf("active list %v", got)
 			}
 			// Exactly one list_changed per connection.

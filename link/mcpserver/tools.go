@@ -13,6 +13,7 @@ const (
 	ToolPeers   = "herdr_link_peers"
 	ToolSend    = "herdr_link_send"
 	ToolClose   = "herdr_link_close"
+	ToolStart   = "herdr_link_start"
 )
 
 // annotations are MCP tool annotations. Every hint is explicit: a host
@@ -40,51 +41,56 @@ type tool struct {
 // is not repeated here: it comes once per connection, in the result of
 // the call that activates Herdr Link (PROTOCOL.md §6).
 const (
-	dormantDescription = `Herdr Link lets you work with the other AI agents running in this Herdr workspace: find them, message them, answer them, close their panes. Call it with {} to activate when the user asks you to coordinate with other agents in Herdr, or when you receive text carrying a JSON envelope with "protocol": "herdr-link/1" (a message from another agent). Activating only switches it on; its result explains the rest.`
+	dormantDescription = `Herdr Link lets you work with the other AI agents running in this Herdr workspace: find them, start new ones, message them, answer them, close their panes. Call it with {} to activate when the user asks you to coordinate with other agents in Herdr, or when you receive text carrying a JSON envelope with "protocol": "herdr-link/1" (a message from another agent). Activating only switches it on; its result explains the rest.`
 
 	// instructionsInHerdr is the initialize result's instructions in a
 	// Herdr pane. Claude Code puts it in its system prompt and Codex makes
 	// it the description of the server's namespace, so it stays short.
 	instructionsInHerdr = `Herdr Link connects you with the other AI agents of this Herdr workspace; call the herdr_link tool with {} to start.`
 
-	activeGatewayDescription = `Herdr Link is active. Does what the herdr_link_peers, _send and _close tools do, for as long as your host does not show them (they may appear a step later, under a host prefix or namespace): {"action":"peers"}, {"action":"send","to":"<name>","message":"<text>","reply_to":"<id>"} (reply_to only when answering), {"action":"close","agent":"<name>"}.`
+	activeGatewayDescription = `Herdr Link is active. Does what the herdr_link_peers, _start, _send and _close tools do while your host does not show them (they may appear a step later, under a host prefix or namespace): {"action":"peers"}, {"action":"start","name":"<name>","kind":"<kind>"}, {"action":"send","to":"<name>","message":"<text>","reply_to":"<id>"}, {"action":"close","agent":"<name>"}.`
 
-	peersDescription = `List the live, named agents of your own Herdr workspace (not you), each with an advisory state. Their names are what send and close take.`
+	peersDescription = `List the live, named agents of your Herdr workspace (not you), each with an advisory state.`
 
 	sendDescription = `Send a message to another agent of your Herdr workspace, by name. To answer a herdr-link/1 message, send to its "from" with reply_to set to its "id". "sent" means Herdr accepted it; "delivery" says what followed. A message to a working Codex agent interrupts its turn.`
 
-	closeDescription = `Close the pane of the named agent of your workspace, ending that agent. Only once you decided it is finished; send any last message first, and close in a later step.`
+	startDescription = `Start a new agent named "name" in your workspace: "kind" (claude, codex…) and "args", or "agent" from .agents/agent_config.json. Opens beside you or "beside" a peer, waits until it is ready, sends it "message".`
+
+	closeDescription = `Close the pane of the named agent of your workspace, ending it. Only once it is finished; send any last message first, and close in a later step.`
 )
 
 // gatewayUsage explains the gateway's actions. It is part of the result
 // that activates Herdr Link, once per connection, so hosts that list tools
 // late, under a prefix or namespace, or never, still get all they need.
-const gatewayUsage = `The herdr_link_peers, herdr_link_send and herdr_link_close tools may appear only from your next step on, and your host may show them with a prefix or in a namespace (for example mcp__herdr_link__herdr_link_send or herdr_link_herdr_link_send). Until you see them, and whenever you prefer, call this herdr_link tool with an action; it does the same:
+const gatewayUsage = `The herdr_link_peers, herdr_link_start, herdr_link_send and herdr_link_close tools may appear only from your next step on, and your host may show them with a prefix or in a namespace (for example mcp__herdr_link__herdr_link_send or herdr_link_herdr_link_send). Until you see them, and whenever you prefer, call this herdr_link tool with an action; it does the same:
 - {"action":"peers"}: the agents of your workspace, {"self":{"name","state"},"peers":[{"name","state"}]}.
+- {"action":"start","name":"<name>","kind":"<kind>"} (or "agent":"<configured agent>"), optional "args":[…], "placement":"right"|"down"|"tab", "beside":"<peer>", "cwd", "message": starts a new agent of your workspace and waits until it is ready: {"status":"started","agent","state"}, with "id" and "delivery" when it sent "message".
 - {"action":"send","to":"<name>","message":"<text>"}, with "reply_to":"<id>" when answering: {"status":"sent","id","to","delivery"}.
 - {"action":"close","agent":"<name>"}: {"status":"closed","agent"}.
-The fields may also be nested, as in {"action":"send","arguments":{"to":"<name>","message":"<text>"}}. Failures read "CODE: detail", CODE one of NOT_IN_HERDR, SELF_UNNAMED, PEER_NOT_FOUND, SEND_FAILED, CLOSE_FAILED, INVALID_ARGUMENT.`
+The fields may also be nested, as in {"action":"send","arguments":{"to":"<name>","message":"<text>"}}. Failures read "CODE: detail", CODE one of NOT_IN_HERDR, SELF_UNNAMED, PEER_NOT_FOUND, SEND_FAILED, CLOSE_FAILED, INVALID_ARGUMENT, and for start START_INPUT_INVALID, START_CONFIG_NOT_FOUND, START_CONFIG_INVALID, START_AGENT_NOT_FOUND, START_NAME_TAKEN, START_FAILED.`
 
 const (
 	emptyInput   = `{"type":"object","properties":{},"additionalProperties":false}`
 	gatewayInput = `{"type":"object","properties":{` +
-		`"action":{"type":"string","enum":["activate","peers","send","close"],"description":"Omit (or \"activate\") to activate."},` +
-		`"arguments":{"type":"object","description":"The action's fields, if not given at the top level."},` +
+		`"action":{"type":"string","enum":["activate","peers","start","send","close"]},` +
+		`"arguments":{"type":"object"},` +
 		`"to":{"type":"string"},"message":{"type":"string"},"reply_to":{"type":"string"},"agent":{"type":"string"}}}`
-	sendInput = `{"type":"object","properties":{` +
-		`"to":{"type":"string","description":"Recipient's agent name (from peers, or the \"from\" of the message you answer)."},` +
-		`"message":{"type":"string","description":"Free text (JSON or YAML is fine), at most 256 KiB."},` +
-		`"reply_to":{"type":"string","description":"When answering a message: its \"id\"."}},` +
+	sendInput = `{"type":"object","properties":{"to":{"type":"string"},"message":{"type":"string","description":"Free text, at most 256 KiB."},"reply_to":{"type":"string"}},` +
 		`"required":["to","message"],"additionalProperties":false}`
-	closeInput = `{"type":"object","properties":{"agent":{"type":"string","description":"Agent name whose pane to close."}},"required":["agent"],"additionalProperties":false}`
+	startInput = `{"type":"object","properties":{"name":{"type":"string"},` +
+		`"kind":{"type":"string"},"agent":{"type":"string"},"args":{"type":"array","items":{"type":"string"}},` +
+		`"placement":{"enum":["right","down","tab"]},"beside":{"type":"string"},"cwd":{"type":"string"},"message":{"type":"string"}},` +
+		`"required":["name"],"additionalProperties":false}`
+	closeInput = `{"type":"object","properties":{"agent":{"type":"string"}},"required":["agent"],"additionalProperties":false}`
 
 	peerSchema  = `{"type":"object","properties":{"name":{"type":"string"},"state":{"type":"string","enum":["idle","working","blocked","done","unknown"]}},"required":["name","state"]}`
 	peersOutput = `{"type":"object","properties":{"self":` + peerSchema + `,"peers":{"type":"array","items":` + peerSchema + `}},"required":["self","peers"]}`
 	sendOutput  = `{"type":"object","properties":{"status":{"const":"sent"},"id":{"type":"string"},"to":{"type":"string"},` +
 		`"delivery":{"enum":["submitted","queued","interrupting","unconfirmed"],"description":"submitted: a turn started with it; queued: the agent is busy and reads it when its turn ends; interrupting: it interrupted the working agent's turn (Codex); unconfirmed: no sign yet. Never resend because of it."}},` +
 		`"required":["status","id","to","delivery"]}`
+	startOutput  = `{"type":"object","properties":{"status":{"const":"started"},"agent":{"type":"string"},"state":{"type":"string"},"id":{"type":"string"},"delivery":{"type":"string"}},"required":["status","agent","state"]}`
 	closeOutput  = `{"type":"object","properties":{"status":{"const":"closed"},"agent":{"type":"string"}},"required":["status","agent"]}`
-	gatewayOuput = `{"type":"object","properties":{"status":{"type":"string"},"capabilities":{"type":"array","items":{"type":"string"}},"contract":{"type":"string"},"usage":{"type":"string"},"self":{"type":"object"},"peers":{"type":"array"},"id":{"type":"string"},"to":{"type":"string"},"delivery":{"type":"string"},"agent":{"type":"string"}}}`
+	gatewayOuput = `{"type":"object","properties":{"status":{"type":"string"},"capabilities":{"type":"array","items":{"type":"string"}},"contract":{"type":"string"},"usage":{"type":"string"},"self":{"type":"object"},"peers":{"type":"array"},"id":{"type":"string"},"to":{"type":"string"},"delivery":{"type":"string"},"agent":{"type":"string"},"state":{"type":"string"}}}`
 )
 
 // The annotations of each tool. The gateway can do everything the Tier-1
@@ -96,6 +102,7 @@ var (
 	gatewayAnnotations = annotations{Title: "Herdr Link", DestructiveHint: true}
 	peersAnnotations   = annotations{Title: "Herdr Link: list peers", ReadOnlyHint: true, IdempotentHint: true}
 	sendAnnotations    = annotations{Title: "Herdr Link: send a message"}
+	startAnnotations   = annotations{Title: "Herdr Link: start an agent"}
 	closeAnnotations   = annotations{Title: "Herdr Link: close an agent's pane", DestructiveHint: true}
 )
 
@@ -111,6 +118,8 @@ func gatewayTool(active bool) tool {
 var tier1 = []tool{
 	{Name: ToolPeers, Title: "Herdr Link: list peers", Description: peersDescription,
 		InputSchema: jsonx.RawMessage(emptyInput), OutputSchema: jsonx.RawMessage(peersOutput), Annotations: peersAnnotations},
+	{Name: ToolStart, Title: "Herdr Link: start an agent", Description: startDescription,
+		InputSchema: jsonx.RawMessage(startInput), OutputSchema: jsonx.RawMessage(startOutput), Annotations: startAnnotations},
 	{Name: ToolSend, Title: "Herdr Link: send a message", Description: sendDescription,
 		InputSchema: jsonx.RawMessage(sendInput), OutputSchema: jsonx.RawMessage(sendOutput), Annotations: sendAnnotations},
 	{Name: ToolClose, Title: "Herdr Link: close an agent's pane", Description: closeDescription,
@@ -138,7 +147,7 @@ func toolList(gated, active, structured bool) []tool {
 }
 
 func knownTool(name string) bool {
-	return name == ToolGateway || name == ToolPeers || name == ToolSend || name == ToolClose
+	return name == ToolGateway || name == ToolPeers || name == ToolStart || name == ToolSend || name == ToolClose
 }
 
 // activation is the gateway's answer to {} or {"action":"activate"}.
@@ -151,9 +160,9 @@ type activation struct {
 	Usage        string   `json:"usage,omitempty"`
 }
 
-var capabilities = []string{"peers", "send", "close"}
+var capabilities = []string{"peers", "start", "send", "close"}
 
-const activeHead = `{"status":"active","capabilities":["peers","send","close"]}`
+const activeHead = `{"status":"active","capabilities":["peers","start","send","close"]}`
 
 // activationResult is the result of an explicit activation; withContract
 // is true for the first result of the connection.
