@@ -3,8 +3,10 @@ package link_test
 import (
 	"context"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/link"
@@ -42,6 +44,10 @@ func TestNoIDsInModelFacingText(t *testing.T) {
 		{schema.MethodPaneGet, sockettest.Fault{Error: &schema.ErrorBody{Code: "pane_not_found", Message: "pane w1:p4 not found"}}},
 		{schema.MethodAgentRename, sockettest.Fault{Error: &schema.ErrorBody{Code: "agent_name_taken", Message: "agent name x is already used; candidates: terminal_id=term_1 pane_id=w1:p2 workspace_id=w1"}}},
 		{schema.MethodAgentPrompt, sockettest.Fault{WrongID: true}},
+		{schema.MethodPaneSplit, sockettest.Fault{Error: &schema.ErrorBody{Code: "pane_split_failed", Message: "pane w1:p1 in w1:t1"}}},
+		{schema.MethodTabCreate, sockettest.Fault{DropMidResponse: true}},
+		{schema.MethodAgentStart, sockettest.Fault{Error: &schema.ErrorBody{Code: "agent_pane_busy", Message: "agent target pane w1:p9 is not an available shell"}}},
+		{schema.MethodAgentGet, sockettest.Fault{Error: &schema.ErrorBody{Code: "agent_not_found", Message: "agent target w1:p9 not found"}}},
 	}
 	targets := []string{"brain", "reviewer", "stuck", "hooked", "flaky", "writer", "ops", "nobody", "Bad", "w1:p2", "w2", "term_1", ""}
 	checked := 0
@@ -70,6 +76,20 @@ func TestNoIDsInModelFacingText(t *testing.T) {
 				add(l.Send(ctx, link.SendRequest{To: to, Message: " "}))
 				add(l.Send(ctx, link.SendRequest{To: to, Message: "x", ReplyTo: "w1:p1"}))
 			}
+			dir := t.TempDir()
+			l.Dir, l.Home, l.StartTimeout, l.StartPoll = dir, dir, 200*time.Millisecond, time.Millisecond
+			for i, beside := range targets {
+				for _, place := range []string{"", "tab"} {
+					req := link.StartRequest{Name: "new" + strconv.Itoa(i), Kind: "claude", Beside: beside, Message: "hi", Placement: place}
+					if place == "tab" {
+						req.Beside = ""
+					}
+					add(l.Start(ctx, req))
+				}
+			}
+			add(l.Start(ctx, link.StartRequest{Name: "reviewer", Kind: "claude"}))
+			add(l.Start(ctx, link.StartRequest{Name: "zz", Kind: "w1:p1"}))
+			add(l.Start(ctx, link.StartRequest{Name: "zz", Kind: "claude", Cwd: "/w1:p1"}))
 			add(l.Close(ctx, "hooked"))
 			add(l.Close(ctx, "ops"))
 			add(l.Close(ctx, "nobody"))
