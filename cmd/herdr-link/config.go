@@ -25,17 +25,29 @@ func configUsage() string {
 func config(args []string, stdout, stderr io.Writer) int {
 	fs := cliflag.New("herdr-link config [flags] HOST", configUsage(), stderr)
 	bin := fs.String("bin", "", "the herdr-link path to write (default: this binary's absolute path)")
+	detect := fs.Bool("detect", false, "without HOST: the host of the agent Herdr sees in this pane (HERDR_PANE_ID); prints the config line, then its snippet")
 	if code, done := cliflag.Parse(fs, args, stdout); done {
 		return code
 	}
-	if fs.NArg() != 1 {
+	hostArgs := fs.Args()
+	if *detect {
+		var err error
+		if hostArgs, err = detectArgs(hostArgs); err != nil {
+			fmt.Fprintln(stderr, "herdr-link config --detect:", err)
+			return 1
+		}
+		if fs.NArg() == 0 {
+			fmt.Fprintf(stdout, "# herdr-link config %s\n", hostArgs[0])
+		}
+	}
+	if len(hostArgs) != 1 {
 		fmt.Fprintln(stderr, "herdr-link config: name one host")
 		fs.Usage()
 		return 2
 	}
-	h, ok := lookupHost(fs.Arg(0))
+	h, ok := lookupHost(hostArgs[0])
 	if !ok {
-		fmt.Fprintf(stderr, "herdr-link config: unknown host %q\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "herdr-link config: unknown host %q\n", hostArgs[0])
 		fs.Usage()
 		return 2
 	}
