@@ -25,17 +25,17 @@ const demoWorld = `{"workspaces":[
    {"id":"w1:p1","cwd":"/home/dev/shop","agent":{"kind":"claude","name":"brain","status":"working","turn_ends_ms":2000,"turn_ms":200}},
    {"id":"w1:p2","cwd":"/home/dev/shop","agent":{"kind":"codex","name":"reviewer","status":"idle","turn_ms":150}},
    {"id":"w1:p3","cwd":"/home/dev/shop","agent":{"kind":"pi","status":"idle"}},
-   {"id":"w1:p4","cwd":"/home/dev/shop"},
-   {"id":"w1:p5","cwd":"/home/dev/shop","agent":{"kind":"opencode","name":"tester","status":"idle"}}
+   {"id":"w1:p4","cwd":"/home/dev/shop"}
  ]}]},
  {"id":"w2","label":"infra","tabs":[{"id":"w2:t1","panes":[
    {"id":"w2:p1","cwd":"/home/dev/infra","agent":{"kind":"claude","name":"ops","status":"idle"}}
  ]}]}]}`
 
 type demoSession struct {
-	name string
-	c    *mcpclient.Client
-	out  io.Writer
+	name  string
+	c     *mcpclient.Client
+	out   io.Writer
+	ready bool // initialized and activated
 }
 
 // step runs f, timing it, and prints one transcript line.
@@ -100,6 +100,7 @@ func runDemo(worldFile string, verbose bool, out io.Writer) error {
 		func() error { return d.handshake(d.brain) },
 		d.brainFindsAndSends,
 		d.reviewerReplies,
+		d.brainStartsTester,
 		func() error {
 			if d.tester == nil {
 				return nil
@@ -202,6 +203,7 @@ func (d *demoRun) handshake(s *demoSession) error {
 	}); err != nil {
 		return err
 	}
+	s.ready = true
 	return s.step("tools/list (active)", func() (string, error) { return listNames(ctx, s.c) })
 }
 
@@ -342,11 +344,13 @@ func waitTurn(ctx context.Context, w *sockettest.World, pane, id string) (string
 // Without serialization Codex would glue both wrappers into one turn; the
 // delivery lock gives each its own turn.
 func twoAtOnce(ctx context.Context, out io.Writer, w *sockettest.World, revPane string, a, b *demoSession) error {
-	if _, err := b.c.Initialize(ctx, "2025-06-18"); err != nil {
-		return err
-	}
-	if _, _, err := b.tool(ctx, "herdr_link", nil, false); err != nil {
-		return err
+	if !b.ready {
+		if _, err := b.c.Initialize(ctx, "2025-06-18"); err != nil {
+			return err
+		}
+		if _, _, err := b.tool(ctx, "herdr_link", nil, false); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintln(out, "  brain and tester message the reviewer at the same moment (two herdr-link processes):")
 	before := len(w.Submissions(revPane))

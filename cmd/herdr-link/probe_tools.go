@@ -205,7 +205,7 @@ func probeMCP(ctx context.Context, command []string, raw bool, stdout, stderr io
 		if err := list(); err != nil {
 			return err
 		}
-		if len(tools) != 4 {
+		if len(tools) != 5 {
 			return fmt.Errorf("tools %v", tools)
 		}
 		return nil
