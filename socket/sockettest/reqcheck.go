@@ -31,11 +31,13 @@ var enumValues = map[reflect.Type][]string{
 	reflect.TypeOf(schema.ReadSource("")):     {"visible", "recent", "recent_unwrapped", "detection"},
 	reflect.TypeOf(schema.ReadFormat("")):     {"text", "ansi"},
 	reflect.TypeOf(schema.SplitDirection("")): {"right", "down"},
+	// pane.split's right_click (handlers_start.go).
+	reflect.TypeOf(schema.PaneRightClickTarget("")): {"herdr", "pane"},
 }
 
 // defaulted are params fields without omitempty that serde fills with a
 // default when absent (`#[serde(default)]`), "Type.field".
-var defaulted = map[string]bool{"PaneMoveParams.focus": true}
+var defaulted = map[string]bool{"PaneMoveParams.focus": true, "PaneSplitParams.focus": true, "TabCreateParams.focus": true}
 
 var rawMessageType = reflect.TypeOf(jsonx.RawMessage(nil))
 
