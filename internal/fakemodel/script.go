@@ -40,14 +40,15 @@ type Script struct {
 
 // Canonical tool names of herdr-link.
 const (
-	Gateway = "herdr_link"
-	Peers   = "herdr_link_peers"
-	Send    = "herdr_link_send"
-	Close   = "herdr_link_close"
+	Gateway   = "herdr_link"
+	Peers     = "herdr_link_peers"
+	Send      = "herdr_link_send"
+	Close     = "herdr_link_close"
+	StartTool = "herdr_link_start"
 )
 
 // DefaultCanonical lists the herdr-link tools the fake recognises.
-var DefaultCanonical = []string{Gateway, Peers, Send, Close}
+var DefaultCanonical = []string{Gateway, Peers, Send, Close, StartTool}
 
 // DefaultSearchTools are the host tools that load deferred tools.
 var DefaultSearchTools = []string{"ToolSearch"}

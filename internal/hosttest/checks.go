@@ -47,7 +47,7 @@ func (r *Result) checkSurface(a SessionResult, m Mode) {
 
 // ids that must never reach a model: the world's pane and tab ids and any
 // terminal id.
-var hiddenIDs = []string{SenderPane, ReviewerPane, OtherPane, "w1:t1", "w2:t1", "term_"}
+var hiddenIDs = []string{SenderPane, ReviewerPane, OtherPane, StartedPane, "w1:t1", "w2:t1", "term_"}
 
 // checkSession fails the run when the session did not end cleanly or did
 // not make the expected herdr-link operations successfully.
@@ -96,6 +96,7 @@ var successMark = map[string]string{
 	"peers":    `"peers"`,
 	"send":     `"sent"`,
 	"close":    `"closed"`,
+	"start":    `"started"`,
 }
 
 func firstResult(reqs []fakemodel.Request, action string) (fakemodel.Result, bool) {

@@ -191,6 +191,9 @@ func Run(ctx context.Context, h *Host, m Mode, cfg Config) *Result {
 			sc.close(reply)
 		}
 	}
+	if len(r.Failures) == 0 {
+		sc.start()
+	}
 	return r
 }
 
