@@ -82,13 +82,13 @@ type startPlan struct {
 // before anything is created; a failure after the pane was created closes
 // that pane (and with it a tab this call created), nothing else.
 func (l *Link) Start(ctx context.Context, req StartRequest) (StartResult, error) {
-	st, ok := l.Herdr.(Starter)
-	if !ok {
-		return StartResult{}, newErr(NotInHerdr, detailNoMethod, nil)
-	}
 	plan, err := l.planStart(req)
 	if err != nil {
 		return StartResult{}, err
+	}
+	st, ok := l.Herdr.(Starter)
+	if !ok {
+		return StartResult{}, newErr(NotInHerdr, detailNoMethod, nil)
 	}
 	hctx, cancel := l.bound(ctx)
 	defer cancel()

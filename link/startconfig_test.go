@@ -96,3 +96,20 @@ func FuzzStartRequest(f *testing.F) {
 
 // noStarter is a Herdr that cannot start agents.
 type noStarter struct{ link.Herdr }
+
+// FuzzAgentConfig: any agent_config.json is a configured start or one of
+// the configuration errors, never a panic, never a start without Herdr.
+func FuzzAgentConfig(f *testing.F) {
+	f.Add(`{"agents":{"rev":{"kind":"codex","args":["a"],"placement":"down"}}}`, "rev")
+	f.Add(`{"agents":{"rr":{"strategy":"round-robin","variants":[{"kind":"a"},{"kind":"b","args":null}],"placement":{"mode":"with"}}}}`, "rr")
+	f.Add(`{"agents":{"x":{"placement":{"mode":"new_tab","label":1}}}}`, "x")
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, cfg, key string) {
+		writeConfig(t, dir, cfg)
+		l := &link.Link{Herdr: noStarter{}, Dir: dir, Home: dir}
+		_, err := l.Start(context.Background(), link.StartRequest{Name: "tester", Agent: key})
+		if err == nil {
+			t.Fatal("started without a Herdr")
+		}
+	})
+}
