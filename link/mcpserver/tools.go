@@ -52,9 +52,9 @@ const (
 
 	peersDescription = `List the live, named agents of your Herdr workspace (not you), each with an advisory state.`
 
-	sendDescription = `Send a message to another agent of your Herdr workspace, by name. To answer a herdr-link/1 message, send to its "from" with reply_to set to its "id". "sent" means Herdr accepted it; "delivery" says what followed. A message to a working Codex agent interrupts its turn.`
+	sendDescription = `Send a message to another agent of your Herdr workspace, by name. To answer a herdr-link/1 message, send to its "from" with reply_to set to its "id". A message to a working Codex agent interrupts its turn.`
 
-	startDescription = `Start a new agent named "name" in your workspace: "kind" (claude, codex…) and "args", or "agent" from .agents/agent_config.json. Opens beside you or "beside" a peer, waits until it is ready, sends it "message".`
+	startDescription = `Start a new agent "name" in your workspace: "kind" (claude, codex…) with "args", or a configured "agent". Opens beside you or "beside" a peer, waits until it is ready, sends it "message".`
 
 	closeDescription = `Close the pane of the named agent of your workspace, ending it. Only once it is finished; send any last message first, and close in a later step.`
 )
@@ -64,7 +64,7 @@ const (
 // late, under a prefix or namespace, or never, still get all they need.
 const gatewayUsage = `The herdr_link_peers, herdr_link_start, herdr_link_send and herdr_link_close tools may appear only from your next step on, and your host may show them with a prefix or in a namespace (for example mcp__herdr_link__herdr_link_send or herdr_link_herdr_link_send). Until you see them, and whenever you prefer, call this herdr_link tool with an action; it does the same:
 - {"action":"peers"}: the agents of your workspace, {"self":{"name","state"},"peers":[{"name","state"}]}.
-- {"action":"start","name":"<name>","kind":"<kind>"} (or "agent":"<configured agent>"), optional "args":[…], "placement":"right"|"down"|"tab", "beside":"<peer>", "cwd", "message": starts a new agent of your workspace and waits until it is ready: {"status":"started","agent","state"}, with "id" and "delivery" when it sent "message".
+- {"action":"start","name":"<name>","kind":"<kind>"} (or "agent":"<a key of .agents/agent_config.json>"), optional "args":[…], "placement":"right"|"down"|"tab", "beside":"<peer>", "cwd", "message": starts a new agent of your workspace and waits until it is ready: {"status":"started","agent","state"}, with "id" and "delivery" when it sent "message".
 - {"action":"send","to":"<name>","message":"<text>"}, with "reply_to":"<id>" when answering: {"status":"sent","id","to","delivery"}.
 - {"action":"close","agent":"<name>"}: {"status":"closed","agent"}.
 The fields may also be nested, as in {"action":"send","arguments":{"to":"<name>","message":"<text>"}}. Failures read "CODE: detail", CODE one of NOT_IN_HERDR, SELF_UNNAMED, PEER_NOT_FOUND, SEND_FAILED, CLOSE_FAILED, INVALID_ARGUMENT, and for start START_INPUT_INVALID, START_CONFIG_NOT_FOUND, START_CONFIG_INVALID, START_AGENT_NOT_FOUND, START_NAME_TAKEN, START_FAILED.`
