@@ -77,7 +77,7 @@ type serveConfig struct {
 	path, worldFile, version, validate string
 	pollRead, herdrOnly                bool
 	protocol                           uint
-	commands, faults                   faultFlags
+	commands, faults, startCommands    faultFlags
 }
 
 func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
@@ -90,6 +90,7 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	fs.StringVar(&c.version, "herdr-version", "", "Herdr version ping reports (default: the protocol's, 0.8.2 for 20)")
 	fs.StringVar(&c.validate, "validate", "", "check every response against this Herdr schema document and report failures on stderr")
 	fs.Var(&c.commands, "command", `PANE=JSON-ARGV, repeatable: run a program in PANE's terminal (a pseudo-terminal), e.g. 'w1:p2=["claude"]'; the world file's "command" field also sets its env, dir and size`)
+	fs.Var(&c.startCommands, "start-command", `KIND=JSON-ARGV, repeatable: agent.start of KIND runs this program (then the start's args) in the new pane's pseudo-terminal instead of the simulator's model of KIND, e.g. 'claude=["claude"]'`)
 	fs.BoolVar(&c.herdrOnly, "herdr-only", false, "answer the simulator-only methods (sim.turns, used by 'herdr-sim turns') as unknown methods, as real Herdr does")
 	fs.Var(&c.faults, "fault", "METHOD:KIND[=ARG], repeatable; METHOD * for all; KIND latency=DUR, hang, drop, drop-mid, garbage, wrong-id, oversize=BYTES, error=CODE:MESSAGE")
 	return fs, c
@@ -158,6 +159,13 @@ func (c *serveConfig) server() (srv *sockettest.Server, code int, err error) {
 		if err := w.SetCommand(pane, spec); err != nil {
 			return nil, 2, err
 		}
+	}
+	for _, cmd := range c.startCommands {
+		kind, spec, err := parseCommand(cmd)
+		if err != nil {
+			return nil, 2, err
+		}
+		w.SetStartProgram(kind, spec.Argv)
 	}
 	srv.PollRead = c.pollRead
 	srv.HerdrOnly = c.herdrOnly

@@ -53,6 +53,23 @@ func (w *World) SetStartDelay(d time.Duration) {
 	w.startDelay = d
 }
 
+// SetStartProgram makes agent.start of kind run argv (then the start's
+// args) as a real program in the pane's pseudo-terminal (the server needs
+// Programs) instead of the kind's modelled receiving end; nil argv undoes
+// it. Readiness still follows the kind's start outcome.
+func (w *World) SetStartProgram(kind string, argv []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.startPrograms == nil {
+		w.startPrograms = map[string][]string{}
+	}
+	if argv == nil {
+		delete(w.startPrograms, kind)
+		return
+	}
+	w.startPrograms[kind] = append([]string(nil), argv...)
+}
+
 // Started returns the argv of every agent.start the world accepted, in
 // order (the kind's executable, then the args).
 func (w *World) Started() [][]string {
@@ -205,6 +222,15 @@ func agentStart(c *call) (any, *herdrError) {
 		argv := append([]string{kind}, p.Args...)
 		w.started = append(w.started, argv)
 		w.launch(pn, p.Name, kind, timeout)
+		if prog, ok := w.startPrograms[kind]; ok {
+			// RunCommand takes the world's lock: after this answer.
+			spec, id, srv := CommandSpec{Argv: append(append([]string(nil), prog...), p.Args...)}, pn.id, c.s
+			go func() {
+				if err := srv.RunCommand(id, spec); err != nil {
+					srv.logf("agent.start: the program of %s in %s did not start: %v", kind, id, err)
+				}
+			}()
+		}
 		return schema.ResultAgentStarted{Type: schema.ResultTypeAgentStarted, Agent: w.agentInfo(pn), Argv: argv}, nil
 	})
 }

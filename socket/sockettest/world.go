@@ -37,6 +37,7 @@ type World struct {
 	startOutcomes map[string]StartOutcome
 	startDelay    time.Duration
 	started       [][]string
+	startPrograms map[string][]string
 }
 
 // bump records a state change (w.mu held).
