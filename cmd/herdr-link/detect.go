@@ -28,7 +28,7 @@ func detectHost(getenv func(string) string) (string, error) {
 	a, err := c.AgentGet(ctx, g.PaneID)
 	if err != nil {
 		if errors.Is(err, socket.ErrAgentNotFound) {
-			return "", errors.New("Herdr sees no agent in this pane; start the agent first, or name a host")
+			return "", errors.New("no agent detected by Herdr in this pane; start the agent first, or name a host")
 		}
 		return "", fmt.Errorf("asking Herdr for this pane's agent: %w", err)
 	}
