@@ -292,3 +292,29 @@ func TestStartUnnamedCaller(t *testing.T) {
 		t.Errorf("prompt %q", ps)
 	}
 }
+
+// TestStartCancelledRollsBack: the call cancelled while the agent starts
+// still closes the pane it created.
+func TestStartCancelledRollsBack(t *testing.T) {
+	e := setup(t)
+	l := e.startLink(t, "w1:p1")
+	e.w.SetStartOutcome("", sockettest.StartNever)
+	before := e.w.PaneIDs()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.Start(ctx, link.StartRequest{Name: "tester", Kind: "claude"})
+		done <- err
+	}()
+	// Cancel once agent.start was received (the pane exists).
+	for !slices.Contains(e.srv.Methods(), schema.MethodAgentGet) {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; code(err) != link.NotInHerdr || !strings.Contains(err.Error(), "cancelled") {
+		t.Fatalf("got %v", err)
+	}
+	if after := e.w.PaneIDs(); !slices.Equal(before, after) {
+		t.Errorf("panes %v → %v", before, after)
+	}
+}
