@@ -234,9 +234,6 @@ func (l *Link) budget(n int) time.Duration {
 // confirm watches the target after Herdr accepted a prompt (before is the
 // agent as Herdr's answer showed it) and returns the delivery value.
 func (l *Link) confirm(ctx context.Context, c Capabilities, target, before Agent, textBytes int) string {
-	if startedBeforeAnswer(c, target, before) {
-		return DeliverySubmitted
-	}
 	working := State(before.Status) == "working"
 	if working {
 		if b := WorkingBehaviour(kindOf(target, before)); b != "" {

@@ -104,18 +104,6 @@ func (l *Link) submitDelay() time.Duration {
 	return promptSubmitDelay
 }
 
-// startedBeforeAnswer reports whether the prompt's own turn was already
-// under way when a Herdr that answers after Enter answered: the snapshot
-// showed the target at rest, and the answer shows it working or blocked
-// with a newer state_change_seq.
-func startedBeforeAnswer(c Capabilities, snapshot, got Agent) bool {
-	if !c.PromptAfterEnter || State(snapshot.Status) == "working" || got.Seq == snapshot.Seq {
-		return false
-	}
-	st := State(got.Status)
-	return st == "working" || st == "blocked"
-}
-
 // Herdr 0.9 failures of agent.prompt, by message.
 const (
 	// msgActorClosed: the pane's terminal went away while the submission

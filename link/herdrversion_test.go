@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/herdr-link/herdr-link/link"
@@ -109,35 +110,47 @@ func promptSeen(e env) bool {
 	return false
 }
 
-// TestTurnStartedBeforeAnswer: on a Herdr that answers after Enter, an
-// answer that already shows the target working with a newer
-// state_change_seq (it was at rest in the snapshot) is the delivery's own
-// turn: submitted at once, not "queued" behind a running turn.
+// TestTurnStartedBeforeAnswer: a Herdr that answers after Enter answers
+// with the agent as it was before the submission (zubo334/herdr 5e1016e4
+// src/app/api/agents.rs: queue_agent_prompt reads agent_info before
+// queueing), and the turn may have started by the time the answer
+// arrives: the watch probes at once instead of one poll later. The
+// answer's state stays the reference — a target working in the answer
+// was working before this delivery (another sender's turn), so "queued".
 func TestTurnStartedBeforeAnswer(t *testing.T) {
 	for _, tc := range []struct {
 		caps link.Capabilities
-		want string
+		took time.Duration
 	}{
-		{link.CapabilitiesFor("0.9.1"), link.DeliverySubmitted},
-		{link.CapabilitiesFor("0.8.2"), link.DeliveryQueued},
+		{link.CapabilitiesFor("0.9.1"), 0},
+		{link.CapabilitiesFor("0.8.2"), 50 * time.Millisecond},
 	} {
-		f := answersWorking{newFake("claude", "idle")}
-		c := tc.caps
-		l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Capabilities: &c,
-			ConfirmBudget: func(int) time.Duration { return 100 * time.Millisecond }}
-		r, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "hi"})
-		if err != nil || r.Delivery != tc.want {
-			t.Errorf("Herdr %s: delivery %q, %v; want %q", c.Version, r.Delivery, err, tc.want)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			f := startsBeforeAnswer{newFake("claude", "idle")}
+			c := tc.caps
+			l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Capabilities: &c}
+			start := time.Now()
+			r, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "hi"})
+			if err != nil || r.Delivery != link.DeliverySubmitted || time.Since(start) != tc.took {
+				t.Errorf("Herdr %s: delivery %q, %v after %v; want submitted after %v", c.Version, r.Delivery, err, time.Since(start), tc.took)
+			}
+			_ = l.Wait(context.Background())
+		})
+	}
+	// Working in the answer: queued, on either release.
+	c := link.CapabilitiesFor("0.9.1")
+	l := &link.Link{Herdr: newFake("claude", "working"), PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Capabilities: &c}
+	if r, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "hi"}); err != nil || r.Delivery != link.DeliveryQueued {
+		t.Errorf("working target: %q, %v", r.Delivery, err)
 	}
 }
 
-// answersWorking is a Herdr whose prompt answer shows the target already
-// working, one state change on.
-type answersWorking struct{ *fakeHerdr }
+// startsBeforeAnswer is a Herdr whose prompt answer shows the target as
+// it was before the submission while its turn has already begun.
+type startsBeforeAnswer struct{ *fakeHerdr }
 
-func (a answersWorking) Prompt(ctx context.Context, target, text string) (link.Agent, error) {
+func (a startsBeforeAnswer) Prompt(ctx context.Context, target, text string) (link.Agent, error) {
 	got, err := a.fakeHerdr.Prompt(ctx, target, text)
-	got.Status, got.Seq = "working", got.Seq+1
+	a.set("working")
 	return got, err
 }
