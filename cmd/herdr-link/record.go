@@ -51,6 +51,9 @@ func (p *prober) record(ctx context.Context, file string, stdout, stderr io.Writ
 		"read-only calls; ids, names, labels, paths, titles, cwds and sessions are replaced by stand-ins",
 		"replay against the simulator: herdr-sim verify FILE",
 	}
+	if h := recordedHerdr(red); h != "" {
+		comments = append(comments, h)
+	}
 	werr := recording.Write(f, comments, red)
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
