@@ -48,3 +48,12 @@ func useRelease(srv *sockettest.Server, version string, protocol uint) (int, err
 	}
 	return 0, nil
 }
+
+// clientProtocol is the protocol the CLI verbs speak, as the herdr CLI of
+// the simulated release does: $HERDR_SIM_VERSION's, else 20.
+func clientProtocol() uint32 {
+	if r, err := sockettest.HerdrRelease(os.Getenv(sockettest.EnvHerdrVersion)); err == nil {
+		return r.Protocol
+	}
+	return schema.Protocol
+}
