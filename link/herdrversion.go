@@ -114,8 +114,12 @@ const (
 )
 
 // HerdrVersion is ping's version, from the socket client's one protocol
-// ping (cached per client).
+// ping (cached per client). A client that must not ping on its caller's
+// behalf (ProtocolOff) reports none: 0.8.2's behaviour, which claims least.
 func (h SocketHerdr) HerdrVersion(ctx context.Context) (string, error) {
+	if h.Client.Protocol == socket.ProtocolOff {
+		return "", errors.New("link: the socket client does not ping (ProtocolOff)")
+	}
 	p, err := h.Client.ServerInfo(ctx)
 	return p.Version, err
 }
