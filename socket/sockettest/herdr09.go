@@ -291,3 +291,15 @@ func (c *call) awaitSubmission(sub *submission) *herdrError {
 		return nil // a waiting client left; respond writes nothing
 	}
 }
+
+// Queued is how many prompts wait in Herdr's input queue of paneID (a
+// stalled pane under a 0.9 release, [World.StallInput]).
+func (w *World) Queued(paneID string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.paneByTarget(paneID)
+	if p == nil {
+		return 0
+	}
+	return len(w.queued[p.term])
+}

@@ -100,10 +100,12 @@ func pendingFailsOnClose(t *testing.T, s *sockettest.Server) bool {
 		_, err := s.Client().AgentPrompt(context.Background(), schema.AgentPromptParams{Target: "reviewer", Text: "hi"})
 		errc <- err
 	}()
-	select {
-	case err := <-errc:
-		return isCode(err, "agent_prompt_failed", "pty actor closed")
-	case <-time.After(200 * time.Millisecond): // queued: close the pane
+	for deadline := time.Now().Add(2 * time.Second); s.World.Queued("w1:p2") == 0 && time.Now().Before(deadline); {
+		select {
+		case err := <-errc: // answered without queueing (0.8.2)
+			return isCode(err, "agent_prompt_failed", "pty actor closed")
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 	if err := s.World.Close("w1:p2"); err != nil {
 		t.Fatal(err)
@@ -122,7 +124,14 @@ func expiredRefused(t *testing.T, s *sockettest.Server) bool {
 			Wait: &schema.AgentPromptWaitOptions{TimeoutMS: &ms}})
 		errc <- err
 	}()
-	time.Sleep(200 * time.Millisecond) // less than the Enter delay is left
+	for deadline := time.Now().Add(2 * time.Second); s.World.Queued("w1:p2") == 0 && time.Now().Before(deadline); {
+		select {
+		case err := <-errc: // answered without queueing (0.8.2)
+			return isCode(err, "timeout", "agent prompt timed out before input submission")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // less than the Enter delay is left of the 400 ms
 	if err := s.World.StallInput("w1:p2", false); err != nil {
 		t.Fatal(err)
 	}
