@@ -21,13 +21,19 @@ import (
 	"strings"
 
 	"github.com/herdr-link/herdr-link/internal/jsonshape"
+	"github.com/herdr-link/herdr-link/internal/ndjson"
 )
 
 // Header is the first line of a recording.
 const Header = "# herdr-link recording 1"
 
+// MaxTotal bounds a whole recording.
+const MaxTotal = 256 << 20
+
 // MaxLine bounds one recorded line (Herdr's answers can be large).
 const MaxLine = 64 << 20
+
+var maxTotal = MaxTotal
 
 // Exchange is one connection: the request line and the lines Herdr wrote.
 type Exchange struct {
@@ -76,42 +82,57 @@ func oneLine(b []byte) error {
 	return nil
 }
 
-// Parse reads a recording.
+// Parse reads a recording. Every line is bounded before it is buffered:
+// the first (the header) by the header's length, the others by MaxLine,
+// and the whole recording by MaxTotal; input past a bound is an error, not
+// read further.
 func Parse(r io.Reader) ([]Exchange, error) {
-	br := bufio.NewReader(r)
+	rd := ndjson.NewReaderSize(r, len(Header)+1, 64<<10) // a "\r" may end it
 	var out []Exchange
+	total := 0
 	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
-		if len(line) > MaxLine {
+		line, err := rd.ReadLine()
+		switch {
+		case errors.Is(err, ndjson.ErrLineTooLong) && n == 1:
+			return nil, fmt.Errorf("recording: line 1 is not %q (not a herdr-link recording?)", Header)
+		case errors.Is(err, ndjson.ErrLineTooLong):
 			return nil, fmt.Errorf("recording: line %d is longer than %d bytes", n, MaxLine)
-		}
-		if len(line) == 0 && err == io.EOF {
-			break
-		}
-		if err != nil && err != io.EOF {
+		case errors.Is(err, io.EOF):
+			return out, nil
+		case err != nil && !errors.Is(err, io.ErrUnexpectedEOF):
 			return nil, err
 		}
-		line = bytes.TrimRight(line, "\r\n")
-		switch {
-		case n == 1 && string(line) != Header:
-			return nil, fmt.Errorf("recording: line 1 is %q, want %q (not a herdr-link recording?)", truncate(line), Header)
-		case len(line) == 0 || line[0] == '#':
-		case bytes.HasPrefix(line, []byte("> ")):
-			out = append(out, Exchange{Request: append([]byte(nil), line[2:]...)})
-		case bytes.HasPrefix(line, []byte("< ")):
-			if len(out) == 0 {
-				return nil, fmt.Errorf("recording: line %d: a response before any request", n)
-			}
-			last := &out[len(out)-1]
-			last.Responses = append(last.Responses, append([]byte(nil), line[2:]...))
-		default:
-			return nil, fmt.Errorf("recording: line %d starts with %q, want \"> \", \"< \" or \"#\"", n, truncate(line))
+		if total += len(line) + 1; total > maxTotal {
+			return nil, fmt.Errorf("recording: larger than %d bytes", maxTotal)
 		}
-		if err == io.EOF {
-			break
+		rd.SetMax(MaxLine)
+		if perr := parseLine(&out, n, bytes.TrimRight(line, "\r")); perr != nil {
+			return nil, perr
+		}
+		if err != nil { // the last line had no newline
+			return out, nil
 		}
 	}
-	return out, nil
+}
+
+// parseLine adds line n of a recording to out.
+func parseLine(out *[]Exchange, n int, line []byte) error {
+	switch {
+	case n == 1 && string(line) != Header:
+		return fmt.Errorf("recording: line 1 is %q, want %q (not a herdr-link recording?)", truncate(line), Header)
+	case len(line) == 0 || line[0] == '#':
+	case bytes.HasPrefix(line, []byte("> ")):
+		*out = append(*out, Exchange{Request: append([]byte(nil), line[2:]...)})
+	case bytes.HasPrefix(line, []byte("< ")):
+		if len(*out) == 0 {
+			return fmt.Errorf("recording: line %d: a response before any request", n)
+		}
+		last := &(*out)[len(*out)-1]
+		last.Responses = append(last.Responses, append([]byte(nil), line[2:]...))
+	default:
+		return fmt.Errorf("recording: line %d starts with %q, want \"> \", \"< \" or \"#\"", n, truncate(line))
+	}
+	return nil
 }
 
 func truncate(b []byte) string {
