@@ -45,4 +45,3 @@ func (p *prefixed) Read(b []byte) (int, error) {
 	}
 	return p.r.Read(b)
 }
-
