@@ -138,4 +138,3 @@ func truncate(b []byte) string {
 	}
 	return string(b)
 }
-

@@ -86,4 +86,3 @@ func (r *redactor) id(v string) string {
 	r.counts["id"]++
 	return "id-" + strconv.Itoa(r.counts["id"])
 }
-

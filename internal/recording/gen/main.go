@@ -57,8 +57,8 @@ func main() {
 		name := filepath.Base(path)
 		names = append(names, name)
 		g.docs[name] = schemas
-		for k, s := range schemas {
-			roots[k] = append(roots[k], g.convert(name, s))
+		for _, k := range sortedKeys(schemas) {
+			roots[k] = append(roots[k], g.convert(name, schemas[k]))
 		}
 	}
 	var b strings.Builder
@@ -106,6 +106,15 @@ func main() {
 	if err := os.WriteFile(*out, src, 0o644); err != nil {
 		fail(err)
 	}
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func fail(err error) {
@@ -248,8 +257,8 @@ func (g *gen) typed(doc, t string, s map[string]any) int {
 	case "object":
 		n := node{kind: "object", props: map[string]int{}, extra: -1, items: -1}
 		if props, ok := s["properties"].(map[string]any); ok {
-			for k, v := range props {
-				n.props[k] = g.convert(doc, v)
+			for _, k := range sortedKeys(props) {
+				n.props[k] = g.convert(doc, props[k])
 			}
 		}
 		switch ap := s["additionalProperties"].(type) {
