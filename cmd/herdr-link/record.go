@@ -46,7 +46,7 @@ func (p *prober) record(ctx context.Context, file string, stdout, stderr io.Writ
 	}
 	comments := []string{
 		fmt.Sprintf("recorded by herdr-link %s probe --record at %s", buildinfo.Version(), time.Now().UTC().Format(time.RFC3339)),
-		"read-only calls; ids, names, labels, paths, titles, cwds and sessions are replaced by stand-ins",
+		"read-only calls; everything but Herdr's own vocabulary (kinds, statuses, tags, error codes, counters) is replaced by stand-ins",
 		"replay against the simulator: herdr-sim verify FILE",
 	}
 	if err := recording.WriteFile(file, comments, red); err != nil {
@@ -57,7 +57,7 @@ func (p *prober) record(ctx context.Context, file string, stdout, stderr io.Writ
 	for _, e := range red {
 		n += 1 + len(e.Responses)
 	}
-	fmt.Fprintf(stdout, "recorded %d exchanges (%d lines) to %s; ids, names, paths, titles and cwds replaced\n", len(red), n, file)
+	fmt.Fprintf(stdout, "recorded %d exchanges (%d lines) to %s (mode 0600); ids, names, paths, titles, messages and all other free text replaced\n", len(red), n, file)
 	return 0
 }
 

@@ -5,8 +5,10 @@
 // The format is text, one line per socket line: "> " and the request a
 // connection sent, then "< " and each line Herdr answered on it; lines
 // starting with "#" are comments. A recording is meant to be attached to
-// bug reports, so [Redact] replaces every id, name, label, path, title and
-// cwd with a stand-in, the same stand-in for the same value everywhere.
+// bug reports, so [Redact] replaces everything that is not Herdr's own
+// vocabulary by Herdr's schema (ids, names, labels, paths, titles, cwds,
+// messages, map keys, unknown fields) with a stand-in, the same stand-in
+// for the same value everywhere.
 package recording
 
 import (
