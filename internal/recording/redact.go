@@ -10,10 +10,9 @@ import (
 	"github.com/herdr-link/herdr-link/internal/jsonshape"
 )
 
-//go:generate go run ./gen -out schema_gen.go ../../../shared/herdr-api/herdr-api.schema.protocol-20.json ../../../shared/herdr-api/herdr-api.schema.protocol-22.json
-
-// The schema table (schema_gen.go): one node per value position of
-// Herdr's socket lines, as Herdr's API schema documents describe it.
+// The schema table (schema_gen.go, written by ./gen: go generate
+// ./internal/recording/...): one node per value position of Herdr's
+// socket lines, as Herdr's API schema documents describe it.
 type skind uint8
 
 const (

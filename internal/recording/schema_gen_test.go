@@ -31,6 +31,6 @@ func TestSchemaTableCurrent(t *testing.T) {
 	want, _ := os.ReadFile(out)
 	got, err := os.ReadFile("schema_gen.go")
 	if err != nil || !bytes.Equal(got, want) {
-		t.Fatalf("schema_gen.go differs from what ./gen writes (%v): run go generate ./internal/recording/", err)
+		t.Fatalf("schema_gen.go differs from what ./gen writes (%v): run go generate ./internal/recording/...", err)
 	}
 }

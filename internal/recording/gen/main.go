@@ -8,6 +8,8 @@
 //	go run ./gen -out schema_gen.go DOC.json...
 package main
 
+//go:generate go run . -out ../schema_gen.go ../../../../shared/herdr-api/herdr-api.schema.protocol-20.json ../../../../shared/herdr-api/herdr-api.schema.protocol-22.json
+
 import (
 	"encoding/json"
 	"flag"
