@@ -86,8 +86,7 @@ func TestParseBoundsTotal(t *testing.T) {
 	defer recording.SetMaxTotal(1 << 20)()
 	line := "< " + strings.Repeat("x", 64<<10) + "\n"
 	r := io.MultiReader(strings.NewReader(recording.Header+"\n> {}\n"), &repeat{s: line, stop: 64 << 20})
-	src := r.(io.Reader)
-	cr := &counting{r: src}
+	cr := &counting{r: r}
 	_, err := recording.Parse(cr)
 	if err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Fatalf("Parse: %v", err)
