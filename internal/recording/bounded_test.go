@@ -28,8 +28,11 @@ func (e *endless) Read(p []byte) (int, error) {
 	if rest := e.stop - e.read; int64(len(p)) > rest {
 		p = p[:rest]
 	}
-	for i := range p {
-		p[i] = e.fill
+	clear(p)
+	if e.fill != 0 {
+		for i := range p {
+			p[i] = e.fill
+		}
 	}
 	e.read += int64(len(p))
 	return len(p), nil
