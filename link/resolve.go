@@ -90,6 +90,9 @@ func (l *Link) named(ctx context.Context) (snapshot, string, error) {
 	if ValidName(s.self.Name) {
 		return s, s.self.Name, nil
 	}
+	if s.self.Name != "" {
+		return s, "", l.badSelfName(s.self.Name)
+	}
 	name, err := l.ensureName(ctx, s.self.PaneID)
 	return s, name, err
 }
