@@ -80,7 +80,10 @@ func TestNoIDsInModelFacingText(t *testing.T) {
 			l.Dir, l.Home, l.StartTimeout, l.StartPoll = dir, dir, 200*time.Millisecond, time.Millisecond
 			for i, beside := range targets {
 				for _, place := range []string{"", "tab"} {
-					req := link.StartRequest{Name: "new" + strconv.Itoa(i), Kind: "claude", Beside: beside, Message: "hi", Placement: place}
+					req := link.StartRequest{Name: "new" + strconv.Itoa(i), Kind: "claude", Beside: beside, Placement: place}
+					if i%4 == 0 { // a first message on some: each costs a delivery
+						req.Message = "hi"
+					}
 					if place == "tab" {
 						req.Beside = ""
 					}
