@@ -1,4 +1,4 @@
-package main
+package herdrbench
 
 import (
 	"bytes"
@@ -44,8 +44,8 @@ func TestBenchLive(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := simtest.New(t, tt.world)
 			self, _ := tt.world.Agent(tt.pane)
-			args := append([]string{"bench", "-n", "1", "--warmup", "0", "--spawns", "1", "--route", "socket"}, tt.args...)
-			cmd := exec.Command(binary, args...)
+			args := append([]string{"-n", "1", "--warmup", "0", "--spawns", "1", "--route", "socket"}, tt.args...)
+			cmd := exec.Command(bench, args...)
 			cmd.Env = append(os.Environ(), "HERDR_ENV=1", "HERDR_SOCKET_PATH="+srv.Path(), "HERDR_PANE_ID="+self.PaneID)
 			cmd.Stdin = strings.NewReader("yes\n") // not a terminal: never read
 			var stderr bytes.Buffer

@@ -1,4 +1,4 @@
-package main
+package herdrbench
 
 import (
 	"encoding/json"
@@ -12,9 +12,9 @@ func TestBenchCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	args := []string{"bench", "--sim", "-n", "6", "--warmup", "1", "--spawns", "2", "--agents", "12"}
+	args := []string{"--sim", "-n", "6", "--warmup", "1", "--spawns", "2", "--agents", "12"}
 	t.Run("table", func(t *testing.T) {
-		out, err := exec.Command(binary, args...).CombinedOutput()
+		out, err := exec.Command(bench, args...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
@@ -31,7 +31,7 @@ func TestBenchCommand(t *testing.T) {
 		}
 	})
 	t.Run("gobench", func(t *testing.T) {
-		out, err := exec.Command(binary, append(args, "--format", "gobench", "--route", "socket,mcp,floor")...).Output()
+		out, err := exec.Command(bench, append(args, "--format", "gobench", "--route", "socket,mcp,floor")...).Output()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func TestBenchCommand(t *testing.T) {
 		}
 	})
 	t.Run("json", func(t *testing.T) {
-		out, err := exec.Command(binary, append(args, "--format", "json", "--route", "socket")...).Output()
+		out, err := exec.Command(bench, append(args, "--format", "json", "--route", "socket")...).Output()
 		var r struct {
 			Runs []struct {
 				Route string  `json:"route"`
@@ -74,7 +74,7 @@ func TestBenchCommand(t *testing.T) {
 		}
 	})
 	t.Run("usage", func(t *testing.T) {
-		err := exec.Command(binary, "bench", "-n", "0").Run()
+		err := exec.Command(bench, "-n", "0").Run()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
 			t.Fatalf("exit %v", err)
 		}
@@ -88,8 +88,8 @@ func TestBenchRouteNamedTwice(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	args := []string{"bench", "--sim", "-n", "6", "--warmup", "1", "--spawns", "2", "--agents", "12"}
-	out, err := exec.Command(binary, append(args, "--op", "peers", "--route", "socket,socket,mcp:self", "--mcp-alt", "self="+binary)...).CombinedOutput()
+	args := []string{"--sim", "-n", "6", "--warmup", "1", "--spawns", "2", "--agents", "12"}
+	out, err := exec.Command(bench, append(args, "--op", "peers", "--route", "socket,socket,mcp:self", "--mcp-alt", "self="+linkBin)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package herdrbench
 
 import (
 	"bufio"
@@ -18,7 +18,7 @@ import (
 // and the answers come back on one line in order.
 func TestBenchRelay(t *testing.T) {
 	srv := simtest.New(t, nil)
-	cmd := exec.Command(binary, "bench-relay", "-socket", srv.Path())
+	cmd := exec.Command(bench, "relay", "-socket", srv.Path())
 	in, _ := cmd.StdinPipe()
 	outPipe, _ := cmd.StdoutPipe()
 	var stderr bytes.Buffer
@@ -75,7 +75,7 @@ func TestBenchRelayFailures(t *testing.T) {
 		{args: []string{"-socket", "/nonexistent/herdr.sock"}, stdin: "", code: 0},
 	}
 	for _, tt := range tests {
-		cmd := exec.Command(binary, append([]string{"bench-relay"}, tt.args...)...)
+		cmd := exec.Command(bench, append([]string{"relay"}, tt.args...)...)
 		cmd.Env = []string{}
 		cmd.Stdin = strings.NewReader(tt.stdin)
 		var stderr bytes.Buffer

@@ -1,4 +1,4 @@
-package main
+package herdrlink
 
 import (
 	"context"
@@ -411,4 +411,13 @@ func TestLockOutlivesAStoppedSender(t *testing.T) {
 			t.Fatalf("submission %d holds %+v:\n%s", i, envs, dumpSubs(subs))
 		}
 	}
+}
+
+// paneOf is the pane of the agent named name, or "".
+func paneOf(w *sockettest.World, name string) string {
+	a, ok := w.Agent(name)
+	if !ok {
+		return ""
+	}
+	return a.PaneID
 }

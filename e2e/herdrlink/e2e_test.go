@@ -1,4 +1,4 @@
-package main
+package herdrlink
 
 import (
 	"bufio"
@@ -16,28 +16,24 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/herdr-link/herdr-link/e2e/internal/bins"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
 	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
-// binary is herdr-link built once for the end-to-end tests.
+// binary is herdr-link, built once for all the e2e packages (package
+// bins); herdr-sim and herdr-bench are beside it.
 var binary string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "hl-e2e")
+	dir, err := bins.Dir()
 	if err != nil {
-		panic(err)
-	}
-	binary = filepath.Join(dir, "herdr-link")
-	// herdr-sim beside it plays the herdr CLI in the bench's cli route.
-	if out, err := exec.Command("go", "build", "-o", dir+"/", ".", "../herdr-sim").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build herdr-link: %v\n%s", err, out)
+		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(1)
 	}
-	code := simtest.Main(m)
-	os.RemoveAll(dir)
-	os.Exit(code)
+	binary = filepath.Join(dir, "herdr-link")
+	os.Exit(simtest.Main(m))
 }
 
 const e2eWorld = `{"workspaces":[
@@ -307,7 +303,7 @@ func TestProcessLifecycle(t *testing.T) {
 }
 
 func TestDemoCommand(t *testing.T) {
-	out, err := exec.Command(binary, "demo").CombinedOutput()
+	out, err := exec.Command(filepath.Join(filepath.Dir(binary), "herdr-sim"), "demo").CombinedOutput()
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out)
 	}

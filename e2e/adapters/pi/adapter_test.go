@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdr-link/herdr-link/e2e/internal/bins"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
 	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
@@ -101,9 +102,9 @@ func drive(t *testing.T, nodeBin, linkBin string, env []string) report {
 
 func buildLink(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "herdr-link")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/herdr-link").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	bin, err := bins.Path("herdr-link")
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/herdr-link/herdr-link/internal/fakemodel"
+	"github.com/herdr-link/herdr-link/e2e/internal/fakemodel"
 )
 
 // checkSurface checks the tool names the sender's model saw: only the

@@ -3,11 +3,12 @@ package hosttest
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/herdr-link/herdr-link/e2e/internal/bins"
 )
 
 // RunnerBudget bounds the whole runner (every host and mode).
@@ -45,21 +46,20 @@ func TestHosts(t *testing.T) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// herdr-link and herdr-sim from the tree (HERDR_LINK_BIN names a
-	// herdr-link with herdr-sim beside it).
+	// herdr-link and herdr-sim from the tree, built once for the e2e
+	// packages (HERDR_LINK_BIN names a herdr-link with herdr-sim beside it).
 	linkBin := os.Getenv("HERDR_LINK_BIN")
 	if linkBin == "" {
-		linkBin = filepath.Join(out, "bin", "herdr-link")
-		build := exec.Command("go", "build", "-o", filepath.Dir(linkBin)+"/", "../../cmd/herdr-link", "../../cmd/herdr-sim")
-		if b, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("build herdr-link and herdr-sim: %v\n%s", err, b)
+		var err error
+		if linkBin, err = bins.Path("herdr-link"); err != nil {
+			t.Fatal(err)
 		}
 	}
 	simBin := filepath.Join(filepath.Dir(linkBin), "herdr-sim")
 	if _, err := os.Stat(simBin); err != nil {
 		t.Fatalf("herdr-sim must be beside herdr-link: %v", err)
 	}
-	repo, err := filepath.Abs("../..")
+	repo, err := bins.Root()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/herdr-link/herdr-link/internal/fakemodel"
+	"github.com/herdr-link/herdr-link/e2e/internal/fakemodel"
 )
 
 // SessionMetrics is what one session's model requests show.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/herdr-link/herdr-link/internal/fakemodel"
+	"github.com/herdr-link/herdr-link/e2e/internal/fakemodel"
 )
 
 // req builds a logged script request listing tools (canonical names, host

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/herdr-link/herdr-link/internal/fakemodel"
+	"github.com/herdr-link/herdr-link/e2e/internal/fakemodel"
 )
 
 // outsideMarker begins herdr-link's explanation of an empty tool list

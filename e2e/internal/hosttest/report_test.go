@@ -60,7 +60,7 @@ func TestReadmeHostTable(t *testing.T) {
 	if table.Len() == 0 {
 		t.Fatal("testdata/report.md holds no table")
 	}
-	const readme = "../../README.md"
+	const readme = "../../../README.md"
 	b, err := os.ReadFile(readme)
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/herdr-link/herdr-link/internal/fakemodel"
+	"github.com/herdr-link/herdr-link/e2e/internal/fakemodel"
 )
 
 // Config is what a run needs besides the host.

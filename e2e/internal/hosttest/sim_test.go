@@ -2,48 +2,22 @@ package hosttest
 
 import (
 	"errors"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/herdr-link/herdr-link/e2e/internal/bins"
 )
 
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildErr  error
-)
-
-// buildTree builds herdr-link and herdr-sim once per test binary and
-// returns the path of one of them.
+// buildTree returns the path of herdr-link or herdr-sim, built once for
+// the e2e packages (package bins).
 func buildTree(t *testing.T, name string) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "hosttest-bin")
-		if buildErr != nil {
-			return
-		}
-		out, err := exec.Command("go", "build", "-o", buildDir+"/", "../../cmd/herdr-link", "../../cmd/herdr-sim").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	p, err := bins.Path(name)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return filepath.Join(buildDir, name)
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
-	os.Exit(code)
+	return p
 }
 
 // TestSim runs the scenario's world in herdr-sim built from the tree and

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdr-link/herdr-link/internal/fakemodel"
+	"github.com/herdr-link/herdr-link/e2e/internal/fakemodel"
+	"github.com/herdr-link/herdr-link/e2e/internal/tui"
 	"github.com/herdr-link/herdr-link/internal/mcpclient"
-	"github.com/herdr-link/herdr-link/internal/tui"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
 	"github.com/herdr-link/herdr-link/socket/sockettest/ptypane"

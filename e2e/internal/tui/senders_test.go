@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +12,8 @@ import (
 
 	"github.com/herdr-link/herdr-link/internal/mcpclient"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+
+	"github.com/herdr-link/herdr-link/e2e/internal/bins"
 )
 
 var senderNames = []string{"brain", "helper"}
@@ -28,22 +28,14 @@ var (
 )
 
 // herdrLink is the herdr-link binary the senders run: HERDR_LINK_BIN, or
-// built from this tree once.
+// the one package bins builds once for the e2e packages.
 func herdrLink(t *testing.T) string {
 	t.Helper()
 	linkOnce.Do(func() {
 		if linkBin = os.Getenv("HERDR_LINK_BIN"); linkBin != "" {
 			return
 		}
-		dir, err := os.MkdirTemp("", "hl-tui")
-		if err != nil {
-			linkErr = err
-			return
-		}
-		linkBin = filepath.Join(dir, "herdr-link")
-		if out, err := exec.Command("go", "build", "-o", linkBin, "../../cmd/herdr-link").CombinedOutput(); err != nil {
-			linkErr = fmt.Errorf("build herdr-link: %v\n%s", err, out)
-		}
+		linkBin, linkErr = bins.Path("herdr-link")
 	})
 	if linkErr != nil {
 		t.Fatal(linkErr)

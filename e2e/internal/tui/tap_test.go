@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdr-link/herdr-link/internal/tui"
+	"github.com/herdr-link/herdr-link/e2e/internal/tui"
 )
 
 // eventServer answers every request with n SSE events at once.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/herdr-link/herdr-link/internal/tui"
+	"github.com/herdr-link/herdr-link/e2e/internal/tui"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

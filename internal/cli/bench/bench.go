@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -6,11 +6,10 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/herdr-link/herdr-link/internal/cli/sibling"
 	"github.com/herdr-link/herdr-link/internal/cliflag"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
@@ -32,6 +31,8 @@ type benchConfig struct {
 	spawns     int
 	alt        map[string]string // label → herdr-link binary (routes mcp:label)
 	yes        bool
+	// link is -link: the herdr-link binary of the mcp route.
+	link string
 }
 
 // route is one way of doing an operation.
@@ -92,7 +93,7 @@ type stat struct {
 }
 
 func bench(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := cliflag.New("herdr-link bench [flags]", "Measures peer resolution and tool calls side by side: herdr-link's socket route, the reference's herdr CLI route, and tools/call over MCP.", stderr)
+	fs := cliflag.New("herdr-bench [flags]", "Measures peer resolution and tool calls side by side: herdr-link's socket route, the reference's herdr CLI route, and tools/call over MCP.", stderr)
 	c := benchConfig{}
 	fs.BoolVar(&c.sim, "sim", false, "run against an embedded simulator (default when HERDR_SOCKET_PATH is not set)")
 	fs.IntVar(&c.agents, "agents", 100, "agents in the simulated world")
@@ -105,7 +106,8 @@ func bench(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	routes := fs.String("route", "socket,cli,mcp,floor", "routes: socket (herdr-link's), cli (the reference's herdr CLI calls), mcp (tools/call on a herdr-link server), floor (a minimal relay process: what the machine allows)")
 	fs.StringVar(&c.format, "format", "table", "output: table, gobench (benchstat input), json")
 	fs.BoolVar(&c.sweep, "sweep", false, "also sweep socket peer resolution over 10, 100, 1000 and 10000 agents")
-	fs.StringVar(&c.cli, "herdr", "", "herdr CLI for the cli route (default: $HERDR_BIN_PATH live, herdr-sim beside this binary on the simulator)")
+	fs.StringVar(&c.cli, "herdr", "", "herdr CLI for the cli route (default: $HERDR_BIN_PATH live, herdr-sim beside herdr-bench, then on PATH, on the simulator)")
+	fs.StringVar(&c.link, "link", "", "the herdr-link binary of the mcp route and the start-up timing (default: herdr-link beside herdr-bench, then on PATH)")
 	fs.IntVar(&c.count, "count", 1, "repeat the whole measurement (for benchstat)")
 	fs.IntVar(&c.spawns, "spawns", 10, "MCP server starts to time (start → initialize response)")
 	fs.BoolVar(&c.yes, "yes", false, "against a live Herdr, allow the sends: they type real prompts into the agent named bench-peer of this pane's workspace")
@@ -114,7 +116,7 @@ func bench(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "herdr-link bench: unexpected arguments %q\n", fs.Args())
+		fmt.Fprintf(stderr, "herdr-bench: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
 	c.ops, c.routes = strings.Split(*ops, ","), strings.Split(*routes, ",")
@@ -123,7 +125,7 @@ func bench(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		for _, kv := range strings.Split(*alt, ",") {
 			label, path, ok := strings.Cut(kv, "=")
 			if !ok || label == "" || path == "" {
-				fmt.Fprintf(stderr, "herdr-link bench: -mcp-alt %q: want label=path\n", kv)
+				fmt.Fprintf(stderr, "herdr-bench: -mcp-alt %q: want label=path\n", kv)
 				return 2
 			}
 			c.alt[label] = path
@@ -134,20 +136,27 @@ func bench(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// once: twice would double its samples and its connections per op.
 	c.routes = firstOfEach(c.routes)
 	if c.n < 1 || c.conc < 1 || c.agents < 2 || c.workspaces < 1 || c.count < 1 {
-		fmt.Fprintln(stderr, "herdr-link bench: -n, -c, -count and -workspaces must be ≥ 1, -agents ≥ 2")
+		fmt.Fprintln(stderr, "herdr-bench: -n, -c, -count and -workspaces must be ≥ 1, -agents ≥ 2")
 		return 2
 	}
 	switch c.format {
 	case "table", "gobench", "json":
 	default:
-		fmt.Fprintln(stderr, "herdr-link bench: -format is table, gobench or json")
+		fmt.Fprintln(stderr, "herdr-bench: -format is table, gobench or json")
 		return 2
 	}
 	if os.Getenv("HERDR_SOCKET_PATH") == "" {
 		c.sim = true
 	}
+	// Every run times herdr-link's start-up, whatever the routes.
+	exe, err := sibling.Find("herdr-link", "link", c.link)
+	if err != nil {
+		fmt.Fprintln(stderr, "herdr-bench:", err)
+		return 1
+	}
+	c.link = exe
 	if err := runBench(c, stdin, stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, "herdr-link bench:", err)
+		fmt.Fprintln(stderr, "herdr-bench:", err)
 		return 1
 	}
 	return 0
@@ -174,6 +183,7 @@ func benchWorld(n, w int) (*sockettest.World, error) {
 type target struct {
 	path, pane, cli string
 	alt             map[string]string // see benchConfig.alt
+	link            string            // see benchConfig.link
 	srv             *sockettest.Server
 	desc            string
 	// peers are the send targets, used in turn: consecutive sends to one
@@ -198,7 +208,7 @@ func (t *target) rotation() func() string {
 }
 
 func setupTarget(c benchConfig, agents int) (*target, error) {
-	t := &target{alt: c.alt}
+	t := &target{alt: c.alt, link: c.link}
 	if !c.sim {
 		g := link.CheckGate(os.Getenv)
 		if !g.OK {
@@ -233,24 +243,10 @@ func setupTarget(c benchConfig, agents int) (*target, error) {
 	t.peers = all
 	t.cli = c.cli
 	if t.cli == "" {
-		t.cli = findSim()
+		t.cli, _ = sibling.Find("herdr-sim", "herdr", "")
 	}
 	t.desc = fmt.Sprintf("embedded simulator (Herdr %s, protocol %d), %d agents in %d workspaces, poll-read %v", srv.Version, srv.Protocol, agents, c.workspaces, c.pollRead)
 	return t, nil
-}
-
-// findSim looks for herdr-sim beside this binary, then on PATH.
-func findSim() string {
-	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), "herdr-sim")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("herdr-sim"); err == nil {
-		return p
-	}
-	return ""
 }
 
 func (t *target) close() {

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ import (
 )
 
 // The floor is what the machine allows for a stdio server in front of
-// Herdr's socket: the bench → a relay process (`herdr-link bench-relay`,
+// Herdr's socket: the bench → a relay process (`herdr-bench relay`,
 // blocking system calls, no JSON) → the same simulator. It runs
 // interleaved with the other routes, in shuffled order each round, so
 // MCP's latency can be read as a ratio to it.
@@ -64,7 +64,7 @@ func floorRoute(t *target) (*route, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe, "bench-relay", "-socket", t.path)
+	cmd := exec.Command(exe, "relay", "-socket", t.path)
 	cmd.Env = t.env()
 	cmd.Stderr = os.Stderr
 	w, err := cmd.StdinPipe()
@@ -137,8 +137,7 @@ func (t *target) mcpExe(name string) string {
 	if label, ok := strings.CutPrefix(name, "mcp:"); ok {
 		return t.alt[label]
 	}
-	exe, _ := os.Executable()
-	return exe
+	return t.link
 }
 
 // startMCP starts the herdr-link server exe in delivery mode, initialized

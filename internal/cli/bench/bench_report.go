@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -56,10 +56,7 @@ func floors(n int) (sock, spawn time.Duration, err error) {
 
 // mcpStartup times herdr-link's start to its initialize response.
 func mcpStartup(t *target, n int) (time.Duration, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return 0, err
-	}
+	exe := t.link
 	var ds []time.Duration
 	for i := 0; i < n; i++ {
 		start := time.Now()
@@ -206,7 +203,7 @@ func reportGobench(stdout io.Writer, c benchConfig, runs []benchRun, r results) 
 // reportTable writes the human-readable table.
 func reportTable(stdout io.Writer, c benchConfig, t *target, runs []benchRun, r results, machine string) {
 	sockFloor, spawnFloor, startup, rows := r.sockFloor, r.spawnFloor, r.startup, r.rows
-	fmt.Fprintf(stdout, "herdr-link bench (herdr-link %s)\n", buildinfo.Version())
+	fmt.Fprintf(stdout, "herdr-bench (herdr-link %s)\n", buildinfo.Version())
 	fmt.Fprintf(stdout, "target:  %s\n", t.desc)
 	fmt.Fprintf(stdout, "machine: %s\n", machine)
 	fmt.Fprintf(stdout, "run:     n=%d per op and route, interleaved, warm-up %d, concurrency %d\n\n", c.n, c.warmup, c.conc)

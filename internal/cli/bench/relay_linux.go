@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package bench
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"github.com/herdr-link/herdr-link/internal/cliflag"
 )
 
-// benchRelay is the hidden `bench-relay` subcommand: the bench's floor.
+// benchRelay is the hidden `relay` subcommand: the bench's floor.
 // It is the least a stdio server in front of Herdr's socket can do: read a
 // line from stdin, pass it to the socket on a new connection, write the
 // answer line to stdout — with plain blocking system calls, no JSON, no
@@ -23,7 +23,7 @@ import (
 // connections of their own and their answers come back joined by tabs on
 // one line. It ends at EOF on stdin.
 func benchRelay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := cliflag.New("herdr-link bench-relay -socket PATH", "The bench's floor (internal): relays each stdin line to Herdr's socket and writes the answer line to stdout.", stderr)
+	fs := cliflag.New("herdr-bench relay -socket PATH", "The bench's floor (internal): relays each stdin line to Herdr's socket and writes the answer line to stdout.", stderr)
 	path := fs.String("socket", os.Getenv("HERDR_SOCKET_PATH"), "Herdr socket path")
 	timeout := fs.Duration("timeout", 30*time.Second, "send and receive timeout of each socket call")
 	if code, done := cliflag.Parse(fs, args, stdout); done {
@@ -32,14 +32,14 @@ func benchRelay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	in, ok1 := stdin.(*os.File)
 	out, ok2 := stdout.(*os.File)
 	if !ok1 || !ok2 || *path == "" {
-		fmt.Fprintln(stderr, "herdr-link bench-relay: needs -socket and stdin/stdout as files")
+		fmt.Fprintln(stderr, "herdr-bench relay: needs -socket and stdin/stdout as files")
 		return 2
 	}
 	// Fd puts the descriptors in blocking mode: reads and writes are
 	// plain system calls, as in the simplest possible relay.
 	r := &relay{in: int(in.Fd()), out: int(out.Fd()), path: *path, timeout: *timeout}
 	if err := r.run(); err != nil {
-		fmt.Fprintln(stderr, "herdr-link bench-relay:", err)
+		fmt.Fprintln(stderr, "herdr-bench relay:", err)
 		return 1
 	}
 	return 0

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package main
+package bench
 
 import (
 	"fmt"
@@ -9,6 +9,6 @@ import (
 
 // benchRelay needs Unix sockets and blocking system calls.
 func benchRelay(_ []string, _ io.Reader, _, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "herdr-link bench-relay: needs a Unix system")
+	fmt.Fprintln(stderr, "herdr-bench relay: needs a Unix system")
 	return 1
 }

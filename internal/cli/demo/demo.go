@@ -1,4 +1,7 @@
-package main
+// Package demo is 'herdr-sim demo': the main job of herdr-link on an
+// embedded simulator. Each agent's host is played by an MCP client that
+// starts its own herdr-link process, as Claude Code or Codex would.
+package demo
 
 import (
 	"context"
@@ -9,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herdr-link/herdr-link/internal/cli/sibling"
 	"github.com/herdr-link/herdr-link/internal/cliflag"
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/internal/mcpclient"
@@ -62,15 +66,22 @@ func (s *demoSession) tool(ctx context.Context, name string, args map[string]any
 	return r, r.Text(), nil
 }
 
-func demo(args []string, stdout, stderr io.Writer) int {
-	fs := cliflag.New("herdr-link demo [flags]", "Runs two agents' herdr-link MCP servers against an embedded Herdr simulator and prints the transcript. It never touches a live Herdr.", stderr)
+// Run is 'herdr-sim demo': it returns the exit code.
+func Run(args []string, stdout, stderr io.Writer) int {
+	fs := cliflag.New("herdr-sim demo [flags]", "Runs two agents' herdr-link MCP servers against an embedded Herdr simulator and prints the transcript. It never touches a live Herdr.", stderr)
 	worldFile := fs.String("world", "", "world file for the embedded simulator (default: a built-in two-agent world)")
 	verbose := fs.Bool("v", false, "also print every JSON-RPC line")
+	linkBin := fs.String("link", "", "the herdr-link binary the agents' hosts run (default: herdr-link beside herdr-sim, then on PATH)")
 	if code, done := cliflag.Parse(fs, args, stdout); done {
 		return code
 	}
-	if err := runDemo(*worldFile, *verbose, stdout); err != nil {
-		fmt.Fprintln(stderr, "herdr-link demo:", err)
+	exe, err := sibling.Find("herdr-link", "link", *linkBin)
+	if err != nil {
+		fmt.Fprintln(stderr, "herdr-sim demo:", err)
+		return 1
+	}
+	if err := runDemo(exe, *worldFile, *verbose, stdout); err != nil {
+		fmt.Fprintln(stderr, "herdr-sim demo:", err)
 		return 1
 	}
 	return 0
@@ -88,10 +99,10 @@ type demoRun struct {
 	received                link.Envelope // what the reviewer got from brain
 }
 
-func runDemo(worldFile string, verbose bool, out io.Writer) error {
+func runDemo(exe, worldFile string, verbose bool, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	d, err := startDemo(ctx, worldFile, verbose, out)
+	d, err := startDemo(ctx, exe, worldFile, verbose, out)
 	if err != nil {
 		return err
 	}
@@ -118,7 +129,7 @@ func runDemo(worldFile string, verbose bool, out io.Writer) error {
 
 // startDemo serves the world (the demo never dials a live Herdr) and starts
 // each agent's herdr-link as a child process, as its host would.
-func startDemo(ctx context.Context, worldFile string, verbose bool, out io.Writer) (*demoRun, error) {
+func startDemo(ctx context.Context, exe, worldFile string, verbose bool, out io.Writer) (*demoRun, error) {
 	var w *sockettest.World
 	var err error
 	if worldFile != "" {
@@ -133,13 +144,9 @@ func startDemo(ctx context.Context, worldFile string, verbose bool, out io.Write
 	if d.brainPane == "" || d.reviewerPane == "" {
 		return nil, errors.New("the world needs agents named brain and reviewer in one workspace")
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
 	d.srv = sockettest.NewServer(w)
 	d.srv.SubmitDelay = demoEnterDelay
-	fmt.Fprintf(out, "herdr-link demo: two agents on an embedded Herdr simulator (Herdr %s, protocol %d)\n", d.srv.Version, d.srv.Protocol)
+	fmt.Fprintf(out, "herdr-sim demo: two agents on an embedded Herdr simulator (Herdr %s, protocol %d)\n", d.srv.Version, d.srv.Protocol)
 	fmt.Fprintln(out, "Each agent's host runs its own herdr-link MCP server over stdio, as Claude Code or Codex would.")
 	fmt.Fprintln(out)
 	start := func(name, pane string) (*demoSession, error) {

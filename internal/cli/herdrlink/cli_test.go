@@ -1,4 +1,4 @@
-package main
+package herdrlink
 
 import (
 	"bytes"
@@ -23,8 +23,6 @@ func TestCLIConventions(t *testing.T) {
 		{args: []string{"-h"}, stdout: []string{"commands:", "-log-level"}},
 		{args: []string{"help"}, stdout: []string{"commands:"}},
 		{args: []string{"help", "probe"}, stdout: []string{"usage: herdr-link probe", "-validate FILE", "-mcp"}},
-		{args: []string{"help", "demo"}, stdout: []string{"usage: herdr-link demo", "-world"}},
-		{args: []string{"help", "bench"}, stdout: []string{"usage: herdr-link bench", "-route"}},
 		{args: []string{"help", "serve"}, stdout: []string{"usage: herdr-link [serve]", "-no-bootstrap"}},
 		{args: []string{"help", "version"}, stdout: []string{"usage: herdr-link version"}},
 		{args: []string{"probe", "-h"}, stdout: []string{"usage: herdr-link probe"}},
@@ -35,12 +33,15 @@ func TestCLIConventions(t *testing.T) {
 		{args: []string{"bogus"}, code: 2, stderr: `unknown command "bogus"`},
 		{args: []string{"-bogus"}, code: 2, stderr: "flag provided but not defined: -bogus"},
 		{args: []string{"serve", "extra"}, code: 2, stderr: "unexpected arguments"},
-		{args: []string{"bench", "extra"}, code: 2, stderr: "unexpected arguments"},
+		{args: []string{"demo"}, code: 2, stderr: "run 'herdr-sim demo'"},
+		{args: []string{"bench", "-n", "1"}, code: 2, stderr: "run 'herdr-bench'"},
+		{args: []string{"bench-relay"}, code: 2, stderr: "run 'herdr-bench relay'"},
+		{args: []string{"probe", "-mcp"}, code: 2, stderr: "herdr-bench mcp"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			code := run(tt.args, strings.NewReader(""), &out, &errOut)
+			code := Run(tt.args, strings.NewReader(""), &out, &errOut)
 			if code != tt.code {
 				t.Fatalf("exit %d, want %d; stderr %q", code, tt.code, errOut.String())
 			}

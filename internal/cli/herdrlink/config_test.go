@@ -1,4 +1,4 @@
-package main
+package herdrlink
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ func TestConfigGolden(t *testing.T) {
 	for _, h := range hosts {
 		t.Run(h.Name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			if code := run([]string{"config", "-bin", goldenBin, h.Name}, nil, &out, &errOut); code != 0 {
+			if code := Run([]string{"config", "-bin", goldenBin, h.Name}, nil, &out, &errOut); code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut.String())
 			}
 			if errOut.Len() > 0 {
@@ -75,12 +75,12 @@ func TestConfigErrors(t *testing.T) {
 		{[]string{"config", "claude", "codex"}, "name one host"},
 	} {
 		var out, errOut bytes.Buffer
-		if code := run(tt.args, nil, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), tt.err) || out.Len() > 0 {
+		if code := Run(tt.args, nil, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), tt.err) || out.Len() > 0 {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", tt.args, code, out.String(), errOut.String())
 		}
 	}
 	var out bytes.Buffer
-	if code := run([]string{"config", "-h"}, nil, &out, &out); code != 0 {
+	if code := Run([]string{"config", "-h"}, nil, &out, &out); code != 0 {
 		t.Fatal("config -h")
 	}
 	for _, h := range hosts {
@@ -90,18 +90,25 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-// The built binary, run through a symlink, writes its real absolute path.
+// The binary (this test binary as herdr-link), run through a symlink,
+// writes its real absolute path.
 func TestConfigUsesResolvedExecutable(t *testing.T) {
 	dir := t.TempDir()
 	link := filepath.Join(dir, "hl")
-	if err := os.Symlink(binary, link); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(link, "config", "claude").Output()
+	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	real, err := filepath.EvalSymlinks(binary)
+	if err := os.Symlink(self, link); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(link, "config", "claude")
+	cmd.Env = append(os.Environ(), beMain+"=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, err := filepath.EvalSymlinks(self)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +122,7 @@ func TestConfigUsesResolvedExecutable(t *testing.T) {
 // followed by a fenced block holding that text.
 func TestREADMEHostSnippets(t *testing.T) {
 	const readmeBin = "/absolute/path/to/bin/herdr-link"
-	doc, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package herdrlink
 
 // The registration snippet of herdr-link for each agent host, as
 // 'herdr-link config HOST' prints it. README.md's host sections are tested

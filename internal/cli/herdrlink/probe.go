@@ -1,4 +1,4 @@
-package main
+package herdrlink
 
 import (
 	"context"
@@ -46,6 +46,18 @@ type prober struct {
 	gate     link.Gate
 	raw      bool
 	out      io.Writer
+	// events is how long --record listens to events.subscribe.
+	events time.Duration
+}
+
+// probeConfig is what a test may change of the probe: a value, not a
+// package variable.
+type probeConfig struct {
+	recordEvents time.Duration
+}
+
+func probe(args []string, stdout, stderr io.Writer) int {
+	return probeConfig{recordEvents: recordEvents}.run(args, stdout, stderr)
 }
 
 func (p *prober) add(name, status string, start time.Time, detail, fix string) {
@@ -87,20 +99,20 @@ func (p *prober) trace(req, resp []byte) {
 	}
 }
 
-func probe(args []string, stdout, stderr io.Writer) int {
-	fs := cliflag.New("herdr-link probe [flags] [-- COMMAND ARGS...]", "Checks this pane's Herdr socket step by step and says what to fix. With -mcp it runs the MCP handshake against herdr-link, or against the COMMAND after --.", stderr)
+func (pc probeConfig) run(args []string, stdout, stderr io.Writer) int {
+	fs := cliflag.New("herdr-link probe [flags] [-- COMMAND ARGS...]", "Checks this pane's Herdr socket step by step and says what to fix. The MCP handshake against herdr-link (or another server) is 'herdr-bench mcp [COMMAND ARGS...]'.", stderr)
 	asJSON := fs.Bool("json", false, "print a machine-readable report")
 	timeout := fs.Duration("timeout", 2*time.Second, "deadline of each step")
 	callMethod := fs.String("call", "", "send METHOD (with an optional PARAMS_JSON argument) and print the response")
 	raw := fs.Bool("raw", false, "print the exact request and response lines")
 	validate := fs.String("validate", "", "check each live response against the Herdr schema document in `FILE` (write one with: herdr api schema --json > FILE)")
 	watch := fs.Bool("watch", false, "print agent status changes and pane events until interrupted")
-	mcpCmd := fs.Bool("mcp", false, "run the MCP handshake against herdr-link (or the command given as arguments) and print it")
+	mcpCmd := fs.Bool("mcp", false, "moved to 'herdr-bench mcp [COMMAND ARGS...]' (herdr-link links no MCP client)")
 	record := fs.String("record", "", "make read-only calls and write their exact lines, ids and names replaced, to `FILE` (see herdr-sim verify)")
 	if code, done := cliflag.Parse(fs, flagsFirst(fs, args), stdout); done {
 		return code
 	}
-	p := &prober{getenv: os.Getenv, timeout: *timeout, raw: *raw, out: stdout}
+	p := &prober{getenv: os.Getenv, timeout: *timeout, raw: *raw, out: stdout, events: pc.recordEvents}
 	if *validate != "" {
 		v, err := schemalite.Load(*validate)
 		if err != nil {
@@ -117,7 +129,8 @@ func probe(args []string, stdout, stderr io.Writer) int {
 	case *watch:
 		return p.watch(ctx, stdout, stderr)
 	case *mcpCmd:
-		return probeMCP(ctx, fs.Args(), *raw, stdout, stderr)
+		fmt.Fprintln(stderr, "herdr-link probe: -mcp moved: run 'herdr-bench mcp [COMMAND ARGS...]' (herdr-link links no MCP client)")
+		return 2
 	case *record != "":
 		return p.record(ctx, *record, stdout, stderr)
 	}

@@ -1,15 +1,12 @@
-package main
+package herdrlink
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"time"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
-	"github.com/herdr-link/herdr-link/internal/mcpclient"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket"
 )
@@ -120,98 +117,4 @@ func (p *prober) watch(ctx context.Context, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "%s  %-26s %s\n", ev.Received.Format("15:04:05.000"), ev.Event, ev.Data)
 	}
-}
-
-// probeMCP implements --mcp [COMMAND…].
-//
-// Long: the handshake is a fixed sequence of requests, each printed as it
-// happens; splitting it would only pass the transcript around.
-func probeMCP(ctx context.Context, command []string, raw bool, stdout, stderr io.Writer) int {
-	if len(command) == 0 {
-		exe, err := os.Executable()
-		if err != nil {
-			fmt.Fprintln(stderr, "herdr-link probe:", err)
-			return 1
-		}
-		command = []string{exe, "serve"}
-	}
-	c, err := mcpclient.Start(command[0], command[1:], os.Environ())
-	if err != nil {
-		fmt.Fprintln(stderr, "herdr-link probe:", err)
-		return 1
-	}
-	defer c.Close()
-	last := time.Now()
-	c.Trace = func(dir string, line []byte) {
-		now := time.Now()
-		shown := string(line)
-		if !raw && len(shown) > 200 {
-			shown = shown[:200] + fmt.Sprintf("… (%d bytes; --raw shows all)", len(line))
-		}
-		fmt.Fprintf(stdout, "  %+8.2f ms %s %s\n", float64(now.Sub(last).Microseconds())/1000, dir, shown)
-		last = now
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	step := func(name string, f func() error) bool {
-		fmt.Fprintf(stdout, "%s\n", name)
-		last = time.Now()
-		start := time.Now()
-		if err := f(); err != nil {
-			fmt.Fprintf(stdout, "  FAIL %s: %v\n", name, err)
-			return false
-		}
-		fmt.Fprintf(stdout, "  ok   %.2f ms\n", float64(time.Since(start).Microseconds())/1000)
-		return true
-	}
-	var tools []string
-	list := func() error {
-		raw, err := c.Call(ctx, "tools/list", map[string]any{})
-		if err != nil {
-			return err
-		}
-		var r struct {
-			Tools []struct{ Name string } `json:"tools"`
-		}
-		tools = nil
-		if err := jsonx.Unmarshal(raw, &r); err != nil {
-			return err
-		}
-		for _, t := range r.Tools {
-			tools = append(tools, t.Name)
-		}
-		return nil
-	}
-	ok := step("initialize", func() error { _, err := c.Initialize(ctx, "2025-06-18"); return err }) &&
-		step("tools/list", list)
-	if ok && len(tools) == 0 {
-		fmt.Fprintln(stdout, "the server lists no tools: it is not in a Herdr pane (see `herdr-link probe`)")
-		return 1
-	}
-	ok = ok && step("tools/call herdr_link {}", func() error {
-		r, err := c.CallTool(ctx, "herdr_link", nil)
-		if err == nil && r.IsError {
-			err = errors.New(r.Text())
-		}
-		return err
-	}) && step("notifications/tools/list_changed", func() error {
-		for _, n := range c.Notifications() {
-			if n.Method == "notifications/tools/list_changed" {
-				return nil
-			}
-		}
-		return errors.New("not received")
-	}) && step("tools/list (active)", func() error {
-		if err := list(); err != nil {
-			return err
-		}
-		if len(tools) != 4 {
-			return fmt.Errorf("tools %v", tools)
-		}
-		return nil
-	}) && step("ping", func() error { _, err := c.Call(ctx, "ping", nil); return err })
-	if !ok {
-		return 1
-	}
-	return 0
 }

@@ -1,4 +1,4 @@
-package main
+package herdrlink
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 
 // recordEvents is how long the recording listens to events.subscribe
 // (tests shorten it).
-var recordEvents = 2 * time.Second
+const recordEvents = 2 * time.Second
 
 // record implements --record FILE: read-only calls against the live
 // Herdr, their exact lines scrubbed by recording.Redact and written to
@@ -139,7 +139,7 @@ func (p *prober) recordExchanges(ctx context.Context, path string) ([]recording.
 		Method string                       `json:"method"`
 		Params schema.EventsSubscribeParams `json:"params"`
 	}{"probe:events.subscribe", schema.MethodEventsSubscribe, schema.EventsSubscribeParams{Subscriptions: subs}})
-	lines, err = p.exchangeRaw(ctx, path, req, recordEvents)
+	lines, err = p.exchangeRaw(ctx, path, req, p.events)
 	if err != nil {
 		return nil, err
 	}

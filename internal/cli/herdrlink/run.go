@@ -8,7 +8,7 @@
 //	herdr-link config HOST     the snippet that registers herdr-link with a host
 //	herdr-link version         print the version
 //	herdr-link help [command]  usage, or one command's flags
-package main
+package herdrlink
 
 import (
 	"context"
@@ -37,38 +37,46 @@ usage: herdr-link [command] [flags]
 
 commands:
   (none), serve   serve MCP on stdio; this is what an MCP host runs
-  demo            run two agents' MCP sessions against an embedded Herdr simulator
   probe           check this pane's Herdr socket step by step
-  bench           measure peer resolution: socket vs herdr CLI vs MCP
   config HOST     print the snippet that registers herdr-link with a host
                   (claude, codex, opencode, pi, pi-mcp, generic)
   version         print the version (also --version)
   help [command]  print this text, or one command's usage and flags
 
 Run 'herdr-link help <command>' or 'herdr-link <command> -h' for a command's flags.
+The demo is 'herdr-sim demo'; the benchmark is herdr-bench.
 `
 
 // command is one subcommand's entry point. Each accepts -h.
 type command func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 
+// commands are the verbs besides version and help; a new verb is one
+// entry here and its usage line above.
 var commands = map[string]command{
 	"serve":  serve,
-	"demo":   func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return demo(args, stdout, stderr) },
 	"probe":  func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return probe(args, stdout, stderr) },
-	"bench":  bench,
 	"config": func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return config(args, stdout, stderr) },
-	// Hidden: the bench's floor process (relay_unix.go).
-	"bench-relay": benchRelay,
 }
 
-func main() {
+// moved names the verbs that left this binary, and where they went.
+var moved = map[string]string{
+	"demo":        "herdr-sim demo",
+	"bench":       "herdr-bench",
+	"bench-relay": "herdr-bench relay",
+}
+
+// Main is the herdr-link command on the process's arguments and standard
+// streams; it returns the exit code.
+func Main() int {
 	if len(os.Args) == 1 && isTerminal(os.Stdin) {
 		fmt.Fprintln(os.Stderr, "herdr-link is an MCP server on stdio: an MCP host (Claude Code, Codex, …) starts it and speaks JSON-RPC on its stdin. 'herdr-link help' lists the commands; Ctrl-D ends.")
 	}
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	return Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }
 
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// Run runs herdr-link with args (without the program name) and returns
+// the exit code.
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch {
 		case cliflag.IsHelp(args[0]):
@@ -91,6 +99,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if f, ok := commands[cmd]; ok {
 		return f(args, stdin, stdout, stderr)
 	}
+	if to, ok := moved[cmd]; ok {
+		fmt.Fprintf(stderr, "herdr-link: %q is not a herdr-link command: run '%s' (the MCP server links no simulator or MCP client)\n", cmd, to)
+		return 2
+	}
 	fmt.Fprintf(stderr, "herdr-link: unknown command %q\n\n%s", cmd, usage)
 	return 2
 }
@@ -112,6 +124,10 @@ func help(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	f, ok := commands[args[0]]
+	if to, gone := moved[args[0]]; !ok && gone {
+		fmt.Fprintf(stderr, "herdr-link help: %q is not a herdr-link command: see '%s -h'\n", args[0], to)
+		return 2
+	}
 	if !ok {
 		fmt.Fprintf(stderr, "herdr-link help: unknown command %q\n\n%s", args[0], usage)
 		return 2

@@ -1,4 +1,4 @@
-package main
+package herdrlink
 
 // ignoreSIGPIPE is a no-op: Windows has no SIGPIPE; a write to a closed
 // pipe returns an error.

@@ -1,4 +1,4 @@
-package main
+package herdrsim
 
 import (
 	"bufio"
@@ -23,7 +23,7 @@ import (
 // The test binary doubles as herdr-sim for the serve tests.
 func TestMain(m *testing.M) {
 	if os.Getenv("HERDR_SIM_BE_MAIN") == "1" {
-		main()
+		os.Exit(Main())
 		return
 	}
 	os.Exit(m.Run())
@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 func runCLI(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(args, &out, &errb)
+	code := Run(args, &out, &errb)
 	return out.String(), errb.String(), code
 }
 
@@ -180,8 +180,10 @@ func TestHelpAndVersion(t *testing.T) {
 	}{
 		{[]string{"--help"}, 0, "herdr-sim serve [flags]"},
 		{[]string{"-h"}, 0, "herdr-sim version"},
-		{[]string{"help"}, 0, "herdr-sim help [serve|turns]"},
+		{[]string{"help"}, 0, "herdr-sim help [serve|turns|demo]"},
 		{[]string{"help", "turns"}, 0, "usage: herdr-sim turns"},
+		{[]string{"help", "demo"}, 0, "usage: herdr-sim demo"},
+		{[]string{"demo", "-h"}, 0, "-link"},
 		{[]string{"help", "serve"}, 0, "-world string"},
 		{[]string{"serve", "-h"}, 0, "usage: herdr-sim serve [flags]"},
 		{[]string{"version"}, 0, "herdr-sim " + buildinfo.Version()},
@@ -191,7 +193,7 @@ func TestHelpAndVersion(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			if code := run(tt.args, &out, &errOut); code != tt.code {
+			if code := Run(tt.args, &out, &errOut); code != tt.code {
 				t.Fatalf("exit %d, want %d; stderr %q", code, tt.code, errOut.String())
 			}
 			if !strings.Contains(out.String(), tt.want) {

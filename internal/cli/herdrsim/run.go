@@ -1,4 +1,4 @@
-// Command herdr-sim is a faithful stand-in for Herdr 0.8.2's socket API
+// Package herdrsim is the herdr-sim command: a faithful stand-in for Herdr 0.8.2's socket API
 // (package socket/sockettest as a command), and a stand-in for the herdr
 // CLI's agent and pane verbs, so tools that drive either can run without
 // Herdr.
@@ -10,12 +10,13 @@
 //	herdr-sim world
 //	herdr-sim turns [--socket PATH] PANE_ID
 //	herdr-sim verify FILE
+//	herdr-sim demo [--world FILE] [-v] [--link PATH]
 //
 // The CLI verbs behave like herdr's: a ping to check the protocol, then the
 // request, each on its own connection to HERDR_SOCKET_PATH (or the default
 // socket); the response JSON on stdout and exit 0; a server error as JSON on
 // stderr and exit 1; usage errors exit 2.
-package main
+package herdrsim
 
 import (
 	"fmt"
@@ -23,12 +24,12 @@ import (
 	"os"
 
 	"github.com/herdr-link/herdr-link/internal/buildinfo"
+	"github.com/herdr-link/herdr-link/internal/cli/demo"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
 )
 
-func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-}
+// Main is herdr-sim on the process's arguments; it returns the exit code.
+func Main() int { return Run(os.Args[1:], os.Stdout, os.Stderr) }
 
 const usage = `herdr-sim: a simulated Herdr 0.8.2 socket, and the herdr CLI's verbs against it.
 
@@ -37,14 +38,17 @@ usage:
   herdr-sim world                   print the built-in world file
   herdr-sim turns PANE_ID           print what the agent in a pane of a running serve received
   herdr-sim verify FILE             replay a herdr-link probe --record recording; report structural differences
+  herdr-sim demo [flags]            two agents' herdr-link MCP servers talking on an embedded simulator
   herdr-sim agent list|get|prompt|rename ...   the herdr CLI's agent verbs
   herdr-sim pane list|get|close|read ...       the herdr CLI's pane verbs
   herdr-sim workspace list | tab list | api snapshot
   herdr-sim version                 print the version (also --version)
-  herdr-sim help [serve|turns]      print this text, or a command's flags
+  herdr-sim help [serve|turns|demo] print this text, or a command's flags
 `
 
-func run(args []string, stdout, stderr io.Writer) int {
+// Run runs herdr-sim with args (without the program name) and returns the
+// exit code.
+func Run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
@@ -59,9 +63,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return turns(args[1:], stdout, stderr)
 	case "verify":
 		return verify(args[1:], stdout, stderr)
+	case "demo":
+		return demo.Run(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 && args[1] == "serve" {
 			return serve([]string{"-h"}, stdout, stderr)
+		}
+		if len(args) > 1 && args[1] == "demo" {
+			return demo.Run([]string{"-h"}, stdout, stderr)
 		}
 		if len(args) > 1 && args[1] == "turns" {
 			return turns([]string{"-h"}, stdout, stderr)

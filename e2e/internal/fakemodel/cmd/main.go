@@ -18,8 +18,8 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/herdr-link/herdr-link/e2e/internal/fakemodel"
 	"github.com/herdr-link/herdr-link/internal/cliflag"
-	"github.com/herdr-link/herdr-link/internal/fakemodel"
 )
 
 func main() {

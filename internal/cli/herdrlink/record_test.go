@@ -1,38 +1,31 @@
-package main
+package herdrlink
 
 import (
+	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/herdr-link/herdr-link/internal/cli/herdrsim"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
 	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
-// verifyRecording runs the herdr-sim binary's verify on file.
+// verifyRecording runs herdr-sim's verify on file (in this process).
 func verifyRecording(t *testing.T, file string) (string, int) {
 	t.Helper()
-	out, err := exec.Command(filepath.Join(filepath.Dir(binary), "herdr-sim"), "verify", file).CombinedOutput()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return string(out), code
+	var out bytes.Buffer
+	code := herdrsim.Run([]string{"verify", file}, &out, &out)
+	return out.String(), code
 }
 
 // Issue 10 deliverable 4: probe --record against the simulator, then
 // herdr-sim verify, reports no difference; editing one recorded key makes
 // it report exactly that difference.
 func TestRecordThenVerify(t *testing.T) {
-	old := recordEvents
-	recordEvents = 600 * time.Millisecond
-	t.Cleanup(func() { recordEvents = old })
 	srv := simtest.New(t, nil, func(s *sockettest.Server) { s.Tick = 10 * time.Millisecond })
 	setPane(t, srv, "w1:p1")
 	// Events during the recording's subscription.
@@ -47,7 +40,9 @@ func TestRecordThenVerify(t *testing.T) {
 		_ = srv.World.SetStatus("w1:p1", "idle")
 	}()
 	file := filepath.Join(t.TempDir(), "rec.txt")
-	out, errOut, code := runProbe(t, "--record", file)
+	var outb, errb bytes.Buffer
+	code := probeConfig{recordEvents: 600 * time.Millisecond}.run([]string{"--record", file}, &outb, &errb)
+	out, errOut := outb.String(), errb.String()
 	if code != 0 || !strings.Contains(out, "recorded 10 exchanges") {
 		t.Fatalf("probe --record: exit %d\n%s%s", code, out, errOut)
 	}

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package bins
+
+func lock(string) (func(), error) { return nil, errNoLock }
