@@ -27,8 +27,8 @@ func socketRoute(t *target) *route {
 	if t.srv != nil {
 		hold = benchSubmitHold
 	}
-	l := &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: t.pane, Locker: lock, SubmitHold: hold}
-	lc := &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: t.pane, Locker: lock, SubmitHold: hold, Delivery: link.DeliveryConfirm}
+	l := &link.Link{Herdr: link.NewSocketHerdr(c), PaneID: t.pane, Locker: lock, SubmitHold: hold}
+	lc := &link.Link{Herdr: link.NewSocketHerdr(c), PaneID: t.pane, Locker: lock, SubmitHold: hold, Delivery: link.DeliveryConfirm}
 	next := t.rotation()
 	return &route{name: "socket", run: func(ctx context.Context, op string) error {
 		var err error
