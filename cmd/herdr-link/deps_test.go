@@ -18,10 +18,22 @@ func goList(t *testing.T, args ...string) []struct {
 	Deps       []string
 } {
 	t.Helper()
+	return goListIn(t, "", args...)
+}
+
+// goListIn is goList in the directory dir ("" for this one).
+func goListIn(t *testing.T, dir string, args ...string) []struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+} {
+	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
-	out, err := exec.Command("go", append([]string{"list", "-json"}, args...)...).Output()
+	cmd := exec.Command("go", append([]string{"list", "-json"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list %v: %v", args, err)
 	}
@@ -120,6 +132,32 @@ func TestForbiddenInServer(t *testing.T) {
 	} {
 		if got := forbiddenInServer(tt.path) != ""; got != tt.bad {
 			t.Errorf("forbiddenInServer(%s) = %v, want %v", tt.path, got, tt.bad)
+		}
+	}
+}
+
+// testingHarnesses are the packages besides _test files that may import
+// the testing package: test support built on testing.T or testing.M. Every
+// other package, in both modules, must not.
+var testingHarnesses = map[string]bool{
+	module + "/socket/sockettest/simtest": true, // simulators for tests: simtest.New(t, …), simtest.Main(m)
+	module + "/e2e/internal/fakemodel":    true, // fake model servers for host tests: fakemodel.Start(t, …)
+}
+
+// TestTestingImports: only _test files and the named harnesses import
+// testing (and testing/...), in the root module and in e2e/.
+func TestTestingImports(t *testing.T) {
+	for _, dir := range []string{"../..", "../../e2e"} {
+		pkgs := goListIn(t, dir, "./...")
+		if len(pkgs) < 5 {
+			t.Fatalf("go list in %q: %d packages", dir, len(pkgs))
+		}
+		for _, p := range pkgs {
+			for _, imp := range p.Imports {
+				if (imp == "testing" || strings.HasPrefix(imp, "testing/")) && !testingHarnesses[p.ImportPath] {
+					t.Errorf("%s imports %s outside its _test files: only the harnesses named in testingHarnesses may", p.ImportPath, imp)
+				}
+			}
 		}
 	}
 }
