@@ -52,11 +52,11 @@ type errorRule struct {
 	detail string
 }
 
-// refused is the kind of every refusal: an answer from Herdr that is an
+// errRefused is the kind of every refusal: an answer from Herdr that is an
 // error ([*socket.Error], matched by type), or socket.ErrRequestTooLarge
 // (refused before sending: the operation's own failure, not Herdr's).
 // Refusals map by operation (refusalTable).
-var refused = errors.New("link: any refusal")
+var errRefused = errors.New("link: any refusal")
 
 // errorTable is the one map from socket errors to link errors; the first
 // matching row wins. An error no row matches (a non-socket failure) is
@@ -70,7 +70,7 @@ var errorTable = []errorRule{
 
 	// Transport and protocol failures: NOT_IN_HERDR in every operation.
 	{socket.ErrMethodUnsupported, nil, classTransport, NotInHerdr, detailNoMethod},
-	{refused, nil, classRefusal, "", ""}, // refusals: the rows below
+	{errRefused, nil, classRefusal, "", ""}, // refusals: the rows below
 	{context.Canceled, nil, classTransport, NotInHerdr, detailCancelled},
 	{socket.ErrProtocolMismatch, nil, classTransport, NotInHerdr, detailProtocol},
 	{socket.ErrMalformedResponse, nil, classTransport, NotInHerdr, detailBadReply},
@@ -96,10 +96,10 @@ var refusalTable = []errorRule{
 	{socket.ErrPaneNotFound, []operation{opClose}, classRefusal, PeerNotFound, detailPeer},
 	{socket.ErrPaneNotFound, []operation{opSelfPane}, classRefusal, NotInHerdr, detailNoPane},
 
-	{refused, []operation{opSend}, classRefusal, SendFailed, detailRefused},
-	{refused, []operation{opClose}, classRefusal, CloseFailed, detailClose},
-	{refused, []operation{opName}, classRefusal, SelfUnnamed, detailUnnamed},
-	{refused, []operation{opLookup, opSelfPane}, classRefusal, NotInHerdr, detailRefusedCall},
+	{errRefused, []operation{opSend}, classRefusal, SendFailed, detailRefused},
+	{errRefused, []operation{opClose}, classRefusal, CloseFailed, detailClose},
+	{errRefused, []operation{opName}, classRefusal, SelfUnnamed, detailUnnamed},
+	{errRefused, []operation{opLookup, opSelfPane}, classRefusal, NotInHerdr, detailRefusedCall},
 }
 
 // classify maps err, from a Herdr call made for op, to a link error and
@@ -112,7 +112,7 @@ func classify(op operation, err error) (*Error, errorClass) {
 		if !r.matches(op, err) {
 			continue
 		}
-		if r.kind == refused {
+		if r.kind == errRefused {
 			return refusal(op, err)
 		}
 		return newErr(r.code, r.detail, err), r.class
@@ -139,13 +139,13 @@ func (r errorRule) matches(op operation, err error) bool {
 	if len(r.ops) > 0 && !slices.Contains(r.ops, op) {
 		return false
 	}
-	if r.kind == refused {
+	if r.kind == errRefused {
 		return isRefusal(err)
 	}
 	return errors.Is(err, r.kind)
 }
 
-// isRefusal reports whether err is Herdr's refusal or a request refused
+// isRefusal reports whether err is Herdr's refusal or a request errRefused
 // before sending.
 func isRefusal(err error) bool {
 	var se *socket.Error
@@ -170,7 +170,7 @@ func (l *Link) herdrError(op operation, method string, err error, attrs ...any) 
 	case e.Detail == detailNoPane:
 		l.log().Warn("herdr does not know the caller's pane", attrs...)
 	case class == classRefusal:
-		l.log().Warn("herdr refused", args...)
+		l.log().Warn("herdr errRefused", args...)
 	}
 	return e
 }

@@ -13,6 +13,8 @@ import (
 )
 
 // localLocks is empty: flock serialises deliveries across processes.
+//
+//lint:ignore U1000 used on systems without flock (other.go)
 type localLocks struct{}
 
 // Lock waits until this process holds the delivery lock of terminalID or

@@ -43,6 +43,7 @@ type Locker struct {
 
 	// local holds the in-process locks where the system has no flock
 	// (other.go); empty elsewhere.
+	//lint:ignore U1000 used on systems without flock (other.go)
 	local localLocks
 }
 

@@ -14,7 +14,6 @@ package bins
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -174,7 +173,3 @@ func prune(base, keep string) {
 		os.RemoveAll(filepath.Join(base, e.Name()))
 	}
 }
-
-// errNoLock is returned where file locks are not available (the e2e
-// tests run on Unix).
-var errNoLock = errors.New("bins: no file lock on this system")
