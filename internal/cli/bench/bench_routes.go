@@ -52,7 +52,7 @@ func socketRoute(t *target) *route {
 // for each step (each run pings, then sends its request).
 func cliRoute(t *target) (*route, error) {
 	if t.cli == "" {
-		return nil, errors.New("no herdr CLI for the cli route: build herdr-sim beside herdr-link (go build -o bin/ ./cmd/...), or pass --herdr")
+		return nil, errors.New("no herdr CLI for the cli route: build herdr-sim beside herdr-bench (just build, or go build -o bin/ ./cmd/...), or pass --herdr")
 	}
 	env := t.env()
 	runCLI := func(ctx context.Context, args ...string) ([]byte, error) {

@@ -1,10 +1,10 @@
-// Command herdr-link is the herdr-link/1 MCP server for agents running in
-// Herdr panes, with a demo, a probe for live sockets and a benchmark.
+// Package herdrlink is the herdr-link command: the herdr-link/1 MCP
+// server for agents running in Herdr panes, and the few verbs that serve
+// it. It links no simulator, MCP client or test harness (the demo is
+// 'herdr-sim demo', the benchmark is herdr-bench).
 //
 //	herdr-link                 serve MCP on stdio (what an MCP host runs)
-//	herdr-link demo            two agents talking on an embedded simulator
 //	herdr-link probe           diagnose the Herdr socket of this pane
-//	herdr-link bench           peer-resolution latency, socket vs CLI vs MCP
 //	herdr-link config HOST     the snippet that registers herdr-link with a host
 //	herdr-link version         print the version
 //	herdr-link help [command]  usage, or one command's flags

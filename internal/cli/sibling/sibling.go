@@ -6,6 +6,7 @@ package sibling
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,10 +18,17 @@ import (
 // flag that names it, for the error.
 func Find(name, flagName, flagValue string) (string, error) {
 	if flagValue != "" {
-		if strings.ContainsRune(flagValue, os.PathSeparator) {
-			return filepath.Abs(flagValue)
+		if !strings.ContainsRune(flagValue, os.PathSeparator) {
+			return exec.LookPath(flagValue)
 		}
-		return exec.LookPath(flagValue)
+		p, err := filepath.Abs(flagValue)
+		if err != nil {
+			return "", err
+		}
+		if fi, err := os.Stat(p); err != nil || fi.IsDir() {
+			return "", fmt.Errorf("-%s %s: not a file", flagName, flagValue)
+		}
+		return p, nil
 	}
 	if exe, err := os.Executable(); err == nil {
 		p := filepath.Join(filepath.Dir(exe), name)
