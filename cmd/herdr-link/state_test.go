@@ -153,38 +153,7 @@ func mutableState(t *testing.T, dir string) []finding {
 		}
 	}
 	for _, f := range files {
-		external := f.Name.Name != pkgName // an _test package
-		for _, d := range f.Decls {
-			fn, ok := d.(*ast.FuncDecl)
-			if ok && fn.Recv == nil && fn.Name.Name == "init" && !external {
-				continue
-			}
-			ast.Inspect(d, func(n ast.Node) bool {
-				var targets []ast.Expr
-				switch n := n.(type) {
-				case *ast.AssignStmt:
-					if n.Tok != token.DEFINE {
-						targets = n.Lhs
-					}
-				case *ast.IncDecStmt:
-					targets = []ast.Expr{n.X}
-				case *ast.UnaryExpr:
-					if n.Op == token.AND {
-						targets = []ast.Expr{n.X}
-					}
-				case *ast.CallExpr:
-					if id, ok := n.Fun.(*ast.Ident); ok && (id.Name == "delete" || id.Name == "clear") && len(n.Args) > 0 {
-						targets = n.Args[:1]
-					}
-				}
-				for _, e := range targets {
-					if name, ok := rootVar(e, vars, pkgName, external); ok {
-						out = append(out, finding{name, fset.Position(e.Pos()).String() + ": package-level " + name + " is mutated: keep it on a value (or set it in init)"})
-					}
-				}
-				return true
-			})
-		}
+		out = append(out, mutations(fset, f, vars, pkgName)...)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].msg < out[j].msg })
 	return out
@@ -262,4 +231,42 @@ func syncState(vs *ast.ValueSpec) string {
 		}
 	}
 	return ""
+}
+
+// mutations returns the writes to vars in f.
+func mutations(fset *token.FileSet, f *ast.File, vars map[string]pkgVar, pkgName string) []finding {
+	var out []finding
+	external := f.Name.Name != pkgName // an _test package
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if ok && fn.Recv == nil && fn.Name.Name == "init" && !external {
+			continue
+		}
+		ast.Inspect(d, func(n ast.Node) bool {
+			var targets []ast.Expr
+			switch n := n.(type) {
+			case *ast.AssignStmt:
+				if n.Tok != token.DEFINE {
+					targets = n.Lhs
+				}
+			case *ast.IncDecStmt:
+				targets = []ast.Expr{n.X}
+			case *ast.UnaryExpr:
+				if n.Op == token.AND {
+					targets = []ast.Expr{n.X}
+				}
+			case *ast.CallExpr:
+				if id, ok := n.Fun.(*ast.Ident); ok && (id.Name == "delete" || id.Name == "clear") && len(n.Args) > 0 {
+					targets = n.Args[:1]
+				}
+			}
+			for _, e := range targets {
+				if name, ok := rootVar(e, vars, pkgName, external); ok {
+					out = append(out, finding{name, fset.Position(e.Pos()).String() + ": package-level " + name + " is mutated: keep it on a value (or set it in init)"})
+				}
+			}
+			return true
+		})
+	}
+	return out
 }
