@@ -3,6 +3,7 @@ module github.com/herdr-link/herdr-link/e2e
 go 1.26
 
 require (
+	github.com/google/jsonschema-go v0.4.3
 	github.com/herdr-link/herdr-link v0.0.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 )
@@ -20,7 +21,6 @@ require (
 	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
 	github.com/creack/pty v1.1.24 // indirect
 	github.com/goccy/go-json v0.12.0 // indirect
-	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/lucasb-eyer/go-colorful v1.4.0 // indirect
 	github.com/mattn/go-runewidth v0.0.23 // indirect
 	github.com/muesli/cancelreader v0.2.2 // indirect
