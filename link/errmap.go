@@ -43,13 +43,15 @@ const (
 )
 
 // errorRule turns a socket error matching kind (errors.Is) into a link
-// error, in the operations listed (none: every operation).
+// error, in the operations listed (none: every operation), when the
+// condition holds (nil: always).
 type errorRule struct {
 	kind   error
 	ops    []operation
 	class  errorClass
 	code   Code
 	detail string
+	when   func(error) bool
 }
 
 // errRefused is the kind of every refusal: an answer from Herdr that is an
@@ -65,41 +67,43 @@ var errRefused = errors.New("link: any refusal")
 var errorTable = []errorRule{
 	// Written in full, then the answer was lost: the text may be in the
 	// pane, or the pane closed. Never NOT_IN_HERDR, which invites a resend.
-	{socket.ErrAfterWrite, []operation{opSend}, classAfterWrite, SendFailed, detailMaybeSent},
-	{socket.ErrAfterWrite, []operation{opClose}, classAfterWrite, CloseFailed, detailMaybeClosed},
+	{socket.ErrAfterWrite, []operation{opSend}, classAfterWrite, SendFailed, detailMaybeSent, nil},
+	{socket.ErrAfterWrite, []operation{opClose}, classAfterWrite, CloseFailed, detailMaybeClosed, nil},
 
 	// Transport and protocol failures: NOT_IN_HERDR in every operation.
-	{socket.ErrMethodUnsupported, nil, classTransport, NotInHerdr, detailNoMethod},
-	{errRefused, nil, classRefusal, "", ""}, // refusals: the rows below
-	{context.Canceled, nil, classTransport, NotInHerdr, detailCancelled},
-	{socket.ErrProtocolMismatch, nil, classTransport, NotInHerdr, detailProtocol},
-	{socket.ErrMalformedResponse, nil, classTransport, NotInHerdr, detailBadReply},
-	{socket.ErrProtocol, nil, classTransport, NotInHerdr, detailBadReply},
-	{socket.ErrTruncatedResponse, nil, classTransport, NotInHerdr, detailBadReply},
-	{socket.ErrResponseTooLarge, nil, classTransport, NotInHerdr, detailBadReply},
-	{socket.ErrUnavailable, nil, classTransport, NotInHerdr, detailUnreachable},
-	{socket.ErrTimeout, nil, classTransport, NotInHerdr, detailUnreachable},
-	{socket.ErrEmptyResponse, nil, classTransport, NotInHerdr, detailUnreachable},
-	{socket.ErrConnection, nil, classTransport, NotInHerdr, detailUnreachable},
-	{socket.ErrClosed, nil, classTransport, NotInHerdr, detailUnreachable},
-	{socket.ErrPlatform, nil, classTransport, NotInHerdr, detailUnreachable},
-	{socket.ErrAfterWrite, nil, classTransport, NotInHerdr, detailUnreachable},
+	{socket.ErrMethodUnsupported, nil, classTransport, NotInHerdr, detailNoMethod, nil},
+	{errRefused, nil, classRefusal, "", "", nil}, // refusals: the rows below
+	{context.Canceled, nil, classTransport, NotInHerdr, detailCancelled, nil},
+	{socket.ErrProtocolMismatch, nil, classTransport, NotInHerdr, detailProtocol, nil},
+	{socket.ErrMalformedResponse, nil, classTransport, NotInHerdr, detailBadReply, nil},
+	{socket.ErrProtocol, nil, classTransport, NotInHerdr, detailBadReply, nil},
+	{socket.ErrTruncatedResponse, nil, classTransport, NotInHerdr, detailBadReply, nil},
+	{socket.ErrResponseTooLarge, nil, classTransport, NotInHerdr, detailBadReply, nil},
+	{socket.ErrUnavailable, nil, classTransport, NotInHerdr, detailUnreachable, nil},
+	{socket.ErrTimeout, nil, classTransport, NotInHerdr, detailUnreachable, nil},
+	{socket.ErrEmptyResponse, nil, classTransport, NotInHerdr, detailUnreachable, nil},
+	{socket.ErrConnection, nil, classTransport, NotInHerdr, detailUnreachable, nil},
+	{socket.ErrClosed, nil, classTransport, NotInHerdr, detailUnreachable, nil},
+	{socket.ErrPlatform, nil, classTransport, NotInHerdr, detailUnreachable, nil},
+	{socket.ErrAfterWrite, nil, classTransport, NotInHerdr, detailUnreachable, nil},
 }
 
 // refusalTable maps Herdr's refusals by operation; the first matching row
 // wins, and the last rows are each operation's fallback.
 var refusalTable = []errorRule{
 	// The target vanished or left the workspace after resolution.
-	{socket.ErrAgentNotFound, []operation{opSend}, classRefusal, PeerNotFound, detailPeer},
-	{socket.ErrAgentBlocked, []operation{opSend}, classRefusal, SendFailed, detailBlocked},
-	{socket.ErrAgentNotReady, []operation{opSend}, classRefusal, SendFailed, detailNotReady},
-	{socket.ErrPaneNotFound, []operation{opClose}, classRefusal, PeerNotFound, detailPeer},
-	{socket.ErrPaneNotFound, []operation{opSelfPane}, classRefusal, NotInHerdr, detailNoPane},
+	{socket.ErrAgentNotFound, []operation{opSend}, classRefusal, PeerNotFound, detailPeer, nil},
+	{socket.ErrAgentBlocked, []operation{opSend}, classRefusal, SendFailed, detailBlocked, nil},
+	{socket.ErrAgentNotReady, []operation{opSend}, classRefusal, SendFailed, detailNotReady, nil},
+	// Herdr 0.9: the pane closed while the prompt was being submitted.
+	{socket.ErrAgentPromptFailed, []operation{opSend}, classRefusal, SendFailed, detailClosedDuring, closedDuringSubmission},
+	{socket.ErrPaneNotFound, []operation{opClose}, classRefusal, PeerNotFound, detailPeer, nil},
+	{socket.ErrPaneNotFound, []operation{opSelfPane}, classRefusal, NotInHerdr, detailNoPane, nil},
 
-	{errRefused, []operation{opSend}, classRefusal, SendFailed, detailRefused},
-	{errRefused, []operation{opClose}, classRefusal, CloseFailed, detailClose},
-	{errRefused, []operation{opName}, classRefusal, SelfUnnamed, detailUnnamed},
-	{errRefused, []operation{opLookup, opSelfPane}, classRefusal, NotInHerdr, detailRefusedCall},
+	{errRefused, []operation{opSend}, classRefusal, SendFailed, detailRefused, nil},
+	{errRefused, []operation{opClose}, classRefusal, CloseFailed, detailClose, nil},
+	{errRefused, []operation{opName}, classRefusal, SelfUnnamed, detailUnnamed, nil},
+	{errRefused, []operation{opLookup, opSelfPane}, classRefusal, NotInHerdr, detailRefusedCall, nil},
 }
 
 // classify maps err, from a Herdr call made for op, to a link error and
@@ -136,7 +140,7 @@ func refusal(op operation, err error) (*Error, errorClass) {
 }
 
 func (r errorRule) matches(op operation, err error) bool {
-	if len(r.ops) > 0 && !slices.Contains(r.ops, op) {
+	if len(r.ops) > 0 && !slices.Contains(r.ops, op) || r.when != nil && !r.when(err) {
 		return false
 	}
 	if r.kind == errRefused {

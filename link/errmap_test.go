@@ -153,6 +153,19 @@ func TestErrorTableCoversSocket(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestErrorTableEdges: a row with a condition, and what no row matches.
+func TestErrorTableEdges(t *testing.T) {
+	// Herdr 0.9's agent_prompt_failed for a pane closed during the
+	// submission has its own detail in a send (a row with a condition).
+	closed := &socket.Error{Method: "agent.prompt", Code: "agent_prompt_failed", Message: msgActorClosed}
+	if got, _ := classify(opSend, closed); got.Code != SendFailed || got.Detail != detailClosedDuring {
+		t.Errorf("closed during submission: %v", got)
+	}
+	if got, _ := classify(opClose, closed); got.Detail != detailClose {
+		t.Errorf("closed during submission, in a close: %v", got)
+	}
 	// A failure that is not the socket's (a fake's) is NOT_IN_HERDR, and
 	// cancellation says so.
 	if got, _ := classify(opSend, errors.New("boom")); got.Code != NotInHerdr || got.Detail != detailUnreachable {

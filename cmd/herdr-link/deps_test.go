@@ -140,8 +140,9 @@ func TestForbiddenInServer(t *testing.T) {
 // the testing package: test support built on testing.T or testing.M. Every
 // other package, in both modules, must not.
 var testingHarnesses = map[string]bool{
-	module + "/socket/sockettest/simtest": true, // simulators for tests: simtest.New(t, …), simtest.Main(m)
-	module + "/e2e/internal/fakemodel":    true, // fake model servers for host tests: fakemodel.Start(t, …)
+	module + "/socket/sockettest/simtest":    true, // simulators for tests: simtest.New(t, …), simtest.Main(m)
+	module + "/e2e/internal/fakemodel":       true, // fake model servers for host tests: fakemodel.Start(t, …)
+	module + "/internal/limited/limitedtest": true, // endless inputs for tests of bounded readers: limitedtest.Endless(t, …)
 }
 
 // TestTestingImports: only _test files and the named harnesses import

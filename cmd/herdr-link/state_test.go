@@ -17,10 +17,11 @@ import (
 // their owner creates and can have two of. A package-level variable
 // declared in a non-test file
 //
-//   - is never assigned, incremented, deleted from, cleared or has its
-//     address taken, in any file of the package, tests included (a test
-//     hook is package state too), except in an init function, which runs
-//     once before anything can observe the variable; and
+//   - is never assigned (itself, or an element or field of it),
+//     incremented, deleted from, cleared or handed out by address (&x), in
+//     any file of the package, tests included (a test hook is package
+//     state too), except in an init function, which runs once before
+//     anything can observe the variable; and
 //   - is not itself synchronised state: a sync.Mutex, RWMutex, Map or
 //     Cond, or a sync/atomic value, exists only to be mutated.
 //
@@ -252,7 +253,10 @@ func mutations(fset *token.FileSet, f *ast.File, vars map[string]pkgVar, pkgName
 			case *ast.IncDecStmt:
 				targets = []ast.Expr{n.X}
 			case *ast.UnaryExpr:
-				if n.Op == token.AND {
+				// &x hands the variable out to be written (flag.IntVar(&x));
+				// &x[i] and &x.f, the usual way to read an element in
+				// place, are not counted.
+				if _, whole := n.X.(*ast.Ident); n.Op == token.AND && whole {
 					targets = []ast.Expr{n.X}
 				}
 			case *ast.CallExpr:

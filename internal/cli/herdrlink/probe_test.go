@@ -22,6 +22,14 @@ func runProbe(t *testing.T, args ...string) (string, string, int) {
 	return out.String(), errb.String(), code
 }
 
+// runProbeEvents is runProbe with --record listening to events for d.
+func runProbeEvents(t *testing.T, d time.Duration, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := probeConfig{recordEvents: d}.run(args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
 func setPane(t *testing.T, srv *sockettest.Server, pane string) {
 	t.Setenv("HERDR_ENV", "1")
 	t.Setenv("HERDR_SOCKET_PATH", srv.Path())
