@@ -193,7 +193,7 @@ func (l *Link) createPane(ctx context.Context, st Starter, plan startPlan, ancho
 	// The panes before, to find the pane of a lost answer.
 	before, err := st.ListPanes(ctx, ws)
 	if err != nil {
-		return Pane{}, l.fail("pane.list", err, NotInHerdr)
+		return Pane{}, l.fail(opLookup, "pane.list", err)
 	}
 	var p Pane
 	if plan.Placement == PlaceTab {
@@ -206,8 +206,7 @@ func (l *Link) createPane(ctx context.Context, st Starter, plan startPlan, ancho
 			l.log().Warn("pane creation outcome unknown: the request was written, the answer lost", "err", err)
 			return Pane{}, l.findLost(ctx, st, plan, anchor, ws, before, err)
 		}
-		if te := transport(err); te != nil {
-			l.log().Warn(transportLog(err), "op", "pane creation", "err", err)
+		if te := l.transportErr("pane creation", err); te != nil {
 			return Pane{}, te
 		}
 		l.log().Warn("herdr did not create a pane", "err", err)
@@ -271,14 +270,23 @@ func (l *Link) rollback(ctx context.Context, p Pane) {
 	l.log().Info("rollback: closed the pane this start created", "pane_id", p.PaneID)
 }
 
+// transportErr is err's NOT_IN_HERDR (logged) when it is a transport or
+// environment failure, else nil: refusals and lost answers are the
+// start's own to classify.
+func (l *Link) transportErr(method string, err error) *Error {
+	if err == nil || isRefusal(err) || errors.Is(err, socket.ErrAfterWrite) {
+		return nil
+	}
+	return l.herdrError(opLookup, method, err)
+}
+
 // startError classifies a refusal of agent.start.
 func (l *Link) startError(op string, err error) error {
 	if errors.Is(err, socket.ErrAfterWrite) {
 		l.log().Warn(op+" outcome unknown", "err", err)
 		return newErr(StartFailed, detailStartFailed, err)
 	}
-	if te := transport(err); te != nil {
-		l.log().Warn(transportLog(err), "op", op, "err", err)
+	if te := l.transportErr(op, err); te != nil {
 		return te
 	}
 	l.log().Warn("herdr refused to start the agent", "op", op, "err", err)
@@ -324,7 +332,7 @@ func (l *Link) awaitReady(ctx context.Context, started Agent) (Agent, error) {
 		case errors.Is(err, socket.ErrAgentNotFound):
 			return Agent{}, newErr(StartFailed, detailStartExited, err)
 		case err != nil && !errors.Is(err, socket.ErrTimeout):
-			if te := transport(err); te != nil {
+			if te := l.transportErr("agent.get", err); te != nil {
 				return Agent{}, te
 			}
 		}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 )
@@ -27,7 +26,7 @@ const maxConfigBytes = 1 << 20
 // The reference's form is accepted too: "placement" as {"mode":
 // "new_tab", "label"?} (a tab) or {"mode": "with"} (a split to the right),
 // and "variants": [{"kind", "args"?}, …] with "strategy": "round-robin"
-// when there are several (each start takes the next, in this process).
+// when there are several (each start of a Link takes the next).
 type ConfiguredAgent struct {
 	Kind      string
 	Args      []string
@@ -43,13 +42,6 @@ type configEntry struct {
 		Kind string   `json:"kind"`
 		Args []string `json:"args"`
 	} `json:"variants"`
-}
-
-// roundRobin keeps each configured agent's next variant (per config file
-// and key, this process only).
-var roundRobin struct {
-	sync.Mutex
-	next map[string]int
 }
 
 // findConfig looks for ConfigPath in dir and its parents, up to and
@@ -69,7 +61,9 @@ func findConfig(dir, stop string) (string, bool) {
 }
 
 // loadConfigured finds and reads the configured agent key.
-func loadConfigured(dir, home, key string) (ConfiguredAgent, error) {
+// next picks the variant of a round-robin entry: it gets the entry's key
+// (the file and the agent) and the number of variants.
+func loadConfigured(dir, home, key string, next func(key string, n int) int) (ConfiguredAgent, error) {
 	path, ok := findConfig(dir, home)
 	if !ok {
 		return ConfiguredAgent{}, newErr(StartConfigNotFound, detailConfigMissing, nil)
@@ -91,7 +85,7 @@ func loadConfigured(dir, home, key string) (ConfiguredAgent, error) {
 	if !ok {
 		return ConfiguredAgent{}, newErr(StartAgentNotFound, detailConfigAgent, nil)
 	}
-	c, err := e.resolve(path + "\x00" + key)
+	c, err := e.resolve(path+"\x00"+key, next)
 	if err != nil {
 		return ConfiguredAgent{}, newErr(StartConfigInvalid, detailConfigInvalid, err)
 	}
@@ -112,7 +106,7 @@ func parseConfig(b []byte) (map[string]configEntry, error) {
 	return doc.Agents, nil
 }
 
-func (e configEntry) resolve(rrKey string) (ConfiguredAgent, error) {
+func (e configEntry) resolve(rrKey string, next func(string, int) int) (ConfiguredAgent, error) {
 	placement, err := configPlacement(e.Placement)
 	if err != nil {
 		return ConfiguredAgent{}, err
@@ -126,13 +120,7 @@ func (e configEntry) resolve(rrKey string) (ConfiguredAgent, error) {
 	case e.Strategy != "" && e.Strategy != "round-robin":
 		return ConfiguredAgent{}, errors.New("unknown strategy")
 	case len(e.Variants) > 0:
-		roundRobin.Lock()
-		if roundRobin.next == nil {
-			roundRobin.next = map[string]int{}
-		}
-		i := roundRobin.next[rrKey] % len(e.Variants)
-		roundRobin.next[rrKey] = i + 1
-		roundRobin.Unlock()
+		i := next(rrKey, len(e.Variants))
 		kind, args = e.Variants[i].Kind, e.Variants[i].Args
 	}
 	if !validKind(kind) {

@@ -41,7 +41,7 @@ func (l *Link) planStart(req StartRequest) (startPlan, error) {
 		return p, newErr(StartInputInvalid, detailStartCwd, err)
 	}
 	if req.Agent != "" {
-		c, err := loadConfigured(dir, home, req.Agent)
+		c, err := loadConfigured(dir, home, req.Agent, l.nextVariant)
 		if err != nil {
 			return p, err
 		}
@@ -163,4 +163,17 @@ func hasControl(s string) bool {
 		}
 	}
 	return false
+}
+
+// nextVariant is the round robin of configured variants: per file and
+// agent key, per Link.
+func (l *Link) nextVariant(key string, n int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.variants == nil {
+		l.variants = map[string]int{}
+	}
+	i := l.variants[key] % n
+	l.variants[key] = i + 1
+	return i
 }
