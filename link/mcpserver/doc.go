@@ -4,7 +4,7 @@
 //
 // Outside Herdr the tool list is empty. Inside, a connection starts dormant
 // with the single gateway tool herdr_link; calling it (or any Tier-1 tool)
-// activates herdr_link_peers, herdr_link_send and herdr_link_close and sends
+// activates herdr_link_peers, herdr_link_start, herdr_link_send and herdr_link_close and sends
 // one notifications/tools/list_changed. The gateway can also run every
 // operation itself, for hosts that never refresh their tool list.
 //
