@@ -20,6 +20,11 @@ import (
 func (e env) startLink(t *testing.T, pane string) *link.Link {
 	t.Helper()
 	l := e.link(pane)
+	// A start makes six round trips under one operation deadline: the
+	// production default, not e.link's short one, so load cannot fail it.
+	c := e.srv.Client()
+	c.Timeout = link.DefaultCallTimeout
+	l.Herdr, l.CallTimeout = link.SocketHerdr{Client: c}, c.Timeout
 	l.Home = t.TempDir()
 	l.Dir = filepath.Join(l.Home, "repo")
 	if err := os.MkdirAll(filepath.Join(l.Dir, "sub"), 0o755); err != nil {

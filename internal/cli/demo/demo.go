@@ -97,6 +97,7 @@ type demoRun struct {
 	brain, reviewer, tester *demoSession
 	brainPane, reviewerPane string
 	received                link.Envelope // what the reviewer got from brain
+	exe                     string        // the herdr-link binary each session runs
 }
 
 func runDemo(exe, worldFile string, verbose bool, out io.Writer) error {
@@ -141,7 +142,7 @@ func startDemo(ctx context.Context, exe, worldFile string, verbose bool, out io.
 	if err != nil {
 		return nil, err
 	}
-	d := &demoRun{ctx: ctx, out: out, w: w, brainPane: paneOf(w, "brain"), reviewerPane: paneOf(w, "reviewer")}
+	d := &demoRun{ctx: ctx, out: out, w: w, brainPane: paneOf(w, "brain"), reviewerPane: paneOf(w, "reviewer"), exe: exe}
 	if d.brainPane == "" || d.reviewerPane == "" {
 		return nil, errors.New("the world needs agents named brain and reviewer in one workspace")
 	}

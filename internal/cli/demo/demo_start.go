@@ -48,11 +48,7 @@ func (d *demoRun) brainStartsTester() error {
 	fmt.Fprintf(d.out, "\n  tester's model received its first turn, from %q: %q\n\n", first.From, first.Message)
 	env := append(os.Environ(), d.srv.Env(pane)...)
 	env = append(env, "HERDR_LINK_LOG=warn")
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	c, err := mcpclient.Start(exe, []string{"serve", "-no-bootstrap", "-submit-hold", demoSubmitHold.String()}, env)
+	c, err := mcpclient.Start(d.exe, []string{"serve", "-no-bootstrap", "-submit-hold", demoSubmitHold.String()}, env)
 	if err != nil {
 		return err
 	}
