@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdr-link/herdr-link/internal/testsupport/lineserver"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
@@ -93,7 +94,7 @@ func TestServerNotRunning(t *testing.T) {
 // rawServer answers every connection with reply (after reading one line).
 func rawServer(t *testing.T, reply func(req []byte) []byte) string {
 	t.Helper()
-	srv, err := sockettest.NewLineServer(reply)
+	srv, err := lineserver.New(reply)
 	if err != nil {
 		t.Fatal(err)
 	}

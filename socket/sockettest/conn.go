@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"strings"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -15,6 +14,8 @@ import (
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/internal/ndjson"
 	"github.com/herdr-link/herdr-link/schema"
+	"github.com/herdr-link/herdr-link/socket/sockettest/herdrstate"
+	"github.com/herdr-link/herdr-link/socket/sockettest/reqcheck"
 )
 
 func (s *Server) accept(ln net.Listener) {
@@ -138,7 +139,7 @@ func (s *Server) serve(c net.Conn) {
 		}
 	}
 	rec := Request{Time: time.Now(), Line: string(line)}
-	req, perr := parseRequest(trimmed)
+	req, perr := reqcheck.Parse(trimmed)
 	if perr == nil {
 		rec.ID, rec.Method, rec.Params = req.ID, req.Method, append(jsonx.RawMessage(nil), req.Params...)
 	}
@@ -150,7 +151,7 @@ func (s *Server) serve(c net.Conn) {
 	}
 	s.mu.Unlock()
 	if missing := s.missing(); req.Method != "" && missing[req.Method] {
-		perr = missingMethod(req.Method, missing, trimmed)
+		perr = reqcheck.MissingMethod(req.Method, missing, trimmed)
 	}
 	if perr != nil {
 		s.reply(c, errorLine("", "invalid_request", perr.Error()))
@@ -246,7 +247,7 @@ func truncate(b []byte) string {
 	return string(b)
 }
 
-func (s *Server) dispatch(c net.Conn, req parsedRequest, extra bool) {
+func (s *Server) dispatch(c net.Conn, req reqcheck.Request, extra bool) {
 	if extra {
 		c = strayConn{c}
 	}
@@ -262,7 +263,7 @@ func (s *Server) dispatch(c net.Conn, req parsedRequest, extra bool) {
 
 // respond computes the response line of an ordinary or waiting method;
 // nil means "write nothing" (client gone).
-func (s *Server) respond(c net.Conn, req parsedRequest) []byte {
+func (s *Server) respond(c net.Conn, req reqcheck.Request) []byte {
 	if req.Method == schema.MethodPing {
 		if line := s.pongLine(req.ID); line != nil {
 			return line
@@ -276,14 +277,9 @@ func (s *Server) respond(c net.Conn, req parsedRequest) []byte {
 	if s.stopping.Load() {
 		return errorLine(req.ID, "server_unavailable", "server is shutting down")
 	}
-	h, ok := handlers[req.Method]
-	if !ok {
-		return errorLine(req.ID, "not_implemented_in_simulator", "herdr-sim does not implement "+req.Method)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	env := &call{s: s, w: s.World, req: req, ctx: ctx}
-	if isWait(req) {
+	if herdrstate.Waits(req.Method, req.Params) {
 		gone := s.watchGone(c)
 		go func() {
 			select {
@@ -293,47 +289,26 @@ func (s *Server) respond(c net.Conn, req parsedRequest) []byte {
 				return
 			}
 			cancel()
-			s.World.mu.Lock()
-			s.World.bump()
-			s.World.mu.Unlock()
 		}()
 	}
-	res, herr := h(env)
+	res, herr := s.World.Handle(ctx, s.env(), req.Method, req.Params)
 	if ctx.Err() != nil {
 		return nil // the client left: Herdr abandons the wait silently
 	}
 	if herr != nil {
-		return errorLine(req.ID, herr.code, herr.msg)
+		return errorLine(req.ID, herr.Code, herr.Message)
 	}
 	return resultLine(req.ID, res)
 }
 
-// isWait reports whether req holds its connection and watches for the
-// client going away: agent.wait, and agent.prompt with wait. Without
-// wait, agent.prompt is an ordinary request: Herdr never reads the
-// connection again and always replies, even to a half-closed client or
-// one that sent a stray byte.
-func isWait(req parsedRequest) bool {
-	if req.Method != schema.MethodAgentPrompt {
-		return waits[req.Method]
-	}
-	var p struct {
-		Wait jsonx.RawMessage `json:"wait"`
-	}
-	_ = jsonx.Unmarshal(req.Params, &p)
-	return len(p.Wait) > 0 && string(p.Wait) != "null"
+// env is what a request sees of the server.
+func (s *Server) env() *herdrstate.Env {
+	return &herdrstate.Env{Version: s.Version, Protocol: s.protocol.Load(), Tick: s.Tick, SubmitDelay: s.SubmitDelay,
+		EffectTimeout: s.EffectTimeout, Done: s.done, Waiting: &s.waiting}
 }
 
-// herdrError is an error response of a method.
-type herdrError struct{ code, msg string }
-
-func herr(code, format string, args ...any) *herdrError {
-	return &herdrError{code: code, msg: fmt.Sprintf(format, args...)}
-}
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
+// Implemented lists the methods the simulator implements; every other
+// method of the schema answers not_implemented_in_simulator.
+func Implemented() []string {
+	return append([]string{schema.MethodPing, schema.MethodServerStop, schema.MethodEventsSubscribe}, herdrstate.Methods()...)
 }

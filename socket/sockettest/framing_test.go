@@ -302,18 +302,3 @@ func TestServerStop(t *testing.T) {
 		t.Fatalf("ping after server.stop: %v", err)
 	}
 }
-
-// FuzzParseRequest: the fast path never accepts a line the exact (serde)
-// path rejects, and agrees with it on what it accepts.
-func FuzzParseRequest(f *testing.F) {
-	f.Add([]byte(`{"id":"1","method":"agent.get","params":{"target":"brain"}}`))
-	f.Add([]byte(`{"id":"1","method":"ping","params":{}}`))
-	f.Add([]byte(`{"ID":"1","method":"ping","params":{}}`))
-	f.Add([]byte(`{"id":"1","method":"agent.rename","params":{"target":"a","name":null}}`))
-	f.Add([]byte(`{"id":"1","method":"agent.wait","params":{"target":"a","until":["idle","bogus"],"timeout_ms":-1}}`))
-	f.Add([]byte(`{"id":"1","method":"events.subscribe","params":{"subscriptions":[{"type":"pane.agent_status_changed","agent_status":"x"}]}}`))
-	f.Add([]byte(`{"id":"1","method":"pane.move","params":{"pane_id":"w1:p1","destination":{"type":"tab","tab_id":"w1:t1","split":"up"}}}`))
-	f.Fuzz(func(t *testing.T, line []byte) {
-		sockettest.CheckParsers(t, line)
-	})
-}

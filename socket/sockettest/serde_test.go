@@ -7,7 +7,6 @@ import (
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/schema"
-	"github.com/herdr-link/herdr-link/socket/sockettest"
 	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
@@ -79,31 +78,4 @@ func TestSerdeRejections(t *testing.T) {
 			t.Errorf("%s → %q, want %q", line, resp.Error.Message, want)
 		}
 	}
-}
-
-// The params checker knows every string enum reachable from the params of
-// the methods the simulator implements, and its idea of required fields
-// matches the schema's.
-func TestParamsCheckerCoversSchema(t *testing.T) {
-	if missing := sockettest.UnlistedEnums(); len(missing) > 0 {
-		t.Fatalf("enums without values in the params checker: %v", missing)
-	}
-	for _, m := range sockettest.Implemented() {
-		got, want := sockettest.RequiredFields(m), schema.RequiredParams(m)
-		if strings.Join(sortedCopy(got), ",") != strings.Join(sortedCopy(want), ",") {
-			t.Errorf("%s: checker requires %v, schema %v", m, got, want)
-		}
-	}
-}
-
-func sortedCopy(s []string) []string {
-	out := append([]string(nil), s...)
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if out[j] < out[i] {
-				out[i], out[j] = out[j], out[i]
-			}
-		}
-	}
-	return out
 }

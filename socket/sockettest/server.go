@@ -14,6 +14,7 @@ import (
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket"
+	"github.com/herdr-link/herdr-link/socket/sockettest/herdrstate"
 )
 
 // Herdr 0.8.2's framing constants.
@@ -21,8 +22,8 @@ const (
 	MaxRequestBytes     = 1 << 20
 	FirstReadTimeout    = 5 * time.Second
 	PollInterval        = 100 * time.Millisecond
-	PromptSubmitDelay   = 300 * time.Millisecond
-	PromptEffectTimeout = 5 * time.Second
+	PromptSubmitDelay   = herdrstate.PromptSubmitDelay
+	PromptEffectTimeout = herdrstate.PromptEffectTimeout
 )
 
 // Request is one request line the server received.
@@ -258,7 +259,7 @@ func (s *Server) Close() {
 	close(s.done)
 	s.mu.Unlock()
 	// Pane programs first (they may hold connections), bounded.
-	s.World.closePrograms(programCloseLimit)
+	s.World.ClosePrograms(programCloseLimit)
 	s.mu.Lock()
 	if s.ln != nil {
 		s.ln.Close()
@@ -267,9 +268,6 @@ func (s *Server) Close() {
 		c.Close()
 	}
 	s.mu.Unlock()
-	s.World.mu.Lock()
-	s.World.bump()
-	s.World.mu.Unlock()
 	s.wg.Wait()
 	if fi, err := os.Stat(s.path); err == nil && s.inode != 0 && inode(fi) == s.inode {
 		os.Remove(s.path)

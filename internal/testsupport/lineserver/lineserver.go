@@ -1,4 +1,7 @@
-package sockettest
+// Package lineserver is a bare Unix-socket server for tests and
+// benchmarks of socket clients: it knows nothing of Herdr, only the
+// exchange of one line per connection.
+package lineserver
 
 import (
 	"bufio"
@@ -8,20 +11,20 @@ import (
 	"sync"
 )
 
-// LineServer is a bare Unix-socket server: it reads each connection's
+// Server is a bare Unix-socket server: it reads each connection's
 // first line and answers with whatever reply returns for it (written as
 // is; nil closes without a reply). Use it for what a faithful Herdr never
 // sends (garbage, foreign ids, truncated lines) and as the floor of a
-// socket round trip. Create it with [NewLineServer]; Close it when done.
-type LineServer struct {
+// socket round trip. Create it with [New]; Close it when done.
+type Server struct {
 	ln   net.Listener
 	dir  string
 	path string
 	wg   sync.WaitGroup
 }
 
-// NewLineServer listens on a socket in a new temporary directory.
-func NewLineServer(reply func(line []byte) []byte) (*LineServer, error) {
+// New listens on a socket in a new temporary directory.
+func New(reply func(line []byte) []byte) (*Server, error) {
 	dir, err := os.MkdirTemp("", "hl")
 	if err != nil {
 		return nil, err
@@ -32,7 +35,7 @@ func NewLineServer(reply func(line []byte) []byte) (*LineServer, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	s := &LineServer{ln: ln, dir: dir, path: path}
+	s := &Server{ln: ln, dir: dir, path: path}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -59,10 +62,10 @@ func NewLineServer(reply func(line []byte) []byte) (*LineServer, error) {
 }
 
 // Path is the socket path.
-func (s *LineServer) Path() string { return s.path }
+func (s *Server) Path() string { return s.path }
 
 // Close stops the server, waits for its connections and removes the socket.
-func (s *LineServer) Close() {
+func (s *Server) Close() {
 	s.ln.Close()
 	s.wg.Wait()
 	os.RemoveAll(s.dir)

@@ -1,4 +1,4 @@
-package sockettest
+package herdrstate
 
 import (
 	"sort"

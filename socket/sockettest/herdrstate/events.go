@@ -1,4 +1,4 @@
-package sockettest
+package herdrstate
 
 import (
 	"bytes"
@@ -122,7 +122,7 @@ func (w *World) closePane(p *pane) {
 	}
 	p.term.name, p.term.label = nil, nil
 	if p.term.recv != nil {
-		p.term.recv.stop()
+		p.term.recv.Stop()
 		p.term.recv = nil
 	}
 	w.events.ids = append(w.events.ids, p.id, p.term.id)

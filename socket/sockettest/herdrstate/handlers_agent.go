@@ -1,4 +1,4 @@
-package sockettest
+package herdrstate
 
 import (
 	"fmt"
@@ -132,7 +132,7 @@ func (w *World) prompt(p schema.AgentPromptParams, submitDelay time.Duration) (*
 		if pn.term == term && w.paneByTarget(pn.id) == pn {
 			enter := "\r"
 			if term.recv != nil {
-				enter = term.recv.enterKey()
+				enter = term.recv.EnterKey()
 			}
 			w.write(term, enter)
 		}

@@ -1,4 +1,4 @@
-package sockettest
+package herdrstate
 
 import (
 	"github.com/herdr-link/herdr-link/schema"
@@ -150,7 +150,7 @@ func sessionSnapshot(c *call) (any, *herdrError) {
 	w := c.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	snap := schema.SessionSnapshot{Version: c.s.Version, Protocol: c.s.protocol.Load(),
+	snap := schema.SessionSnapshot{Version: c.s.Version, Protocol: c.s.Protocol,
 		Workspaces: []schema.WorkspaceInfo{}, Tabs: []schema.TabInfo{}, Panes: []schema.PaneInfo{},
 		Layouts: []schema.PaneLayoutSnapshot{}, Agents: []schema.AgentInfo{}}
 	if f := w.focused; f != nil {

@@ -1,4 +1,4 @@
-package sockettest
+package herdrstate
 
 // idAlphabet is the digit set of Herdr's public ids: bijective base 32
 // without I, L, O and U.

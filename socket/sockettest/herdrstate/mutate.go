@@ -1,9 +1,10 @@
-package sockettest
+package herdrstate
 
 import (
 	"fmt"
 
 	"github.com/herdr-link/herdr-link/schema"
+	"github.com/herdr-link/herdr-link/socket/sockettest/receiver"
 )
 
 // SetStatus changes the agent status of the agent in paneID as detection
@@ -67,7 +68,7 @@ func (w *World) setState(p *pane, status schema.AgentStatus) {
 	}
 	w.bump()
 	if t.state != oldState && t.recv != nil {
-		t.recv.stateChanged(oldState, t.state)
+		t.recv.StateChanged(oldState, t.state)
 	}
 }
 
@@ -109,7 +110,7 @@ func (w *World) Detect(paneID, kind string) error {
 	}
 	// A newly started program: empty composer, raw typing until ready.
 	if t.recv != nil {
-		t.recv.stop()
+		t.recv.Stop()
 	}
 	t.recv = newModel(w, t, kind, Behaviour{}, "")
 	if changedLabel {
@@ -152,7 +153,7 @@ func (w *World) exit(p *pane) {
 		t.seq = w.stateSeq
 	}
 	if t.recv != nil {
-		t.recv.stop()
+		t.recv.Stop()
 		t.recv = nil
 	}
 	if label != nil || hadName {
@@ -244,11 +245,11 @@ func (w *World) SetBehaviour(paneID string, b Behaviour) error {
 	if err != nil {
 		return err
 	}
-	m, ok := p.term.recv.(*model)
+	m, ok := p.term.recv.(*receiver.Model)
 	if !ok {
 		return fmt.Errorf("sockettest: pane %s hosts no modelled agent", paneID)
 	}
-	m.b = b
+	m.SetBehaviour(b)
 	return nil
 }
 

@@ -1,10 +1,11 @@
-package sockettest
+package herdrstate
 
 import (
 	"bytes"
 	"strings"
 
 	"github.com/herdr-link/herdr-link/schema"
+	"github.com/herdr-link/herdr-link/socket/sockettest/receiver"
 )
 
 // Agent returns the agent record of target (a pane id, alias included, or
@@ -75,8 +76,8 @@ func (w *World) Interrupts(paneID string) int {
 	if p == nil {
 		return 0
 	}
-	if m, ok := p.term.recv.(*model); ok {
-		return m.interrup
+	if m, ok := p.term.recv.(*receiver.Model); ok {
+		return m.Interrupts()
 	}
 	return 0
 }
@@ -90,8 +91,8 @@ func (w *World) Composer(paneID string) (composer, queued string) {
 	if p == nil {
 		return "", ""
 	}
-	if m, ok := p.term.recv.(*model); ok {
-		return m.k.merge(m.composer), m.k.merge(m.queue)
+	if m, ok := p.term.recv.(*receiver.Model); ok {
+		return m.Composer()
 	}
 	return "", ""
 }
@@ -114,13 +115,13 @@ func (w *World) Write(paneID, data string) error {
 func (w *World) write(t *terminal, data string) {
 	t.writes = append(t.writes, data)
 	if t.recv != nil {
-		t.recv.input(data)
+		t.recv.Input(data)
 	}
 	w.bump()
 }
 
 // bracketed reports whether Herdr would send t a paste (w.mu held).
-func (t *terminal) bracketed() bool { return t.recv != nil && t.recv.bracketedPaste() }
+func (t *terminal) bracketed() bool { return t.recv != nil && t.recv.BracketedPaste() }
 
 // Read returns what pane.read shows for paneID: for an agent pane, the
 // turns it received and its composer with the kind's screen signs; for a
@@ -147,7 +148,7 @@ func screenOf(t *terminal, source schema.ReadSource, strip bool) string {
 		return t.prog.Screen(source != schema.ReadSourceVisible, !strip)
 	}
 	if t.recv != nil {
-		return t.recv.screen()
+		return t.recv.Screen()
 	}
 	return screen(t, strip)
 }
@@ -201,4 +202,35 @@ func stripANSI(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// Turns returns the user turns the agents in paneID received, like
+// [World.Submissions] (never nil), and whether the pane exists.
+func (w *World) Turns(paneID string) ([]Submission, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.paneByTarget(paneID)
+	if p == nil {
+		return nil, false
+	}
+	return append([]Submission{}, p.term.subs...), true
+}
+
+// EventLines returns the event hub's lines, oldest first, as Herdr
+// writes them (keys sorted).
+func (w *World) EventLines() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]string, len(w.events.recs))
+	for i, r := range w.events.recs {
+		out[i] = string(r.line)
+	}
+	return out
+}
+
+// Busy holds the world's lock, as Herdr's app loop busy with something
+// else, until release is called: requests wait for it.
+func (w *World) Busy() (release func()) {
+	w.mu.Lock()
+	return w.mu.Unlock
 }

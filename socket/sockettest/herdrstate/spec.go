@@ -1,4 +1,4 @@
-package sockettest
+package herdrstate
 
 import (
 	"errors"
@@ -221,7 +221,7 @@ func NewWorldClock(spec WorldSpec, clock Clock) (*World, error) {
 					return nil, err
 				}
 				if ps.Command != nil {
-					if err := ps.Command.validate(); err != nil {
+					if err := ps.Command.Validate(); err != nil {
 						return nil, fmt.Errorf("sockettest: world: pane %s: %w", p.id, err)
 					}
 					c := *ps.Command
@@ -343,7 +343,7 @@ func (w *World) occupy(t *terminal, a *AgentSpec) error {
 		if t.state != schema.AgentStatusWorking {
 			return errors.New("turn_ends_ms needs status working")
 		}
-		m.startTurnTimer(time.Duration(a.TurnEndsMS) * time.Millisecond)
+		m.EndTurnAfter(time.Duration(a.TurnEndsMS) * time.Millisecond)
 	}
 	return nil
 }

@@ -1,10 +1,7 @@
-package sockettest
+package herdrstate
 
 import (
-	"fmt"
-	"net"
 	"strings"
-	"time"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/schema"
@@ -92,12 +89,28 @@ func subPaneID(sub schema.Subscription) string {
 	return ""
 }
 
-func (s *Server) subscribe(c net.Conn, req parsedRequest) {
-	var p schema.EventsSubscribeParams
-	_ = jsonx.Unmarshal(req.Params, &p)
-	w := s.World
+// ProbeError is a subscription whose pane does not exist: Herdr answers
+// it with the error of its probe, under the id <request id>:sub:<Index>:probe.
+type ProbeError struct {
+	Index int
+	schema.ErrorBody
+}
+
+// Subscription is the state of one events.subscribe request: one cursor
+// per subscription it names.
+type Subscription struct {
+	w    *World
+	subs []*subState
+}
+
+// Subscribe starts the subscriptions of p, as Herdr does before it
+// answers subscription_started: the pane subscriptions probe their pane
+// first. Output-matched and scroll subscriptions are accepted but never
+// fire.
+func (w *World) Subscribe(p schema.EventsSubscribeParams) (*Subscription, *ProbeError) {
 	var subs []*subState
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	for i, sub := range p.Subscriptions {
 		tag := sub.Tag()
 		st := &subState{}
@@ -105,9 +118,7 @@ func (s *Server) subscribe(c net.Conn, req parsedRequest) {
 			pid := subPaneID(sub)
 			pn := w.paneByTarget(pid)
 			if pn == nil {
-				w.mu.Unlock()
-				s.reply(c, errorLine(fmt.Sprintf("%s:sub:%d:probe", req.ID, i), "pane_not_found", "pane "+pid+" not found"))
-				return
+				return nil, &ProbeError{i, schema.ErrorBody{Code: "pane_not_found", Message: "pane " + pid + " not found"}}
 			}
 			if tag != schema.SubscriptionTagPaneAgentStatusChanged {
 				continue // accepted, but the simulator produces no such events
@@ -121,40 +132,27 @@ func (s *Server) subscribe(c net.Conn, req parsedRequest) {
 		}
 		subs = append(subs, st)
 	}
-	w.mu.Unlock()
-	s.reply(c, resultLine(req.ID, schema.ResultSubscriptionStarted{Type: schema.ResultTypeSubscriptionStarted}))
-	gone := s.watchGone(c)
-	ticker := time.NewTicker(s.Tick)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-gone:
-			return
-		case <-s.done:
-			return
-		case <-ticker.C:
+	return &Subscription{w: w, subs: subs}, nil
+}
+
+// Poll is one tick of the subscriptions, as Herdr polls them: the event
+// lines to write now, in order, keys sorted.
+func (s *Subscription) Poll() [][]byte {
+	w := s.w
+	var lines [][]byte
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, st := range s.subs {
+		if st.plainKind != "" {
+			if r, ok := w.eventAfter(st.plainKind, st.cursor); ok {
+				st.cursor = r.seq
+				lines = append(lines, r.line)
+			}
+			continue
 		}
-		var lines [][]byte
-		w.mu.Lock()
-		for _, st := range subs {
-			if st.plainKind != "" {
-				if r, ok := w.eventAfter(st.plainKind, st.cursor); ok {
-					st.cursor = r.seq
-					lines = append(lines, r.line)
-				}
-				continue
-			}
-			if line := w.pollStatus(st); line != nil {
-				lines = append(lines, line)
-			}
-		}
-		w.mu.Unlock()
-		for _, l := range lines {
-			s.check(l)
-			_ = c.SetWriteDeadline(time.Now().Add(5 * time.Second))
-			if _, err := c.Write(append(l, '\n')); err != nil {
-				return
-			}
+		if line := w.pollStatus(st); line != nil {
+			lines = append(lines, line)
 		}
 	}
+	return lines
 }

@@ -1,4 +1,4 @@
-package sockettest
+package herdrstate
 
 import (
 	"time"
@@ -179,8 +179,8 @@ func (c *call) waitFor(deadline time.Time, check func() (bool, *herdrError)) (bo
 		}
 		if !counted {
 			counted = true
-			c.s.waiting.Add(1)
-			defer c.s.waiting.Add(-1)
+			c.s.Waiting.Add(1)
+			defer c.s.Waiting.Add(-1)
 		}
 		wait := c.s.Tick
 		if !deadline.IsZero() {
@@ -195,7 +195,7 @@ func (c *call) waitFor(deadline time.Time, check func() (bool, *herdrError)) (bo
 		select {
 		case <-c.ctx.Done():
 			return false, nil
-		case <-c.s.done:
+		case <-c.s.Done:
 			return false, herr("server_unavailable", "server is shutting down")
 		case <-time.After(wait):
 		}

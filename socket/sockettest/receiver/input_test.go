@@ -1,4 +1,4 @@
-package sockettest
+package receiver
 
 import (
 	"strings"

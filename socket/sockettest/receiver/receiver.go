@@ -1,4 +1,4 @@
-package sockettest
+package receiver
 
 import (
 	"strings"
@@ -12,38 +12,6 @@ import (
 type Submission struct {
 	At   time.Time `json:"at"`
 	Text string    `json:"text"`
-}
-
-// receiver is the program behind an agent pane's terminal, the receiving
-// end of agent.prompt. The simulator's own receiver is [model], which
-// follows what real agent TUIs were seen to do (hosts-and-delivery §2); a
-// pane backed by a real program on a PTY implements the same interface.
-//
-// The world calls every method with its lock held, so none may block (a
-// PTY receiver hands writes to its own goroutine). A receiver changes the
-// world through the World's locked helpers (setState, submitted) from its
-// own timers, taking the lock itself.
-type receiver interface {
-	// bracketedPaste reports whether the program has turned bracketed
-	// paste on (ESC[?2004h). Herdr wraps a prompt's text in ESC[200~ …
-	// ESC[201~ exactly then, and sends it raw otherwise.
-	bracketedPaste() bool
-	// enterKey is Enter in the terminal's current key encoding ("\r").
-	enterKey() string
-	// input receives one write Herdr made to the terminal, in order: a
-	// prompt's text (bracketed or raw), Copilot's focus-in report, or
-	// the Enter ("\r") sent 300 ms after the text.
-	input(data string)
-	// stateChanged reports a change of the agent's detected state (the
-	// underlying idle/working/blocked/unknown), whoever made it: a turn
-	// ended by World.SetStatus releases queued input as one the model
-	// ended itself does.
-	stateChanged(from, to schema.AgentStatus)
-	// screen is the text pane.read shows.
-	screen() string
-	// stop ends the program (exit, replacement, pane close); its pending
-	// timers do nothing afterwards.
-	stop()
 }
 
 // Behaviour is how the modelled agent in a pane reacts to input; see
@@ -156,12 +124,11 @@ type pendingSub struct {
 // closes the streaming answer within ~10 ms.
 const steerDelay = 10 * time.Millisecond
 
-// model is the simulator's receiver: a composer that holds typed text
+// Model is the simulator's receiver: a composer that holds typed text
 // until Enter, then a turn (working → idle after the turn time), with the
 // kind's merging, queueing or interrupting.
-type model struct {
-	w *World
-	t *terminal
+type Model struct {
+	t Terminal
 	k *kind
 	b Behaviour
 
@@ -178,26 +145,28 @@ type model struct {
 	pendingStop, turnStop, flushStop func() bool
 }
 
-func newModel(w *World, t *terminal, label string, b Behaviour, draft string) *model {
-	m := &model{w: w, t: t, k: agentKind(label), b: b}
+// NewModel returns the model of an agent of kind label reading t, with
+// draft already in its composer.
+func NewModel(t Terminal, label string, b Behaviour, draft string) *Model {
+	m := &Model{t: t, k: agentKind(label), b: b}
 	if draft != "" {
 		m.composer = []piece{{text: draft}}
 	}
 	return m
 }
 
-func (m *model) now() time.Time { return m.w.clock.Now() }
+func (m *Model) now() time.Time { return m.t.Now() }
 
-func (m *model) bracketedPaste() bool {
+func (m *Model) BracketedPaste() bool {
 	if m.b.BracketedPaste != nil {
 		return *m.b.BracketedPaste
 	}
-	return m.t.state != schema.AgentStatusUnknown
+	return m.t.State() != schema.AgentStatusUnknown
 }
 
-func (m *model) enterKey() string { return "\r" }
+func (m *Model) EnterKey() string { return "\r" }
 
-func (m *model) input(data string) {
+func (m *Model) Input(data string) {
 	if m.stopped {
 		return
 	}
@@ -214,7 +183,7 @@ func (m *model) input(data string) {
 	}
 }
 
-func (m *model) typed(s string) {
+func (m *Model) typed(s string) {
 	if m.k.rawPerByte > 0 {
 		start := m.now()
 		if m.ingest.After(start) {
@@ -229,12 +198,12 @@ func (m *model) typed(s string) {
 	m.composer = append(m.composer, piece{text: s})
 }
 
-func (m *model) busy() bool { return m.t.state == schema.AgentStatusWorking || len(m.pending) > 0 }
+func (m *Model) busy() bool { return m.t.State() == schema.AgentStatusWorking || len(m.pending) > 0 }
 
 // enter is the Enter key: submit what the composer holds.
-func (m *model) enter() {
+func (m *Model) enter() {
 	switch {
-	case m.b.Stuck, len(m.composer) == 0, m.t.state == schema.AgentStatusBlocked:
+	case m.b.Stuck, len(m.composer) == 0, m.t.State() == schema.AgentStatusBlocked:
 		return // stuck; nothing to send; the key went to a dialog
 	case m.k.rawPerByte > 0 && m.now().Before(m.ingest):
 		return // still reading raw typing: Enter is swallowed
@@ -244,7 +213,7 @@ func (m *model) enter() {
 	if m.busy() && !m.k.interrupts {
 		m.queue = append(m.queue, text...)
 		m.queued++
-		m.w.bump()
+		m.t.Changed()
 		return
 	}
 	delay := m.k.latency(len(m.k.merge(text)))
@@ -258,19 +227,17 @@ func (m *model) enter() {
 	if len(m.pending) == 1 {
 		m.schedulePending()
 	}
-	m.w.bump()
+	m.t.Changed()
 }
 
-func (m *model) schedulePending() {
+func (m *Model) schedulePending() {
 	m.pendingStop = m.after(m.pending[0].delay, m.startPending)
 }
 
 // after runs f on the world clock, with the world locked, unless the
 // program stopped meanwhile.
-func (m *model) after(d time.Duration, f func()) func() bool {
-	return m.w.clock.AfterFunc(d, func() {
-		m.w.mu.Lock()
-		defer m.w.mu.Unlock()
+func (m *Model) after(d time.Duration, f func()) func() bool {
+	return m.t.AfterFunc(d, func() {
 		if !m.stopped {
 			f()
 		}
@@ -278,7 +245,7 @@ func (m *model) after(d time.Duration, f func()) func() bool {
 }
 
 // startPending makes the oldest pending submission a turn (w.mu held).
-func (m *model) startPending() {
+func (m *Model) startPending() {
 	if len(m.pending) == 0 {
 		return
 	}
@@ -287,12 +254,12 @@ func (m *model) startPending() {
 	if len(m.pending) > 0 {
 		defer m.schedulePending()
 	}
-	if (m.t.state == schema.AgentStatusWorking && !m.k.interrupts) || m.t.state == schema.AgentStatusBlocked {
+	if (m.t.State() == schema.AgentStatusWorking && !m.k.interrupts) || m.t.State() == schema.AgentStatusBlocked {
 		// Became busy meanwhile (SetStatus), or a dialog opened: wait
 		// until the agent is idle again.
 		m.queue = append(m.queue, text...)
 		m.queued++
-		m.w.bump()
+		m.t.Changed()
 		return
 	}
 	m.submit(text)
@@ -301,42 +268,40 @@ func (m *model) startPending() {
 // submit hands text to the agent's model as a user turn (w.mu held). A
 // working codex is steered: its partial answer is discarded and the turn
 // goes on with the new message.
-func (m *model) submit(pieces []piece) {
-	if m.t.state == schema.AgentStatusWorking {
+func (m *Model) submit(pieces []piece) {
+	if m.t.State() == schema.AgentStatusWorking {
 		m.interrup++
 	}
-	m.t.subs = append(m.t.subs, Submission{At: m.now().UTC(), Text: m.k.merge(pieces) + m.k.trailing})
+	m.t.Submitted(Submission{At: m.now().UTC(), Text: m.k.merge(pieces) + m.k.trailing})
 	if m.turnStop != nil {
 		m.turnStop()
 		m.turnStop = nil
 	}
-	if p := m.w.paneOfTerm(m.t); p != nil {
-		m.w.setState(p, schema.AgentStatusWorking)
-	}
+	m.t.SetState(schema.AgentStatusWorking)
 	m.startTurnTimer(m.turnTime())
-	m.w.bump()
+	m.t.Changed()
 }
 
-func (m *model) turnTime() time.Duration {
+func (m *Model) turnTime() time.Duration {
 	if m.b.TurnTime == 0 {
 		return DefaultTurnTime
 	}
 	return m.b.TurnTime
 }
 
-func (m *model) startTurnTimer(d time.Duration) {
+func (m *Model) startTurnTimer(d time.Duration) {
 	if d < 0 {
 		return
 	}
 	m.turnStop = m.after(d, func() {
 		m.turnStop = nil
-		if p := m.w.paneOfTerm(m.t); p != nil && m.t.state == schema.AgentStatusWorking {
-			m.w.setState(p, schema.AgentStatusIdle)
+		if m.t.State() == schema.AgentStatusWorking {
+			m.t.SetState(schema.AgentStatusIdle)
 		}
 	})
 }
 
-func (m *model) stateChanged(from, to schema.AgentStatus) {
+func (m *Model) StateChanged(from, to schema.AgentStatus) {
 	if m.stopped {
 		return
 	}
@@ -353,9 +318,9 @@ func (m *model) stateChanged(from, to schema.AgentStatus) {
 }
 
 // flush submits what was queued during the turn, as one turn (w.mu held).
-func (m *model) flush() {
+func (m *Model) flush() {
 	m.flushStop = nil
-	if len(m.queue) == 0 || m.t.state == schema.AgentStatusWorking || m.t.state == schema.AgentStatusBlocked {
+	if len(m.queue) == 0 || m.t.State() == schema.AgentStatusWorking || m.t.State() == schema.AgentStatusBlocked {
 		return
 	}
 	q := m.queue
@@ -363,7 +328,7 @@ func (m *model) flush() {
 	m.submit(q)
 }
 
-func (m *model) stop() {
+func (m *Model) Stop() {
 	m.stopped = true
 	for _, s := range []func() bool{m.pendingStop, m.turnStop, m.flushStop} {
 		if s != nil {
@@ -432,13 +397,13 @@ func (k *kind) shown(pieces []piece) string {
 // screen renders the pane: the turns so far (what the model got), then
 // the kind's status and composer lines with the screen signs of
 // hosts-and-delivery §2.
-func (m *model) screen() string {
+func (m *Model) Screen() string {
 	var b strings.Builder
-	for _, s := range m.t.subs {
+	for _, s := range m.t.Submissions() {
 		b.WriteString(s.Text)
 		b.WriteString("\n\n")
 	}
-	working := m.t.state == schema.AgentStatusWorking
+	working := m.t.State() == schema.AgentStatusWorking
 	comp := m.k.shown(m.composer)
 	q := m.k.shown(m.queue)
 	switch m.k.name {

@@ -1,4 +1,4 @@
-package sockettest
+package reqcheck
 
 import (
 	"bytes"
@@ -12,8 +12,8 @@ import (
 	"github.com/herdr-link/herdr-link/schema"
 )
 
-// parsedRequest is a request line that passed Herdr's serde checks.
-type parsedRequest struct {
+// Request is a request line that passed Herdr's serde checks.
+type Request struct {
 	ID     string
 	Method string
 	Params jsonx.RawMessage
@@ -49,9 +49,9 @@ func wireMethods() string {
 
 var wireMethodList = wireMethods()
 
-// missingMethod is serde's error for a method a Herdr without the methods
-// in missing does not know.
-func missingMethod(method string, missing map[string]bool, line []byte) error {
+// MissingMethod is serde's error for method in a Herdr that lacks the
+// methods in missing (line is the request line).
+func MissingMethod(method string, missing map[string]bool, line []byte) error {
 	var b strings.Builder
 	for _, m := range schema.Methods {
 		if missing[m.Name] {
@@ -86,8 +86,9 @@ func kindOf(raw json.RawMessage) string {
 	return "integer `" + s + "`"
 }
 
-// parseRequest applies Herdr's request rules to one trimmed line.
-func parseRequest(line []byte) (parsedRequest, error) {
+// Parse applies Herdr's request rules to one trimmed line. Its error is
+// the message of Herdr's invalid_request answer.
+func Parse(line []byte) (Request, error) {
 	if req, ok := fastParse(line); ok {
 		return req, nil
 	}
@@ -102,8 +103,8 @@ var (
 
 // fastParse accepts the common, well-formed request quickly; anything it
 // is not sure about goes to slowParse, which produces serde's exact errors.
-func fastParse(line []byte) (parsedRequest, bool) {
-	var req parsedRequest
+func fastParse(line []byte) (Request, bool) {
+	var req Request
 	if bytes.Count(line, keyID) != 1 || bytes.Count(line, keyMethod) != 1 || bytes.Count(line, keyParams) != 1 {
 		return req, false
 	}
@@ -142,8 +143,8 @@ func fastParse(line []byte) (parsedRequest, bool) {
 
 // slowParse walks the line token by token, as serde does, to report the
 // first problem with serde's wording.
-func slowParse(line []byte) (parsedRequest, error) {
-	var req parsedRequest
+func slowParse(line []byte) (Request, error) {
+	var req Request
 	dec := json.NewDecoder(bytes.NewReader(line))
 	tok, err := dec.Token()
 	if err != nil {
