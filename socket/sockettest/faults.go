@@ -91,8 +91,10 @@ func (s *Server) SetRefuse(refuse bool) error {
 	if ln != nil {
 		return nil
 	}
-	if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
+	if !s.Memory {
+		if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
 	}
 	return s.listen()
 }

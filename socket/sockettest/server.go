@@ -1,6 +1,7 @@
 package sockettest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -73,6 +74,11 @@ type Server struct {
 	// [CommandSpec]); ptypane.Start runs them in pseudo-terminals. Nil:
 	// a world with pane commands does not start.
 	Programs ProgramStarter
+	// Memory makes Start listen in memory instead of on a socket file:
+	// [Server.Client] and [Server.Dial] reach it, nothing else does, and
+	// its exchanges can run inside a testing/synctest bubble. Pane
+	// commands cannot run on it (a real program needs a socket).
+	Memory bool
 	// HerdrOnly turns off the simulator-only methods ([SimMethodTurns]):
 	// they are then unknown methods, as in real Herdr.
 	HerdrOnly bool
@@ -119,6 +125,14 @@ func NewServer(w *World) *Server {
 // Start listens on a socket in a new temporary directory (short, so it fits
 // sun_path). It panics on failure, as httptest does.
 func (s *Server) Start() {
+	if s.Memory {
+		s.path = "herdr-sim-memory/herdr.sock"
+		s.protocol.Store(s.Protocol)
+		if err := s.listen(); err != nil {
+			panic(err.Error())
+		}
+		return
+	}
 	dir, err := os.MkdirTemp("", "hs")
 	if err != nil {
 		panic("sockettest: " + err.Error())
@@ -167,6 +181,18 @@ func (s *Server) StartAt(path string) error {
 }
 
 func (s *Server) listen() error {
+	if s.Memory {
+		if len(s.World.Commands()) > 0 {
+			return errors.New("sockettest: pane commands need a socket, not an in-memory server")
+		}
+		ln := newMemListener()
+		s.mu.Lock()
+		s.ln = ln
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go s.accept(ln)
+		return nil
+	}
 	ln, err := net.Listen("unix", s.path)
 	if err != nil {
 		return fmt.Errorf("sockettest: listen %s: %w", s.path, err)
@@ -192,6 +218,9 @@ func (s *Server) Path() string { return s.path }
 
 // Client returns a socket client for this server.
 func (s *Server) Client() *socket.Client {
+	if s.Memory {
+		return &socket.Client{Path: s.path, Dial: func(ctx context.Context, _ string) (net.Conn, error) { return s.DialContext(ctx) }}
+	}
 	return &socket.Client{Path: s.path}
 }
 
