@@ -2,9 +2,12 @@ package sockettest
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -95,7 +98,9 @@ func InMemory(s *Server) { s.Memory = true }
 // (CloseWrite: the other end reads EOF and can still write). Writes are
 // unbuffered: they return once the other end has read them.
 type memConn struct {
-	r, w net.Conn // the read end of one pipe, the write end of the other
+	r, w  net.Conn // the read end of one pipe, the write end of the other
+	rShut atomic.Bool
+	wShut atomic.Bool
 }
 
 func memPipe() (client, server *memConn) {
@@ -104,18 +109,46 @@ func memPipe() (client, server *memConn) {
 	return &memConn{r: down, w: up}, &memConn{r: upEnd, w: downEnd}
 }
 
-func (c *memConn) Read(b []byte) (int, error)  { return c.r.Read(b) }
-func (c *memConn) Write(b []byte) (int, error) { return c.w.Write(b) }
+func (c *memConn) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	return n, c.opError("read", err, &c.rShut)
+}
+
+func (c *memConn) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	return n, c.opError("write", err, &c.wShut)
+}
+
+// opError words a pipe's error as a Unix socket's: net.ErrClosed on a
+// direction this end shut, EPIPE writing to a peer that left, in a
+// *net.OpError.
+func (c *memConn) opError(op string, err error, shut *atomic.Bool) error {
+	switch {
+	case err == nil || err == io.EOF:
+		return err
+	case errors.Is(err, io.ErrClosedPipe) && shut.Load():
+		err = net.ErrClosed
+	case errors.Is(err, io.ErrClosedPipe) && op == "write":
+		err = os.NewSyscallError("write", syscall.EPIPE)
+	}
+	return &net.OpError{Op: op, Net: "unix", Addr: memAddr{}, Err: err}
+}
 
 // CloseWrite ends what this end sends: the other end reads EOF.
-func (c *memConn) CloseWrite() error { return c.w.Close() }
+func (c *memConn) CloseWrite() error {
+	c.wShut.Store(true)
+	return c.w.Close()
+}
 
 // CloseRead ends what this end receives: the other end's writes fail.
-func (c *memConn) CloseRead() error { return c.r.Close() }
+func (c *memConn) CloseRead() error {
+	c.rShut.Store(true)
+	return c.r.Close()
+}
 
 func (c *memConn) Close() error {
-	c.w.Close()
-	c.r.Close()
+	c.CloseWrite()
+	c.CloseRead()
 	return nil
 }
 

@@ -3,6 +3,7 @@ package sockettest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -17,15 +18,21 @@ import (
 )
 
 // closeWrite half-closes a client connection, on a socket or in memory.
-func closeWrite(t *testing.T, c net.Conn) {
-	t.Helper()
+func closeWrite(c net.Conn) error {
 	hc, ok := c.(interface{ CloseWrite() error })
 	if !ok {
-		t.Fatalf("%T cannot half-close", c)
+		return fmt.Errorf("%T cannot half-close", c)
 	}
-	if err := hc.CloseWrite(); err != nil {
-		t.Fatal(err)
-	}
+	return hc.CloseWrite()
+}
+
+// bubbleStep is t.Run for a test inside a synctest bubble, where subtests
+// cannot start: f runs at once with the same t, after a log line that
+// names the step.
+func bubbleStep(t *testing.T, name string, f func(t *testing.T)) {
+	t.Helper()
+	t.Logf("step: %s", name)
+	f(t)
 }
 
 // TestInMemoryServer: an in-memory server runs inside a synctest bubble,
@@ -74,7 +81,9 @@ func TestInMemoryServer(t *testing.T) {
 		if _, err := conn.Write([]byte(`{"id":"1","method":"ping","params":{}}` + "\n")); err != nil {
 			t.Fatal(err)
 		}
-		closeWrite(t, conn)
+		if err := closeWrite(conn); err != nil {
+			t.Fatal(err)
+		}
 		if out, _ := io.ReadAll(conn); !strings.Contains(string(out), `"pong"`) {
 			t.Fatalf("half-closed: %q", out)
 		}

@@ -50,7 +50,7 @@ func TestSerdeRejections(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := exchange(t, srv.Path(), []byte(tt.line+"\n"))
+			got := exchange(t, srv, []byte(tt.line+"\n"))
 			var resp schema.ErrorResponse
 			if err := jsonx.Unmarshal([]byte(got), &resp); err != nil {
 				t.Fatalf("reply %q: %v", got, err)
@@ -71,7 +71,7 @@ func TestSerdeRejections(t *testing.T) {
 		`{"id":1,"method":"ping","params":{}}`: "invalid request: invalid type: integer `1`, expected a string at line 1 column 7",
 		`not json`:                             "invalid request: expected ident at line 1 column 2",
 	} {
-		got := exchange(t, srv.Path(), []byte(line+"\n"))
+		got := exchange(t, srv, []byte(line+"\n"))
 		var resp schema.ErrorResponse
 		_ = jsonx.Unmarshal([]byte(got), &resp)
 		if resp.Error.Message != want {
