@@ -168,9 +168,13 @@ func testStrayByteAbandonsWait(t *testing.T) {
 // Issue 10 item 11 (framing): Herdr answers every ordinary request of a
 // client that half-closed its write side after the request line.
 func TestHalfClosedClientsGetReplies(t *testing.T) {
-	t.Run("in memory", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) { halfClosed(t, simtest.New(t, nil, sockettest.InMemory)) })
-	})
+	for _, poll := range []bool{false, true} {
+		t.Run(fmt.Sprintf("in memory, poll read %v", poll), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				halfClosed(t, simtest.New(t, nil, sockettest.InMemory, func(s *sockettest.Server) { s.PollRead = poll }))
+			})
+		})
+	}
 	for _, poll := range []bool{false, true} {
 		t.Run(fmt.Sprintf("poll read %v", poll), func(t *testing.T) {
 			halfClosed(t, simtest.New(t, nil, func(s *sockettest.Server) { s.PollRead = poll }))

@@ -74,6 +74,9 @@ func (p *pollReader) Read(b []byte) (int, error) {
 // try makes one non-blocking read, as Herdr's loop does: again is true
 // when nothing was pending.
 func (p *pollReader) try(b []byte) (n int, err error, again bool) {
+	if mc, ok := p.c.(*memConn); ok {
+		return mc.tryRead(b)
+	}
 	sc, ok := p.c.(syscall.Conn)
 	if !ok {
 		n, err = p.c.Read(b)

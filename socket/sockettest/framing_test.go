@@ -268,8 +268,10 @@ func TestConcurrentClients(t *testing.T) {
 	}
 }
 
-func TestPollRead(t *testing.T) {
-	srv := simtest.New(t, nil, func(s *sockettest.Server) { s.PollRead = true })
+func TestPollRead(t *testing.T) { synctest.Test(t, testPollRead) }
+
+func testPollRead(t *testing.T) {
+	srv := simtest.New(t, nil, sockettest.InMemory, func(s *sockettest.Server) { s.PollRead = true })
 	// A request written at once is usually read at the first poll.
 	c, err := srv.Dial()
 	if err != nil {

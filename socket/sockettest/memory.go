@@ -162,3 +162,17 @@ func (c *memConn) SetDeadline(t time.Time) error {
 
 func (c *memConn) SetReadDeadline(t time.Time) error  { return c.r.SetReadDeadline(t) }
 func (c *memConn) SetWriteDeadline(t time.Time) error { return c.w.SetWriteDeadline(t) }
+
+// tryRead is the poll-read mode's non-blocking read in memory: what the
+// peer is writing now, else again. In a synctest bubble "now" is before
+// the fake clock moves: the read's 1 ns deadline fires only once every
+// goroutine of the bubble is blocked.
+func (c *memConn) tryRead(b []byte) (n int, err error, again bool) {
+	_ = c.r.SetReadDeadline(time.Now().Add(time.Nanosecond))
+	n, err = c.Read(b)
+	_ = c.r.SetReadDeadline(time.Time{})
+	if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+		return 0, nil, true
+	}
+	return n, err, false
+}

@@ -76,8 +76,9 @@ type Server struct {
 	Programs ProgramStarter
 	// Memory makes Start listen in memory instead of on a socket file:
 	// [Server.Client] and [Server.Dial] reach it, nothing else does, and
-	// its exchanges can run inside a testing/synctest bubble. Pane
-	// commands cannot run on it (a real program needs a socket).
+	// its exchanges can run inside a testing/synctest bubble. A pane
+	// program started by Programs cannot reach it (its
+	// HERDR_SOCKET_PATH names no file): use a fake [Program] there.
 	Memory bool
 	// HerdrOnly turns off the simulator-only methods ([SimMethodTurns]):
 	// they are then unknown methods, as in real Herdr.
@@ -131,6 +132,10 @@ func (s *Server) Start() {
 		if err := s.listen(); err != nil {
 			panic(err.Error())
 		}
+		if err := s.startCommands(); err != nil {
+			s.Close()
+			panic(err.Error())
+		}
 		return
 	}
 	dir, err := os.MkdirTemp("", "hs")
@@ -182,9 +187,6 @@ func (s *Server) StartAt(path string) error {
 
 func (s *Server) listen() error {
 	if s.Memory {
-		if len(s.World.Commands()) > 0 {
-			return errors.New("sockettest: pane commands need a socket, not an in-memory server")
-		}
 		ln := newMemListener()
 		s.mu.Lock()
 		s.ln = ln
