@@ -81,7 +81,9 @@ func statusSub(t *testing.T, srv *sockettest.Server, paneID string, filter *sche
 
 // Issue 10 item 3: a status subscription filtered on the status the pane
 // already has gets that status as its first event.
-func TestStatusSubscriptionInitialEvent(t *testing.T) { synctest.Test(t, testStatusSubscriptionInitialEvent) }
+func TestStatusSubscriptionInitialEvent(t *testing.T) {
+	synctest.Test(t, testStatusSubscriptionInitialEvent)
+}
 
 func testStatusSubscriptionInitialEvent(t *testing.T) {
 	srv := simtest.New(t, newWorld(t), sockettest.InMemory, func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
@@ -121,7 +123,9 @@ func testStatusChangesNotCoalesced(t *testing.T) {
 	}
 }
 
-func TestAgentWaitSeesTransientStatus(t *testing.T) { synctest.Test(t, testAgentWaitSeesTransientStatus) }
+func TestAgentWaitSeesTransientStatus(t *testing.T) {
+	synctest.Test(t, testAgentWaitSeesTransientStatus)
+}
 
 func testAgentWaitSeesTransientStatus(t *testing.T) {
 	srv := simtest.New(t, newWorld(t), sockettest.InMemory, func(s *sockettest.Server) { s.Tick = 300 * time.Millisecond })
