@@ -25,31 +25,42 @@
 // 19–25 would, [Server.SetMissing] plays a Herdr without some methods.
 // [Server.Requests] logs every request received.
 //
-// Params are checked as serde checks them (required fields at any depth,
-// value types, integer ranges, enum values, union tags) with serde's
-// wording; event lines have their keys sorted at every level, as Herdr
-// writes them. [SpecFromSnapshot] mirrors a recorded session.snapshot.
+// # Inside
+//
+// A request goes down one path, each stage in a file or a package of its
+// own:
+//
+//   - the connection (conn.go): accept, one request per connection;
+//   - framing (framing.go): the request line, Herdr's first read
+//     ([Server.PollRead]), the silent closes;
+//   - the request check (package reqcheck): serde's rules and wording;
+//   - faults (faults.go), then dispatch (dispatch.go): ping and
+//     server.stop are the server's own, events.subscribe is a loop
+//     (subscribe.go), every other method goes to the world;
+//   - the state (package herdrstate): Herdr's state and semantics, the
+//     world file, ids, names, events, waits; it never sees a connection;
+//   - the response (response.go): one checked line.
+//
+// Behind each agent pane's terminal is a receiver (package receiver): the
+// modelled agent's input box, or a real program (package program, run in
+// a PTY by package ptypane). [World], [WorldSpec], [Submission] and the
+// other names of those packages are aliased here, so one import serves a
+// test.
+//
+// # Time
 //
 // A world's agents run on its [Clock] ([NewWorldClock]; the real one by
-// default, which testing/synctest fakes — use [World.Prompt] there, as
-// sockets are not durably blocking — or a [FakeClock]). The simulator-only
-// method [SimMethodTurns] serves the submissions to `herdr-sim turns`.
-//
-// state_change_seq moves only when an agent's underlying state changes;
-// revision only on title or metadata changes (never, in the simulator);
-// pane.read answers revision 0.
+// default, or a [FakeClock]). With [Server.Memory] (the [InMemory] option
+// of simtest.New) a server listens in memory instead of on a socket file:
+// every wait of an exchange is then on a channel or a timer, so a test can
+// run server, client and world inside a testing/synctest bubble, whose
+// fake clock jumps over turn times, polls, timeouts and deadlines.
 //
 // A pane may run a real program instead of the modelled receiving end
 // ([PaneSpec].Command, [Server.RunCommand]); [Server.Programs] starts it,
-// in a pseudo-terminal with package ptypane (see [Program]).
-//
-// What it does not model: managed-launch deadlines and the 3 s settle
-// (launch transitions follow [World.SetStatus]), events.wait and the other
-// wait methods besides agent.wait and agent.prompt's wait, the raw pane id
-// forms (p_<ws>_<raw>, p_<raw>; the <ws>:p<n> and <ws>-<n> forms and
-// moved-pane aliases are modelled), confirmation_required (inject it with a
-// Fault), and the output-matched and scroll subscriptions (accepted, never
-// fired).
+// in a pseudo-terminal with package ptypane (see [Program]). The
+// simulator-only method [SimMethodTurns] serves the submissions to
+// `herdr-sim turns`.
 //
 // The package imports neither testing nor a validator: in tests,
 // socket/sockettest/simtest's New starts a server that is closed when the
