@@ -9,6 +9,8 @@ import (
 	"github.com/herdr-link/herdr-link/socket/sockettest/reqcheck"
 )
 
+// accept takes connections until ln closes, serving each on its own
+// goroutine.
 func (s *Server) accept(ln net.Listener) {
 	defer s.wg.Done()
 	for {
