@@ -227,10 +227,3 @@ func (w *World) EventLines() []string {
 	}
 	return out
 }
-
-// Busy holds the world's lock, as Herdr's app loop busy with something
-// else, until release is called: requests wait for it.
-func (w *World) Busy() (release func()) {
-	w.mu.Lock()
-	return w.mu.Unlock
-}
