@@ -7,6 +7,10 @@ import (
 	"github.com/herdr-link/herdr-link/socket/sockettest/receiver"
 )
 
+// reader is the program reading a terminal: the modelled agent or a real
+// program (see package receiver).
+type reader = receiver.Receiver
+
 // Submission is one user turn an agent received (see package receiver).
 type Submission = receiver.Submission
 

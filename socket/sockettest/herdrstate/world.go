@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/herdr-link/herdr-link/schema"
-	"github.com/herdr-link/herdr-link/socket/sockettest/receiver"
 )
 
 // World is the simulated session state: workspaces, tabs, panes, terminals
@@ -75,12 +74,12 @@ type terminal struct {
 	promptFails      bool
 	seq              uint64
 	revision         uint64
-	writes           []string          // every write to the terminal
-	prompts          []string          // the text of each accepted agent.prompt
-	recv             receiver.Receiver // the program reading the terminal; nil for a shell
-	subs             []Submission      // the turns its agents received
-	prog             Program           // a real program in the terminal (its screen outlives it)
-	title            *string           // terminal title (OSC 0/2)
+	writes           []string     // every write to the terminal
+	prompts          []string     // the text of each accepted agent.prompt
+	recv             reader       // the program reading the terminal; nil for a shell
+	subs             []Submission // the turns its agents received
+	prog             Program      // a real program in the terminal (its screen outlives it)
+	title            *string      // terminal title (OSC 0/2)
 	session          *schema.AgentSessionInfo
 	skipDetection    bool
 	meta             metadata // reported by an integration
