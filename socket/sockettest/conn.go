@@ -71,6 +71,9 @@ func (s *Server) serve(c net.Conn) {
 		perr = reqcheck.MissingMethod(req.Method, missing, trimmed)
 	}
 	if perr != nil {
+		req, perr = s.releaseParse(trimmed, req, perr)
+	}
+	if perr != nil {
 		s.reply(c, errorLine("", "invalid_request", perr.Error()))
 		return
 	}

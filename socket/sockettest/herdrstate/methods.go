@@ -86,7 +86,7 @@ func Methods() []string {
 // the result is then of no use. A method Handle does not know answers
 // not_implemented_in_simulator.
 func (w *World) Handle(ctx context.Context, env *Env, method string, params jsonx.RawMessage) (any, *schema.ErrorBody) {
-	h, ok := handlers[method]
+	h, ok := w.handlerFor(method)
 	if !ok {
 		return nil, &schema.ErrorBody{Code: "not_implemented_in_simulator", Message: "herdr-sim does not implement " + method}
 	}

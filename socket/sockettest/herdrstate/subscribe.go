@@ -129,6 +129,9 @@ func (w *World) Subscribe(p schema.EventsSubscribeParams) (*Subscription, *Probe
 			}
 		} else {
 			st.plainKind = strings.ReplaceAll(tag, ".", "_")
+			if !w.rel().SubscribeReplays {
+				st.cursor = w.events.seq // 0.9: live events only
+			}
 		}
 		subs = append(subs, st)
 	}
