@@ -54,14 +54,51 @@ type unionInfo struct {
 	variants map[string]reflect.Type
 }
 
-var unionCache sync.Map // reflect.Type → *unionInfo
-
-// union lists the tags of union type t in declaration order, using the
-// generated Tag method.
-func union(t reflect.Type) *unionInfo {
-	if u, ok := unionCache.Load(t); ok {
-		return u.(*unionInfo)
+// unions holds the tags of every union type reachable from a method's
+// params, built once: a pure function of the schema's types.
+var unions = sync.OnceValue(func() map[reflect.Type]*unionInfo {
+	m := map[reflect.Type]*unionInfo{}
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if seen[t] {
+			return
+		}
+		seen[t] = true
+		switch {
+		case isUnion(t):
+			u := unionOf(t)
+			m[t] = u
+			for _, vt := range u.variants {
+				walk(vt)
+			}
+		case t.Kind() == reflect.Struct:
+			for _, f := range fields(t) {
+				walk(f.typ)
+			}
+		}
 	}
+	for _, meth := range schema.Methods {
+		if p, ok := schema.NewParams(meth.Name); ok {
+			walk(reflect.TypeOf(p).Elem())
+		}
+	}
+	return m
+})
+
+// union lists the tags of union type t in declaration order.
+func union(t reflect.Type) *unionInfo {
+	if u, ok := unions()[t]; ok {
+		return u
+	}
+	return unionOf(t)
+}
+
+// unionOf reads the tags of union type t, using the generated Tag method.
+func unionOf(t reflect.Type) *unionInfo {
 	u := &unionInfo{variants: map[string]reflect.Type{}}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
@@ -81,7 +118,6 @@ func union(t reflect.Type) *unionInfo {
 		u.tags = append(u.tags, tag)
 		u.variants[tag] = f.Type.Elem()
 	}
-	unionCache.Store(t, u)
 	return u
 }
 
