@@ -27,7 +27,7 @@ func TestAgentStartRunsAProgram(t *testing.T) {
 	}
 	t.Setenv(helperEnv, "echo") // the program inherits the simulator's environment
 	w.SetStartProgram("claude", []string{exe, "-test.run=^$"})
-	srv := simtest.New(t, w, ptypane.Option)
+	srv := simtest.New(t, w, sockettest.WithPrograms(ptypane.Start))
 	ctx := ctxT(t, 20*time.Second)
 	if _, err := srv.Client().AgentStart(ctx, schema.AgentStartParams{Name: "tester", Kind: "claude", PaneID: "w1:p1", Args: []string{"-test.v=false"}}); err != nil {
 		t.Fatal(err)
