@@ -146,3 +146,53 @@ func TestStartupConcurrentPeersRenameOnce(t *testing.T) {
 		}
 	}
 }
+
+// Parameter keys match exactly, as argument keys do: a key in another
+// case is not the parameter (goccy, like encoding/json, would fold case),
+// and tools/call names the key it does not take.
+func TestParamKeysMatchExactly(t *testing.T) {
+	const (
+		notName = `{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Invalid params: tools/call takes no parameter \"NAME\" (keys match exactly: \"name\", \"arguments\", \"_meta\")"}}`
+		notArgs = `{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Invalid params: tools/call takes no parameter \"Arguments\" (keys match exactly: \"name\", \"arguments\", \"_meta\")"}}`
+	)
+	tests := []struct {
+		name, params, want string
+	}{
+		{"name in capitals", `{"NAME":"herdr_link_peers"}`, notName},
+		{"name and a folded twin", `{"name":"herdr_link_peers","NAME":"herdr_link_close"}`, notName},
+		{"arguments capitalised", `{"name":"herdr_link_send","Arguments":{"to":"reviewer","message":"x"}}`, notArgs},
+		{"unknown key", `{"name":"herdr_link_peers","extra":1}`,
+			`{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Invalid params: tools/call takes no parameter \"extra\" (keys match exactly: \"name\", \"arguments\", \"_meta\")"}}`},
+		{"_meta is a parameter", `{"name":"herdr_link_peers","_meta":{"progressToken":1}}`, `"peers"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := start(t, hopt{})
+			h.call(1, "initialize", `{"protocolVersion":"2025-06-18"}`)
+			h.call(2, "tools/call", `{"name":"herdr_link"}`)
+			out := h.call(3, "tools/call", tt.params)
+			if l := out[len(out)-1]; l != tt.want && !(tt.want[0] == '"' && strings.Contains(l, tt.want)) {
+				t.Fatalf("got  %s\nwant %s", l, tt.want)
+			}
+		})
+	}
+	// initialize: a protocolVersion key in another case is no protocol
+	// version, so the newest revision is answered.
+	h := start(t, hopt{})
+	out := h.call(1, "initialize", `{"PROTOCOLVERSION":"2024-11-05"}`)
+	if !strings.Contains(out[0], `"protocolVersion":"2025-11-25"`) {
+		t.Fatalf("initialize folded the case of protocolVersion: %s", out[0])
+	}
+	// notifications/cancelled: REQUESTID is not requestId. The call stays
+	// in flight, so its id is still taken.
+	h.call(2, "tools/call", `{"name":"herdr_link"}`)
+	h.srv.SetFault(schema.MethodAgentList, sockettest.Fault{Hang: true})
+	h.send(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"herdr_link_peers"}}`)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"REQUESTID":9}}`)
+	h.send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+	if l := h.next(); !strings.Contains(l, `"id":9,"error":{"code":-32600`) {
+		t.Fatalf("a cancellation with a folded key cancelled the call: %s", l)
+	}
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}`)
+	h.quiet()
+}
