@@ -92,26 +92,6 @@ func TestEOFAnswersRequestsAlreadyRead(t *testing.T) {
 	}
 }
 
-// A broken output ends the session: Serve returns even though the input
-// stays open.
-func TestBrokenOutputEndsSession(t *testing.T) {
-	inR, inW := io.Pipe()
-	defer inW.Close()
-	outR, outW := io.Pipe()
-	outR.Close()
-	done := make(chan error, 1)
-	go func() { done <- mcpserver.Serve(context.Background(), inR, outW, mcpserver.Options{}) }()
-	go func() { _, _ = inW.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Serve kept running with a broken output")
-	}
-}
-
 // The repro of issue 11 item 1 end to end: an unnamed caller, the start-up
 // bootstrap and eight concurrent peers calls rename once, and every call
 // reports the name Herdr has.

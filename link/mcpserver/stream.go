@@ -51,9 +51,12 @@ const DefaultMaxLineBytes = 4 << 20
 //     puts "jsonrpc" last. [stream.sending] sees each message the
 //     connection writes; WriteObject writes it in the house style.
 //
-// Messages reach the connection as small lines of jsonrpc2's own shape,
-// {"jsonrpc":"2.0","id":ID,"method":M}, built here from the one decode of
-// the client's line.
+// Messages reach the connection as the smallest lines jsonrpc2 reads as a
+// request, {"id":ID,"method":M}, or a notification, {"method":M}, built
+// here from the one decode of the client's line: jsonrpc2 decodes every
+// line twice, reflectively (8 µs for a line like that on the 2-vCPU
+// machine, 13 µs with "jsonrpc" in it, and far more with params), and
+// "jsonrpc" was checked here already.
 type stream struct {
 	r   *ndjson.Reader
 	max int
@@ -421,7 +424,7 @@ func (s *stream) admit(msg []byte, b *batch) (a admitted, reply []byte) {
 		a.params = &p
 	}
 	if !isReq {
-		a.line = append(append(append(make([]byte, 0, 32+len(method)), `{"jsonrpc":"2.0","method":`...), method...), '}')
+		a.line = append(append(append(make([]byte, 0, 12+len(method)), `{"method":`...), method...), '}')
 		return a, nil
 	}
 	raw = bytes.TrimSpace(raw)
@@ -434,8 +437,8 @@ func (s *stream) admit(msg []byte, b *batch) (a admitted, reply []byte) {
 	if !ok {
 		return admitted{}, errorLine(raw, codeInvalidRequest, "Invalid Request: id "+string(raw)+" is already used by a request in flight")
 	}
-	line := make([]byte, 0, 40+len(idJSON)+len(method))
-	line = append(line, `{"jsonrpc":"2.0","id":`...)
+	line := make([]byte, 0, 20+len(idJSON)+len(method))
+	line = append(line, `{"id":`...)
 	line = append(line, idJSON...)
 	line = append(line, `,"method":`...)
 	line = append(line, method...)
