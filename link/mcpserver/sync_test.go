@@ -233,13 +233,19 @@ func TestServeLeavesNoGoroutines(t *testing.T) {
 	}
 }
 
-// serverGoroutines returns the stacks of the goroutines running code of
-// the server or of jsonrpc2.
+// serverGoroutines returns the stacks of the goroutines of a synctest
+// bubble (this test's: tests run one at a time) that run code of the
+// server or of jsonrpc2. Servers of other tests, outside bubbles, are not
+// counted.
 func serverGoroutines() []string {
 	buf := make([]byte, 1<<20)
 	buf = buf[:runtime.Stack(buf, true)]
 	var out []string
 	for _, g := range strings.Split(string(buf), "\n\n") {
+		head, _, _ := strings.Cut(g, "\n")
+		if !strings.Contains(head, "synctest bubble") {
+			continue
+		}
 		if strings.Contains(g, "herdr-link/link/mcpserver.") || strings.Contains(g, "sourcegraph/jsonrpc2.") {
 			out = append(out, g)
 		}
