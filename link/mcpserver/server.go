@@ -90,7 +90,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 		log.Debug("mcp: input closed")
 		stopBoot()
 		h.closeIntake()
-		if !h.calls.wait(ctx, grace) {
+		if !h.calls.wait(ctx.Done(), grace) {
 			if ctx.Err() == nil {
 				log.Warn("mcp: in-flight calls did not finish within the shutdown grace; cancelling them", "grace", grace)
 			}

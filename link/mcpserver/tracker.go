@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"context"
 	"sync"
 	"time"
 )
@@ -32,8 +31,8 @@ func (t *tracker) done() {
 }
 
 // wait waits until nothing runs, at most d (no bound when d < 0) and
-// until ctx ends (nil: never). It reports whether nothing runs.
-func (t *tracker) wait(ctx context.Context, d time.Duration) bool {
+// until stop is closed (nil: never). It reports whether nothing runs.
+func (t *tracker) wait(stop <-chan struct{}, d time.Duration) bool {
 	t.mu.Lock()
 	if t.n == 0 {
 		t.mu.Unlock()
@@ -50,15 +49,11 @@ func (t *tracker) wait(ctx context.Context, d time.Duration) bool {
 		defer tm.Stop()
 		timeout = tm.C
 	}
-	var done <-chan struct{}
-	if ctx != nil {
-		done = ctx.Done()
-	}
 	select {
 	case <-zero:
 		return true
 	case <-timeout:
-	case <-done:
+	case <-stop:
 	}
 	return false
 }
