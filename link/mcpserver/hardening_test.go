@@ -144,6 +144,14 @@ func TestParamKeysMatchExactly(t *testing.T) {
 		{"unknown key", `{"name":"herdr_link_peers","extra":1}`,
 			`{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Invalid params: tools/call takes no parameter \"extra\" (keys match exactly: \"name\", \"arguments\", \"_meta\")"}}`},
 		{"_meta is a parameter", `{"name":"herdr_link_peers","_meta":{"progressToken":1}}`, `"peers"`},
+		// Argument keys: a wrong-case optional key is refused, not dropped.
+		{"send Reply_To", `{"name":"herdr_link_send","arguments":{"to":"reviewer","message":"x","Reply_To":"hl_a_b"}}`,
+			`"INVALID_ARGUMENT: send takes only \"to\", \"message\" and \"reply_to\" (keys match exactly)"`},
+		{"peers with an argument", `{"name":"herdr_link_peers","arguments":{"all":true}}`, `"INVALID_ARGUMENT: peers takes no arguments (keys match exactly)"`},
+		{"gateway To", `{"name":"herdr_link","arguments":{"action":"send","To":"reviewer","message":"x"}}`,
+			`"INVALID_ARGUMENT: herdr_link takes only \"action\", \"arguments\", \"to\", \"message\", \"reply_to\" and \"agent\" (keys match exactly)"`},
+		{"gateway nested Agent", `{"name":"herdr_link","arguments":{"action":"close","arguments":{"Agent":"reviewer"}}}`,
+			`"INVALID_ARGUMENT: close takes only \"agent\" (keys match exactly)"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
