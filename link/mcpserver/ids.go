@@ -62,7 +62,7 @@ func (t *idTable) register(raw []byte, b *batch) (id jsonrpc2.ID, idJSON []byte,
 			}
 		}
 	}
-	t.pend[id] = &pending{raw: append(json.RawMessage(nil), raw...), key: key, batch: b}
+	t.pend[id] = &pending{raw: raw, key: key, batch: b} // raw is the caller's copy
 	t.live[key] = id
 	return id, idJSON, true
 }

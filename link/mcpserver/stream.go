@@ -51,6 +51,9 @@ const DefaultMaxLineBytes = 4 << 20
 //     puts "jsonrpc" last. [stream.sending] sees each message the
 //     connection writes; WriteObject writes it in the house style.
 //
+// TestJSONRPC2AloneNeedsTheEdge shows jsonrpc2 on its own against each of
+// these.
+//
 // Messages reach the connection as the smallest lines jsonrpc2 reads as a
 // request, {"id":ID,"method":M}, or a notification, {"method":M}, built
 // here from the one decode of the client's line: jsonrpc2 decodes every
@@ -419,9 +422,10 @@ func (s *stream) admit(msg []byte, b *batch) (a admitted, reply []byte) {
 		s.log.Debug("mcp: ignoring a response")
 		return a, nil
 	}
+	// The members are copies of the line (json.RawMessage copies what it
+	// decodes), so they outlive the reader's buffer.
 	if params, ok := m["params"]; ok {
-		p := append(json.RawMessage(nil), params...)
-		a.params = &p
+		a.params = &params
 	}
 	if !isReq {
 		a.line = append(append(append(make([]byte, 0, 12+len(method)), `{"method":`...), method...), '}')
