@@ -238,6 +238,6 @@ func TestConfirmOccupantReplaced(t *testing.T) {
 
 type brokenLocker struct{}
 
-func (brokenLocker) Lock(context.Context, string) (func(), error) {
+func (brokenLocker) Lock(context.Context, string, time.Duration) (link.Lease, error) {
 	return nil, errors.New("lock directory is not private")
 }

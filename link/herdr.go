@@ -25,6 +25,9 @@ type Agent struct {
 	Kind string `json:"agent"`
 	// Seq is Herdr's state_change_seq.
 	Seq uint64 `json:"state_change_seq"`
+	// LaunchPending is Herdr's launch_pending: a managed launch that has
+	// not become active yet.
+	LaunchPending bool `json:"launch_pending"`
 }
 
 // Pane is the part of Herdr's PaneInfo herdr-link uses.

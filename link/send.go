@@ -58,18 +58,31 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	if err != nil {
 		return SendResult{}, newErr(InvalidArgument, detailBlank, err)
 	}
-	// Waiting for the target's delivery lock is Herdr-side work of the
-	// send too: bounded by the operation deadline.
-	unlock, err := l.lockDelivery(hctx, target)
+	// A target that cannot take a turn yet (still starting) is waited
+	// for, and so is the target's delivery lock: Herdr-side work of the
+	// send, bounded by the operation deadline.
+	if target, err = l.awaitReady(hctx, target); err != nil {
+		return SendResult{}, err
+	}
+	lease, err := l.lockDelivery(hctx, target)
 	if err != nil {
 		l.log().Info("delivery lock not acquired", "to", req.To, "pane_id", target.PaneID, "err", err)
 		return SendResult{}, err
+	}
+	unlock := lease.Unlock
+	// The last check before typing: a lease broken while this process
+	// was stopped is another delivery's turn now.
+	if err := lease.Begin(untilDeadline(hctx)); err != nil {
+		unlock()
+		l.log().Warn("delivery lease lost while this process was stopped; not typing", "pane_id", target.PaneID, "err", err)
+		return SendResult{}, newErr(SendFailed, detailBusy, err)
 	}
 	// The pane id from this snapshot is workspace-scoped: if the target
 	// moved to another workspace since, Herdr no longer accepts it as an
 	// agent target and nothing crosses the boundary.
 	got, err := l.Herdr.Prompt(hctx, target.PaneID, text)
 	accepted := time.Now()
+	lease.Extend(l.leaseAfterPrompt(len(text)))
 	if err != nil {
 		if errors.Is(err, socket.ErrAfterWrite) {
 			// The text may be in the pane: keep the lock past the Enter.
@@ -120,16 +133,17 @@ func (l *Link) sendError(err error) error {
 	return newErr(SendFailed, detailRefused, err)
 }
 
-// release releases the delivery lock once Herdr's Enter is past: at once
-// when a turn was seen to start, else submitHold after Herdr's answer. A
+// release releases the delivery lock once Herdr's Enter is past:
+// submitHold after Herdr's answer (or at once when that is over). A
 // queued delivery does not hold through the running turn: further
 // deliveries join the queued turn (the host merges queued input by
 // design), each envelope on lines of its own.
-func (l *Link) release(delivery string, accepted time.Time, unlock func()) {
-	if delivery == DeliverySubmitted {
-		unlock()
-		return
-	}
+//
+// Even a delivery seen submitted keeps the lock until the hold has
+// passed: Herdr's status may flap (a state_change_seq step before Herdr's
+// Enter), and a lock released on such a sign would let the next sender
+// type into the same composer.
+func (l *Link) release(_ string, accepted time.Time, unlock func()) {
 	l.releaseAfter(accepted, l.submitHold(), unlock)
 }
 
