@@ -111,14 +111,14 @@ func TestDeliveryLock(t *testing.T) {
 			}
 		})
 	})
-	t.Run("without a deadline, LockWait", func(t *testing.T) {
+	t.Run("the call's deadline, not LockWait, bounds the wait", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			lk := newLocker()
 			held, _ := lk.Lock(context.Background(), "term_2", 0)
 			defer held.Unlock()
 			l := &link.Link{Herdr: newFake("codex", "idle"), PaneID: "w1:p1", Locker: lk, LockWait: 2 * time.Second}
 			start := time.Now()
-			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"}); !errors.Is(err, link.ErrSendFailed) || time.Since(start) != 2*time.Second {
+			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"}); !errors.Is(err, link.ErrSendFailed) || time.Since(start) != 4*time.Second {
 				t.Fatalf("err = %v after %v", err, time.Since(start))
 			}
 		})
@@ -195,17 +195,6 @@ func TestQueuedDeliveryHoldsPastTheEnterOnly(t *testing.T) {
 		time.Sleep(link.SubmitHold + time.Millisecond)
 		if lk.isHeld() {
 			t.Fatal("still held")
-		}
-	})
-}
-
-// A broken lock does not stop delivery.
-func TestBrokenLockStillDelivers(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		f := newFake("claude", "idle")
-		l := &link.Link{Herdr: f, PaneID: "w1:p1", Locker: brokenLocker{}}
-		if res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"}); err != nil || f.prompts != 1 {
-			t.Fatalf("%+v %v", res, err)
 		}
 	})
 }

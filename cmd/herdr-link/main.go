@@ -225,7 +225,7 @@ func linkFromEnv(getenv func(string) string, timeout time.Duration, log *slog.Lo
 	log.Info("herdr-link", "version", buildinfo.Version(), "socket", g.Socket.Path, "socket_rule", g.Socket.Rule, "pane_id", g.PaneID)
 	c := &socket.Client{Path: g.Socket.Path, Timeout: timeout, Warn: func(m string) { log.Warn(m) }}
 	return &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: g.PaneID, Logger: log, CallTimeout: timeout,
-		Locker: link.FileLocks(&panelock.Locker{Scope: g.Socket.Path})}, ""
+		Locker: link.FileLocks(&panelock.Locker{Scope: g.Socket.Path, Roots: e2eLockRoots()})}, ""
 }
 
 // dropWriter writes to w until a write fails, then drops everything: a log

@@ -125,6 +125,7 @@ func (w *World) prompt(p schema.AgentPromptParams, submitDelay time.Duration) (*
 	}
 	t.prompts = append(t.prompts, p.Text)
 	w.write(t, text)
+	w.flapAfterPrompt(pn)
 	term := t
 	w.clock.AfterFunc(submitDelay, func() {
 		w.mu.Lock()

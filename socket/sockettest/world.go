@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/herdr-link/herdr-link/schema"
 )
@@ -72,6 +73,7 @@ type terminal struct {
 	interactiveReady bool
 	notForeground    bool
 	promptFails      bool
+	flap             time.Duration // see World.SetPromptFlap
 	seq              uint64
 	revision         uint64
 	writes           []string     // every write to the terminal
