@@ -126,4 +126,3 @@ func mkdirMode(t *testing.T, p string, mode os.FileMode) {
 		t.Fatal(err)
 	}
 }
-
