@@ -116,7 +116,7 @@ func TestUnusableLockFailsClosed(t *testing.T) {
 		f := newFake("claude", "idle")
 		l := &link.Link{Herdr: f, PaneID: "w1:p1", Locker: brokenLocker{}}
 		_, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"})
-		want := "SEND_FAILED: the machine-wide delivery lock cannot be used (its directory is not private to this user), so nothing was delivered; the operator log says why"
+		want := "SEND_FAILED: the delivery lock is unavailable (no directory private to this user); nothing was delivered, the operator log says why"
 		if err == nil || err.Error() != want || f.prompts != 0 {
 			t.Fatalf("%v, %d prompts", err, f.prompts)
 		}

@@ -101,7 +101,7 @@ func TestPreemptedLockDirectory(t *testing.T) {
 					}
 					return
 				}
-				const want = "SEND_FAILED: the machine-wide delivery lock cannot be used (its directory is not private to this user), so nothing was delivered; the operator log says why"
+				const want = "SEND_FAILED: the delivery lock is unavailable (no directory private to this user); nothing was delivered, the operator log says why"
 				for to, rs := range out {
 					for _, r := range rs {
 						if !r.isErr || r.text != want {
