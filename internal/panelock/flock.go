@@ -56,7 +56,8 @@ func (l *Locker) Lock(ctx context.Context, terminalID string, d time.Duration) (
 	}
 }
 
-// errBroken: the waiter broke the lease of a stopped holder.
+// errBroken: the waiter broke the lease of a stopped holder, or another
+// waiter did and the path names a new file.
 var errBroken = errors.New("panelock: lease broken")
 
 // wait takes the flock of f, polling, and breaks the lease of a holder
@@ -70,7 +71,9 @@ func (l *Locker) wait(ctx context.Context, f *os.File, path string, t **time.Tim
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			return fmt.Errorf("panelock: flock: %w", err)
 		}
-		if breakStopped(f, path) {
+		// A file whose lease was broken stays locked by its stopped
+		// holder: its waiters start over on the file now at the path.
+		if breakStopped(f, path) || !samePath(f, path) {
 			return errBroken
 		}
 		if *t == nil {

@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -198,4 +200,41 @@ func contains(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Several waiters on a stopped holder: one breaks its lease, and the
+// others, still waiting on the old file, move to the new one and get the
+// lock in turn, one at a time.
+func TestWaitersOfABrokenLeaseMoveOn(t *testing.T) {
+	dir := privateDir(t)
+	if err := ensureLeaf(dir, os.Getuid()); err != nil {
+		t.Fatal(err)
+	}
+	h := startHelper(t, dir, "200ms", "", "held")
+	h.signal(t, syscall.SIGSTOP)
+	l := &Locker{Scope: "s", Dir: dir, Poll: time.Millisecond}
+	var inside, most, got atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			le, err := tryLock(l, 5*time.Second)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if n := inside.Add(1); n > most.Load() {
+				most.Store(n)
+			}
+			got.Add(1)
+			time.Sleep(50 * time.Millisecond)
+			inside.Add(-1)
+			le.Unlock()
+		}()
+	}
+	wg.Wait()
+	if got.Load() != 4 || most.Load() != 1 {
+		t.Fatalf("%d of 4 waiters got the lock, at most %d at once", got.Load(), most.Load())
+	}
 }
