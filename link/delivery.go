@@ -218,14 +218,17 @@ func seqSteps(then, now uint64) uint64 {
 // watch probes the target until it shows a new turn (true) or ctx ends
 // (false). A new turn is a change of state_change_seq to working or
 // blocked, or two changes between probes. A target that was working must
-// be seen at rest first (its running turn ended). Changes seen before
-// enter (Herdr's Enter) only move the baseline: no turn starts before the
-// Enter, so they are detection flaps. Another occupant of the pane (a new
-// terminal, or another agent kind in it) ends the watch: the text's fate
-// is unknown.
+// be seen at rest first (its running turn ended). No turn starts before
+// Herdr's Enter (enter): a change seen earlier decides nothing. If it is
+// back at rest by then it was a detection flap and only moved the
+// baseline; if the agent is still busy at the first probe after the
+// Enter, a turn is running. Another occupant of the pane (a new terminal,
+// or another agent kind in it) ends the watch: the text's fate is
+// unknown.
 func (l *Link) watch(ctx context.Context, target, before Agent, working bool, enter time.Time) bool {
 	sawRest := !working
 	seq := before.Seq
+	pending := false // busy since a change seen before the Enter
 	t := time.NewTimer(confirmPoll)
 	defer t.Stop()
 	for {
@@ -242,26 +245,31 @@ func (l *Link) watch(ctx context.Context, target, before Agent, working bool, en
 			l.log().Debug("delivery watch ended", "pane_id", target.PaneID, "err", err, "kind", a.Kind)
 			return false
 		}
-		if n := seqSteps(seq, a.Seq); n != 0 {
-			st := State(a.Status)
-			busy := st == "working" || st == "blocked"
-			switch {
-			case early:
-				// Before the Enter: a flap, or the end of a running turn.
-				seq = a.Seq
+		st := State(a.Status)
+		busy := st == "working" || st == "blocked"
+		n := seqSteps(seq, a.Seq)
+		switch {
+		case early:
+			if n != 0 {
+				seq, pending = a.Seq, busy && sawRest
 				sawRest = sawRest || !busy
-			case n >= 2 && (sawRest || busy):
-				// At least two changes between two probes: a turn
-				// started (and maybe ended already), or the running
-				// turn ended and a new one began.
-				return true
-			case sawRest && busy:
-				return true
-			case !busy:
-				// At rest: a detection change (unknown → idle) or the
-				// end of the running turn. Count from here.
-				sawRest, seq = true, a.Seq
 			}
+		case pending && busy:
+			return true
+		case n >= 2 && (sawRest || busy):
+			// At least two changes between two probes: a turn started
+			// (and maybe ended already), or the running turn ended and
+			// a new one began.
+			return true
+		case n != 0 && sawRest && busy:
+			return true
+		case n != 0 && !busy:
+			// At rest: a detection change (unknown → idle), a flap that
+			// ended, or the end of the running turn. Count from here.
+			sawRest, seq = true, a.Seq
+		}
+		if !early {
+			pending = false
 		}
 		t.Reset(confirmPoll)
 	}

@@ -50,7 +50,10 @@ func TestDeliveryHardening3(t *testing.T) {
 		// that starts after the Enter is.
 		{"flap then the turn", 7, 0, steps(step{0, status("working")}, step{100 * time.Millisecond, status("idle")}, step{700 * time.Millisecond, status("working")}), link.DeliverySubmitted, 750 * time.Millisecond},
 		{"flap and nothing else", 7, 0, steps(step{0, status("working")}, step{100 * time.Millisecond, status("idle")}), link.DeliveryUnconfirmed, link.ConfirmBudget(600)},
-		{"a flap that stays working", 7, 0, steps(step{0, status("working")}), link.DeliveryUnconfirmed, link.ConfirmBudget(600)},
+		// Busy since before the Enter and still busy after it: a turn
+		// is running (a simulator's quick Enter and a long turn).
+		{"busy before the Enter, still after it", 7, 0, steps(step{100 * time.Millisecond, status("working")}), link.DeliverySubmitted, 350 * time.Millisecond},
+		{"a short turn before the Enter moment", 7, 0, steps(step{100 * time.Millisecond, status("working")}, step{150 * time.Millisecond, status("idle")}), link.DeliveryUnconfirmed, link.ConfirmBudget(600)},
 		// Another agent kind in the same terminal is another occupant
 		// (its detection: unknown, then idle), never a submission.
 		{"another kind in the terminal", 7, 0, steps(step{360 * time.Millisecond, kindChange}, step{370 * time.Millisecond, status("idle")}), link.DeliveryUnconfirmed, 400 * time.Millisecond},

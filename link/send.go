@@ -58,25 +58,11 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	if err != nil {
 		return SendResult{}, newErr(InvalidArgument, detailBlank, err)
 	}
-	// A target that cannot take a turn yet (still starting) is waited
-	// for, and so is the target's delivery lock: Herdr-side work of the
-	// send, bounded by the operation deadline.
-	if target, err = l.awaitReady(hctx, target); err != nil {
-		return SendResult{}, err
-	}
-	lease, err := l.lockDelivery(hctx, target)
+	target, lease, err := l.acquire(hctx, target)
 	if err != nil {
-		l.log().Info("delivery lock not acquired", "to", req.To, "pane_id", target.PaneID, "err", err)
 		return SendResult{}, err
 	}
 	unlock := lease.Unlock
-	// The last check before typing: a lease broken while this process
-	// was stopped is another delivery's turn now.
-	if err := lease.Begin(untilDeadline(hctx)); err != nil {
-		unlock()
-		l.log().Warn("delivery lease lost while this process was stopped; not typing", "pane_id", target.PaneID, "err", err)
-		return SendResult{}, newErr(SendFailed, detailBusy, err)
-	}
 	// The pane id from this snapshot is workspace-scoped: if the target
 	// moved to another workspace since, Herdr no longer accepts it as an
 	// agent target and nothing crosses the boundary.
@@ -107,6 +93,29 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	l.log().Debug("sent", "id", env.ID, "from", self, "to", req.To, "pane_id", target.PaneID, "bytes", len(text),
 		"kind", got.Kind, "status_before", got.Status, "delivery", delivery, "took", time.Since(accepted))
 	return SendResult{Status: "sent", ID: env.ID, To: req.To, Delivery: delivery}, nil
+}
+
+// acquire waits for a target that cannot take a turn yet (still
+// starting), then for its delivery lock — Herdr-side work of the send,
+// bounded by the operation deadline — and makes the lease's last check
+// before typing: a lease broken while this process was stopped is another
+// delivery's turn now. It returns the target as last seen.
+func (l *Link) acquire(hctx context.Context, target Agent) (Agent, Lease, error) {
+	target, err := l.awaitReady(hctx, target)
+	if err != nil {
+		return Agent{}, nil, err
+	}
+	lease, err := l.lockDelivery(hctx, target)
+	if err != nil {
+		l.log().Info("delivery lock not acquired", "to", target.Name, "pane_id", target.PaneID, "err", err)
+		return Agent{}, nil, err
+	}
+	if err := lease.Begin(untilDeadline(hctx)); err != nil {
+		lease.Unlock()
+		l.log().Warn("delivery lease lost while this process was stopped; not typing", "pane_id", target.PaneID, "err", err)
+		return Agent{}, nil, newErr(SendFailed, detailBusy, err)
+	}
+	return target, lease, nil
 }
 
 func (l *Link) sendError(err error) error {

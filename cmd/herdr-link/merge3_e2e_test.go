@@ -265,9 +265,12 @@ func TestStoppedHolderBlocksOnlyItsLease(t *testing.T) {
 			if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 				t.Fatal(err)
 			}
-			for k, v := range sendEach(t, []hlProc{b}, targets(n)) {
+			later := sendEach(t, []hlProc{b}, targets(n))
+			mu.Lock()
+			for k, v := range later {
 				out[k] = append(out[k], v...)
 			}
+			mu.Unlock()
 			if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 				t.Fatal(err)
 			}

@@ -62,6 +62,8 @@ func mkdir(t *testing.T, p string, mode os.FileMode) {
 // The lock directory's rule: /run/user/<uid> when private, else the home
 // of the user database, else /tmp; a pre-empted directory fails closed,
 // never a reason to use another one.
+//
+// Long: one table of file-system states, each a few lines of set-up.
 func TestLockDirRule(t *testing.T) {
 	uid := strconv.Itoa(os.Getuid())
 	tmpDir := func(r *Roots) string { return filepath.Join(r.Tmp, "herdr-link-"+uid) }
