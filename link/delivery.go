@@ -171,7 +171,7 @@ func (l *Link) budget(n int) time.Duration {
 
 // confirm watches the target after Herdr accepted a prompt (before is the
 // agent as Herdr's answer showed it) and returns the delivery value.
-func (l *Link) confirm(ctx context.Context, target, before Agent, textBytes int) string {
+func (l *Link) confirm(ctx context.Context, c Capabilities, target, before Agent, textBytes int) string {
 	working := State(before.Status) == "working"
 	if working {
 		if b := WorkingBehaviour(kindOf(target, before)); b != "" {
@@ -179,11 +179,15 @@ func (l *Link) confirm(ctx context.Context, target, before Agent, textBytes int)
 		}
 	}
 	// Herdr types Enter after the text: no turn can start before, so a
-	// state change seen until then is not a submission (a flap).
-	enter := time.Now().Add(l.enterAfter())
+	// state change seen until then is not a submission (a flap). A Herdr
+	// that answers after its Enter has typed it already.
+	enter := time.Now()
+	if !c.PromptAfterEnter {
+		enter = enter.Add(l.enterAfter())
+	}
 	wctx, cancel := detach(ctx, l.budget(textBytes))
 	defer cancel()
-	if l.watch(wctx, target, before, working, enter) {
+	if l.watch(wctx, target, before, working, enter, c.PromptAfterEnter) {
 		return DeliverySubmitted
 	}
 	return DeliveryUnconfirmed
@@ -225,11 +229,11 @@ func seqSteps(then, now uint64) uint64 {
 // Enter, a turn is running. Another occupant of the pane (a new terminal,
 // or another agent kind in it) ends the watch: the text's fate is
 // unknown.
-func (l *Link) watch(ctx context.Context, target, before Agent, working bool, enter time.Time) bool {
+func (l *Link) watch(ctx context.Context, target, before Agent, working bool, enter time.Time, now bool) bool {
 	sawRest := !working
 	seq := before.Seq
 	pending := false // busy since a change seen before the Enter
-	t := time.NewTimer(confirmPoll)
+	t := time.NewTimer(firstProbe(now))
 	defer t.Stop()
 	for {
 		select {

@@ -66,6 +66,8 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	// The pane id from this snapshot is workspace-scoped: if the target
 	// moved to another workspace since, Herdr no longer accepts it as an
 	// agent target and nothing crosses the boundary.
+	caps := l.capabilities(hctx)
+	sent := time.Now()
 	got, err := l.Herdr.Prompt(hctx, target.PaneID, text)
 	accepted := time.Now()
 	lease.Extend(l.leaseAfterPrompt(len(text)))
@@ -87,9 +89,9 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	}
 	delivery := DeliveryUnconfirmed
 	if l.Delivery == DeliveryConfirm {
-		delivery = l.confirm(ctx, target, got, len(text))
+		delivery = l.confirm(ctx, caps, target, got, len(text))
 	}
-	l.release(delivery, accepted, unlock)
+	l.release(delivery, accepted, l.holdAfterAnswer(caps, sent, accepted), unlock)
 	l.log().Debug("sent", "id", env.ID, "from", self, "to", req.To, "pane_id", target.PaneID, "bytes", len(text),
 		"kind", got.Kind, "status_before", got.Status, "delivery", delivery, "took", time.Since(accepted))
 	return SendResult{Status: "sent", ID: env.ID, To: req.To, Delivery: delivery}, nil
@@ -138,6 +140,8 @@ func (l *Link) sendError(err error) error {
 		return newErr(SendFailed, detailBlocked, err)
 	case errors.Is(err, socket.ErrAgentNotReady):
 		return newErr(SendFailed, detailNotReady, err)
+	case closedDuringSubmission(err):
+		return newErr(SendFailed, detailClosedDuring, err)
 	}
 	return newErr(SendFailed, detailRefused, err)
 }
@@ -151,9 +155,10 @@ func (l *Link) sendError(err error) error {
 // Even a delivery seen submitted keeps the lock until the hold has
 // passed: Herdr's status may flap (a state_change_seq step before Herdr's
 // Enter), and a lock released on such a sign would let the next sender
-// type into the same composer.
-func (l *Link) release(_ string, accepted time.Time, unlock func()) {
-	l.releaseAfter(accepted, l.submitHold(), unlock)
+// type into the same composer. (A Herdr that answers after its Enter
+// gives a hold of 0: the Enter is past.)
+func (l *Link) release(_ string, accepted time.Time, hold time.Duration, unlock func()) {
+	l.releaseAfter(accepted, hold, unlock)
 }
 
 // checkOccupant fails when the prompt reached another occupant of the
