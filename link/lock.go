@@ -180,15 +180,11 @@ func (l *Link) awaitReady(ctx context.Context, target Agent) (Agent, error) {
 }
 
 // probeError maps a failed readiness probe: nothing was typed, so never
-// "maybe delivered".
+// "maybe delivered"; a target gone meanwhile is PEER_NOT_FOUND.
 func (l *Link) probeError(err error) error {
-	l.log().Warn("agent.get while waiting for the target to be ready", "err", err)
-	switch {
-	case errors.Is(err, socket.ErrAgentNotFound):
+	if errors.Is(err, socket.ErrAgentNotFound) {
+		l.log().Info("target gone while waiting for it to be ready", "err", err)
 		return newErr(PeerNotFound, detailPeer, err)
 	}
-	if te := transport(err); te != nil {
-		return te
-	}
-	return newErr(SendFailed, detailRefused, err)
+	return l.herdrError(opLookup, "agent.get", err)
 }

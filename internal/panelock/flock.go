@@ -12,6 +12,11 @@ import (
 	"time"
 )
 
+// localLocks is empty: flock serialises deliveries across processes.
+//
+//lint:ignore U1000 used on systems without flock (other.go)
+type localLocks struct{}
+
 // Lock waits until this process holds the delivery lock of terminalID or
 // ctx ends (ctx's error is returned). The lease lasts d from now: a
 // holder stopped past it may lose the lock to a waiter (see [Lease]).
