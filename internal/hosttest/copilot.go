@@ -22,7 +22,7 @@ func init() {
 		Bin:      "copilot",
 		Kind:     "copilot",
 		Modes: []Mode{
-			{Name: "byok", ListChanged: true, Note: "COPILOT_PROVIDER_BASE_URL + COPILOT_OFFLINE=true: no GitHub sign-in"},
+			{Name: "byok", ListChanged: true, Note: "COPILOT_PROVIDER_BASE_URL + COPILOT_OFFLINE=true: no GitHub sign-in; refreshes on list_changed at once; server instructions only with --allow-all-mcp-server-instructions"},
 		},
 		Env: func(s *Session) []string {
 			return []string{

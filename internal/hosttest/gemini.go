@@ -13,7 +13,7 @@ func init() {
 		Bin:      "gemini",
 		Kind:     "gemini",
 		Modes: []Mode{
-			{Name: "default", ListChanged: true, Note: "API key at GOOGLE_GEMINI_BASE_URL"},
+			{Name: "default", ListChanged: true, Outside: true, Note: "API key at GOOGLE_GEMINI_BASE_URL; refreshes on list_changed two model steps late"},
 		},
 		Env: func(s *Session) []string {
 			return []string{"GEMINI_API_KEY=hosttest-fake-key", "GOOGLE_GEMINI_BASE_URL=" + s.ModelURL,

@@ -21,7 +21,7 @@ func init() {
 		Bin:      "qwen",
 		Kind:     "qwen",
 		Modes: []Mode{
-			{Name: "direct", ListChanged: false, Note: `settings tools.toolSearch.enabled=false: MCP tools listed directly, once per session; the gateway's action form does the work`},
+			{Name: "direct", ListChanged: false, Outside: true, Note: `settings tools.toolSearch.enabled=false: MCP tools listed directly, once per session; the gateway's action form does the work`},
 		},
 		Env: func(s *Session) []string {
 			return []string{"OPENAI_BASE_URL=" + s.ModelURL + "/v1", "OPENAI_API_KEY=sk-hosttest-fake", "OPENAI_MODEL=fake-model"}
