@@ -206,7 +206,7 @@ func TestDeliveryIntoTUIs(t *testing.T) {
 			t.Logf("scenario summary (host, scenario, TUI vs table, model vs TUI):\n%s", strings.Join(summary, "\n"))
 		}
 	}()
-	for _, h := range []tui.Host{tui.Claude, tui.Codex} {
+	for _, h := range tui.Hosts {
 		for _, sc := range Scenarios {
 			t.Run(string(h)+"/"+sc.Name, func(t *testing.T) {
 				r := newRig(t, h)
