@@ -9,7 +9,8 @@
 #
 #   scripts/hosts.sh                      every host and mode
 #   scripts/hosts.sh claude/direct,codex  some (HOST or HOST/MODE, comma-separated); "tui" runs only
-#                                         the interactive TUIs as receivers (also run with claude or codex)
+#                                         the interactive TUIs as receivers (also run with claude, codex,
+#                                         gemini, qwen or copilot)
 #   scripts/hosts.sh --record             also copy the report to internal/hosttest/testdata/report.md
 #                                         and rewrite the README's host table from it (run every host)
 #
@@ -32,7 +33,7 @@ go build -o "$cache/bin/" ./cmd/herdr-link ./cmd/herdr-sim
 echo "== hosts (installs go to $cache/<host>-<version>)"
 set +e
 HERDR_LINK_HOSTS="$cache" HERDR_LINK_BIN="$cache/bin/herdr-link" HERDR_LINK_HOSTS_ONLY="$only" \
-  go test -count=1 -timeout 15m -run '^TestHosts$' -v ./internal/hosttest/ 2>&1 | tee "$cache/last-test.log"
+  go test -count=1 -timeout 25m -run '^TestHosts$' -v ./internal/hosttest/ 2>&1 | tee "$cache/last-test.log"
 status=${PIPESTATUS[0]}
 set -e
 
@@ -46,17 +47,18 @@ if [ -f "$report" ]; then
     echo "recorded internal/hosttest/testdata/report.md and the README's host table"
   fi
 fi
-# Issue 13: the interactive Claude Code and Codex TUIs as receivers, in
+# Issue 13: the interactive TUIs (Claude Code, Codex, Gemini CLI, Qwen
+# Code, Copilot CLI) as receivers, in
 # simulator PTY panes (internal/tui): the delivery scenario table, and the
 # simulator's model checked against them. Runs with every host, or with
 # "tui" among the hosts asked for.
 case ",$only," in
-  ,, | *,tui,* | *,claude,* | *,codex,*)
+  ,, | *,tui,* | *,claude,* | *,codex,* | *,gemini,* | *,qwen,* | *,copilot,*)
     echo
     echo "== interactive TUIs as receivers (internal/tui)"
     set +e
     HERDR_LINK_HOSTS="$cache" HERDR_LINK_BIN="$cache/bin/herdr-link" \
-      go test -count=1 -timeout 15m -run '^(TestTUIRecipes|TestDeliveryIntoTUIs)$' -v ./internal/tui/ 2>&1 | tee "$cache/last-tui.log"
+      go test -count=1 -timeout 30m -run '^(TestTUIRecipes|TestDeliveryIntoTUIs)$' -v ./internal/tui/ 2>&1 | tee "$cache/last-tui.log"
     tui_status=${PIPESTATUS[0]}
     set -e
     grep -A12 'scenario summary' "$cache/last-tui.log" || true
