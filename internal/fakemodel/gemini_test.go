@@ -38,7 +38,9 @@ func TestGeminiPaths(t *testing.T) {
 // Gemini CLI drives it: the gateway, then peers through the active tool.
 func TestGeminiConversation(t *testing.T) {
 	s := New(t, Script{Steps: []Step{{Call: Gateway}, {Call: Peers}, {Text: "done"}}})
-	decl := func(n string) map[string]any { return map[string]any{"name": n, "parametersJsonSchema": map[string]any{"type": "object"}} }
+	decl := func(n string) map[string]any {
+		return map[string]any{"name": n, "parametersJsonSchema": map[string]any{"type": "object"}}
+	}
 	contents := []any{map[string]any{"role": "user", "parts": []any{map[string]any{"text": "peers?"}}}}
 	type call struct {
 		id, name, text string

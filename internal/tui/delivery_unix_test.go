@@ -94,10 +94,20 @@ func newRig(t *testing.T, h tui.Host) *rig {
 	if _, err := srv.Client().AgentPrompt(ctx, schema.AgentPromptParams{Target: "reviewer", Text: warm}); err != nil {
 		t.Fatal(err)
 	}
-	if err := tap.Wait(ctx, func(ts []tui.Turn) bool { return len(ts) > 0 && contains(ts[0].New, warm) && !ts[0].End.IsZero() }); err != nil {
-		t.Fatalf("warm-up turn: %v", err)
+	// (A host may make side requests first: the turn is the main one
+	// holding the text.)
+	warmTurn := func(x tui.Turn) bool { return x.Main && contains(x.New, warm) }
+	if err := tap.Wait(ctx, func(ts []tui.Turn) bool {
+		return slicesAny(ts, func(x tui.Turn) bool { return warmTurn(x) && !x.End.IsZero() })
+	}); err != nil {
+		t.Fatalf("warm-up turn: %v; turns %+v; screen:\n%s", err, tap.Turns(), r.pane.Screen(false, false))
 	}
-	t.Logf("%s: first turn started %v after its prompt", h, tap.Turns()[0].Start.Sub(start).Round(time.Millisecond))
+	for _, x := range tap.Turns() {
+		if warmTurn(x) {
+			t.Logf("%s: first turn started %v after its prompt", h, x.Start.Sub(start).Round(time.Millisecond))
+			break
+		}
+	}
 	if !waitUntil(ctx, 10*time.Second, func() bool {
 		a, ok := srv.World.Agent(reviewerPane)
 		return ok && a.AgentStatus != schema.AgentStatusWorking
@@ -152,7 +162,19 @@ func (r *rig) play(t *testing.T, sc Scenario) (Outcome, []sent) {
 		// The busy answer streams on; the next turns are ordinary again.
 		r.tap.SetDelay(answerDelay)
 	}
+	sendStart := time.Now()
 	results := sendAtOnce(t, ctx, senders, sc)
+	defer func() {
+		// Submission time: from the sends to the turn holding each.
+		for _, s := range results {
+			for _, x := range r.tap.Turns() {
+				if x.Main && strings.Contains(strings.Join(x.New, ""), s.id) {
+					t.Logf("%s %s: the turn holding %s started %v after the send began", r.h, sc.Name, s.id, x.Start.Sub(sendStart).Round(time.Millisecond))
+					break
+				}
+			}
+		}
+	}()
 	// Settle: every message in some finished turn, or the budget.
 	settle, cancelSettle := context.WithTimeout(ctx, 60*time.Second)
 	defer cancelSettle()

@@ -37,6 +37,11 @@ func prepareMore(h Host, o Options, r *Run) error {
 			"ui":       map[string]any{"theme": "Default", "hideTips": true, "hideBanner": true},
 			"ide":      map[string]any{"hasSeenNudge": true, "enabled": false},
 		}
+		if h == Qwen {
+			// Qwen Code's memory agent makes requests of its own after a
+			// turn: off, so every model request is a turn of the user's.
+			settings["memory"] = map[string]any{"enableManagedAutoMemory": false, "enableManagedAutoDream": false, "enableAutoSkill": false}
+		}
 		if err := writeJSONFile(filepath.Join(home, dir, "settings.json"), settings); err != nil {
 			return err
 		}

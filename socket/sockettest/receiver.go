@@ -144,7 +144,9 @@ func agentKind(label string) *kind {
 
 // Kinds lists the agent kinds with a behaviour of their own; every other
 // kind behaves as the plain default.
-func Kinds() []string { return []string{"claude", "codex", "opencode", "pi"} }
+func Kinds() []string {
+	return []string{"claude", "codex", "copilot", "gemini", "opencode", "pi", "qwen"}
+}
 
 // pendingSub is a submission between Enter and the turn starting.
 type pendingSub struct {
