@@ -161,7 +161,7 @@ func TestModelScenarios(t *testing.T) {
 		t.Skip("runs herdr-link processes")
 	}
 	flip := os.Getenv(flipEnv)
-	for _, kind := range []string{"claude", "codex"} {
+	for _, kind := range []string{"claude", "codex", "gemini", "qwen", "copilot"} {
 		for _, sc := range Scenarios {
 			t.Run(kind+"/"+sc.Name, func(t *testing.T) {
 				t.Parallel()
@@ -189,6 +189,9 @@ func TestModelFlipIsCaught(t *testing.T) {
 	}{
 		{"claude", "stuck", Scenarios[0], "submitted is false"},
 		{"codex", "kind=claude", Scenarios[1], "interrupting is false"},
+		{"gemini", "stuck", Scenarios[0], "submitted is false"},
+		{"qwen", "kind=codex", Scenarios[1], "interrupting is true"},
+		{"copilot", "kind=codex", Scenarios[1], "interrupting is true"},
 	} {
 		t.Run(tc.kind+"/"+tc.flip, func(t *testing.T) {
 			t.Parallel()
