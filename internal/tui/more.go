@@ -89,7 +89,11 @@ func writeJSONFile(path string, v any) error {
 // moreComposerSign is ComposerSign for the hosts of this file.
 func moreComposerSign(h Host) string {
 	switch h {
-	case Gemini, Qwen:
+	case Gemini:
+		// Drawn once it takes Enter: while it is still starting, the box
+		// ("Type your message") is there but Enter leaves a paste unsent.
+		return "? for shortcuts"
+	case Qwen:
 		return "Type your message"
 	case Copilot:
 		// The status line under the input box.
