@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real agent hosts end to end (issue 14): installs the pinned host versions
+# Real agent hosts end to end: installs the pinned host versions
 # from npm into a cache folder (reused when present), builds herdr-link and
 # herdr-sim from the tree, and runs internal/hosttest's TestHosts: for each
 # host and mode, headless sessions against a scripted fake model and the
@@ -12,7 +12,7 @@
 #                                         the interactive TUIs as receivers (also run with claude, codex,
 #                                         gemini, qwen or copilot)
 #   scripts/hosts.sh --record             also copy the report to internal/hosttest/testdata/report.md
-#                                         and rewrite the README's host table from it (run every host)
+#                                         and rewrite the docs/hosts.md's host table from it (run every host)
 #
 # Environment: HERDR_LINK_HOST_CACHE (default ~/.cache/herdr-link-hosts).
 # Needs Go, Node and npm (a registry that serves the pinned packages).
@@ -44,11 +44,11 @@ if [ -f "$report" ]; then
   if [ "$record" = 1 ]; then
     cp "$report" internal/hosttest/testdata/report.md
     go test -count=1 -run '^TestReadmeHostTable$' ./internal/hosttest/ -update-readme >/dev/null
-    echo "recorded internal/hosttest/testdata/report.md and the README's host table"
+    echo "recorded internal/hosttest/testdata/report.md and the docs/hosts.md's host table"
   fi
 fi
-# Issue 13: the interactive TUIs (Claude Code, Codex, Gemini CLI, Qwen
-# Code, Copilot CLI) as receivers, in
+# The interactive TUIs (Claude Code, Codex, Gemini CLI, Qwen Code,
+# Copilot CLI) as receivers, in
 # simulator PTY panes (internal/tui): the delivery scenario table, and the
 # simulator's model checked against them. Runs with every host, or with
 # "tui" among the hosts asked for.

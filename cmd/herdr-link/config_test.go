@@ -110,24 +110,23 @@ func TestConfigUsesResolvedExecutable(t *testing.T) {
 	}
 }
 
-// pointerOnly are the hosts README's host list names in one line pointing
-// at 'herdr-link config HOST' rather than showing the snippet (a snippet
-// it does show is still checked).
+// pointerOnly are the hosts whose snippet docs/hosts.md may leave to
+// 'herdr-link config HOST' (a snippet it does show is still checked).
 var pointerOnly = map[string]bool{"gemini": true, "qwen": true, "copilot": true, "grok": true}
 
-// README.md's host sections show exactly what 'herdr-link config' prints
+// docs/hosts.md's host sections show exactly what 'herdr-link config' prints
 // for a binary at readmeBin: each <!-- herdr-link config X --> marker is
 // followed by a fenced block holding that text.
 func TestREADMEHostSnippets(t *testing.T) {
 	const readmeBin = "/absolute/path/to/bin/herdr-link"
-	doc, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../docs/hosts.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	blocks := regexp.MustCompile("(?s)<!-- herdr-link config ([a-z-]+) -->\n```[a-z]*\n(.*?)```").FindAllSubmatch(doc, -1)
 	want := map[string]string{"pi-install": piInstall(readmeBin)}
 	for _, h := range hosts {
-		if h.Name != "pi" { // the extension is a file; README shows its install command
+		if h.Name != "pi" { // the extension is a file; docs/hosts.md shows its install command
 			want[h.Name] = h.Snippet(readmeBin)
 		}
 	}
@@ -136,17 +135,17 @@ func TestREADMEHostSnippets(t *testing.T) {
 		name, text := string(b[1]), string(b[2])
 		w, ok := want[name]
 		if !ok {
-			t.Errorf("README has a snippet for unknown host %q", name)
+			t.Errorf("docs/hosts.md has a snippet for unknown host %q", name)
 			continue
 		}
 		seen[name] = true
 		if text != w {
-			t.Errorf("README's %s snippet drifted from 'herdr-link config':\n--- README\n%s--- config\n%s", name, text, w)
+			t.Errorf("README's %s snippet drifted from 'herdr-link config':\n--- docs/hosts.md\n%s--- config\n%s", name, text, w)
 		}
 	}
 	for name := range want {
 		if !seen[name] && !pointerOnly[name] {
-			t.Errorf("README lacks the %s snippet", name)
+			t.Errorf("docs/hosts.md lacks the %s snippet", name)
 		}
 	}
 }

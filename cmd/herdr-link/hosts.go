@@ -1,7 +1,7 @@
 package main
 
 // The registration snippet of herdr-link for each agent host, as
-// 'herdr-link config HOST' prints it. README.md's host sections are tested
+// 'herdr-link config HOST' prints it. docs/hosts.md's host sections are tested
 // against the same text (TestREADMEHostSnippets).
 
 import (

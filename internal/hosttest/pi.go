@@ -10,7 +10,7 @@ import (
 )
 
 // Pi, two generations: 0.73 has no MCP and runs herdr-link through the
-// adapter in adapters/pi, installed where the README's command puts it
+// adapter in adapters/pi, installed where the docs/hosts.md's command puts it
 // (herdr-link config pi > ~/.pi/agent/extensions/herdr-link.ts); 1.6 has
 // built-in MCP, configured as herdr-link config pi-mcp prints it
 // (~/.pi/agent/mcp.json, exposure "direct"). Both talk Chat Completions to

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Table renders results as the Markdown table the README's host section
+// Table renders results as the Markdown table the docs/hosts.md's host section
 // is backed by.
 func Table(results []*Result) string {
 	var b strings.Builder

@@ -37,14 +37,14 @@ func TestTableGolden(t *testing.T) {
 	}
 }
 
-var updateReadme = flag.Bool("update-readme", false, "rewrite the README's host table from testdata/report.md")
+var updateReadme = flag.Bool("update-readme", false, "rewrite the docs/hosts.md's host table from testdata/report.md")
 
 const (
 	readmeBegin = "<!-- hosts-table: generated from internal/hosttest/testdata/report.md by scripts/hosts.sh --record -->"
 	readmeEnd   = "<!-- /hosts-table -->"
 )
 
-// TestReadmeHostTable keeps the README's host table identical to the one
+// TestReadmeHostTable keeps the docs/hosts.md's host table identical to the one
 // the runner last recorded (scripts/hosts.sh --record).
 func TestReadmeHostTable(t *testing.T) {
 	report, err := os.ReadFile("testdata/report.md")
@@ -60,7 +60,7 @@ func TestReadmeHostTable(t *testing.T) {
 	if table.Len() == 0 {
 		t.Fatal("testdata/report.md holds no table")
 	}
-	const readme = "../../README.md"
+	const readme = "../../docs/hosts.md"
 	b, err := os.ReadFile(readme)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestReadmeHostTable(t *testing.T) {
 	text := string(b)
 	i, j := strings.Index(text, readmeBegin), strings.Index(text, readmeEnd)
 	if i < 0 || j < i {
-		t.Fatalf("README.md lacks the host table markers %q … %q", readmeBegin, readmeEnd)
+		t.Fatalf("docs/hosts.md lacks the host table markers %q … %q", readmeBegin, readmeEnd)
 	}
 	want := readmeBegin + "\n\n" + table.String() + "\n"
 	got := text[i:j]
@@ -79,6 +79,6 @@ func TestReadmeHostTable(t *testing.T) {
 		return
 	}
 	if got != want {
-		t.Errorf("README's host table differs from testdata/report.md; run scripts/hosts.sh --record (or go test ./internal/hosttest -run TestReadmeHostTable -update-readme)\ngot:\n%s\nwant:\n%s", got, want)
+		t.Errorf("docs/hosts.md's host table differs from testdata/report.md; run scripts/hosts.sh --record (or go test ./internal/hosttest -run TestReadmeHostTable -update-readme)\ngot:\n%s\nwant:\n%s", got, want)
 	}
 }

@@ -5,7 +5,7 @@
 // package ptypane), says when the TUI is ready for input, and cleans up
 // what a host leaves running.
 //
-// The recipes follow ../shared/hosts-and-delivery.md §4 and were checked
+// The recipes follow how these TUIs were observed to start unattended, checked
 // with Claude Code 2.1.328 and Codex 0.171.0.
 package tui
 

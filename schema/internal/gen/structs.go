@@ -28,7 +28,7 @@ var serdeOrder = map[string][]string{
 	"ErrorBody":          {"code", "message"},
 	"ServerCapabilities": {"live_handoff", "detached_server_daemon"},
 	// Nested in PaneInfo, AgentInfo and session.snapshot (the recorded
-	// snapshot in ../shared/herdr-recorded shows their order).
+	// snapshot recorded from a live Herdr 0.8.2 shows their order).
 	"AgentSessionInfo":   {"source", "agent", "kind", "value"},
 	"PaneScrollInfo":     {"offset_from_bottom", "max_offset_from_bottom", "viewport_rows"},
 	"PaneLayoutSnapshot": {"workspace_id", "tab_id", "zoomed", "area", "focused_pane_id", "panes", "splits"},
