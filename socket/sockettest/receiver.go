@@ -93,6 +93,9 @@ type kind struct {
 	// rawPerByte is how long raw (unbracketed) typing takes to read; an
 	// Enter that arrives before that is swallowed (codex: 0.85 s per KB).
 	rawPerByte time.Duration
+	// pastePerByte is the same for a bracketed paste (qwen: a 64 KiB
+	// paste is still being read when Enter comes, and stays unsent).
+	pastePerByte time.Duration
 	// latency is the delay from Enter to the turn starting for n bytes.
 	latency func(n int) time.Duration
 	// collapse reports whether a paste is shown as a placeholder.
@@ -173,7 +176,7 @@ type model struct {
 	queued   int     // submissions in queue
 	pending  []pendingSub
 	pasteN   int
-	ingest   time.Time // raw typing is read until then (rawPerByte)
+	ingest   time.Time // input is read until then (rawPerByte, pastePerByte)
 	stopped  bool
 	interrup int // turns whose partial answer a submission discarded
 
@@ -208,6 +211,7 @@ func (m *model) input(data string) {
 		case inputTyped:
 			m.typed(ev.text)
 		case inputPaste:
+			m.reading(len(ev.text), m.k.pastePerByte)
 			m.pasteN++
 			m.composer = append(m.composer, piece{text: ev.text, paste: true, id: m.pasteN})
 		case inputEnter:
@@ -216,14 +220,20 @@ func (m *model) input(data string) {
 	}
 }
 
-func (m *model) typed(s string) {
-	if m.k.rawPerByte > 0 {
-		start := m.now()
-		if m.ingest.After(start) {
-			start = m.ingest
-		}
-		m.ingest = start.Add(time.Duration(len(s)) * m.k.rawPerByte)
+// reading moves the end of reading input on by n bytes at perByte.
+func (m *model) reading(n int, perByte time.Duration) {
+	if perByte <= 0 {
+		return
 	}
+	start := m.now()
+	if m.ingest.After(start) {
+		start = m.ingest
+	}
+	m.ingest = start.Add(time.Duration(n) * perByte)
+}
+
+func (m *model) typed(s string) {
+	m.reading(len(s), m.k.rawPerByte)
 	if n := len(m.composer); n > 0 && !m.composer[n-1].paste {
 		m.composer[n-1].text += s
 		return
@@ -238,8 +248,8 @@ func (m *model) enter() {
 	switch {
 	case m.b.Stuck, len(m.composer) == 0, m.t.state == schema.AgentStatusBlocked:
 		return // stuck; nothing to send; the key went to a dialog
-	case m.k.rawPerByte > 0 && m.now().Before(m.ingest):
-		return // still reading raw typing: Enter is swallowed
+	case m.now().Before(m.ingest):
+		return // still reading raw typing or a paste: Enter is swallowed
 	}
 	text := m.composer
 	m.composer = nil

@@ -14,11 +14,15 @@ var moreKinds = map[string]*kind{
 	"gemini": {name: "gemini", queueDelay: 100 * time.Millisecond, latency: linear(800*time.Millisecond, 0),
 		collapse: func(p piece) bool { return len([]rune(p.text)) > 1000 }},
 	// Qwen Code 0.24.4 (a Gemini CLI fork): queued while working; a
-	// draft and the paste glued.
-	"qwen": {name: "qwen", queueDelay: 100 * time.Millisecond, latency: linear(800*time.Millisecond, 0),
+	// draft and the paste glued; 0.6–1.2 s from Enter to the request. A
+	// 64 KiB paste is still being read when Enter comes 300 ms later and
+	// stays in the composer (a 0.6 KB one is not): 50 µs per byte puts
+	// the limit near 6 KB.
+	"qwen": {name: "qwen", queueDelay: 100 * time.Millisecond, latency: linear(600*time.Millisecond, 0), pastePerByte: 50 * time.Microsecond,
 		collapse: func(p piece) bool { return len([]rune(p.text)) > 1000 }},
-	// GitHub Copilot CLI 1.0.102: queued while working.
-	"copilot": {name: "copilot", queueDelay: 100 * time.Millisecond, latency: linear(300*time.Millisecond, 0),
+	// GitHub Copilot CLI 1.0.102: queued while working; a draft merged
+	// (glued); 0.3–2 s from Enter to the request, 64 KiB included.
+	"copilot": {name: "copilot", queueDelay: 100 * time.Millisecond, latency: linear(1*time.Second, 0),
 		collapse: func(p piece) bool { return false }},
 }
 
