@@ -97,9 +97,22 @@ func newRig(t *testing.T, h tui.Host) *rig {
 	// (A host may make side requests first: the turn is the main one
 	// holding the text.)
 	warmTurn := func(x tui.Turn) bool { return x.Main && contains(x.New, warm) }
-	if err := tap.Wait(ctx, func(ts []tui.Turn) bool {
+	warmDone := func(ts []tui.Turn) bool {
 		return slicesAny(ts, func(x tui.Turn) bool { return warmTurn(x) && !x.End.IsZero() })
-	}); err != nil {
+	}
+	// Gemini CLI 0.61.0 sometimes leaves the first paste after start in
+	// its composer (the Enter is dropped): one more Enter, logged, gets
+	// the rig to an agent in use.
+	first, cancelFirst := context.WithTimeout(ctx, 15*time.Second)
+	err = tap.Wait(first, warmDone)
+	cancelFirst()
+	if err != nil && strings.Contains(r.pane.Screen(false, false), warm) {
+		t.Logf("%s: the warm-up stayed in the composer; one more Enter", h)
+		if err := r.pane.Send([]byte("\r")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tap.Wait(ctx, warmDone); err != nil {
 		t.Fatalf("warm-up turn: %v; turns %+v; screen:\n%s", err, tap.Turns(), r.pane.Screen(false, false))
 	}
 	for _, x := range tap.Turns() {

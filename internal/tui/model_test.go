@@ -140,11 +140,25 @@ func lockedSenders(results []sent) bool {
 	return false
 }
 
+// quickTurns are the kinds whose short turns may end before a second
+// sender's delivery goes out.
+var quickTurns = map[string]bool{"gemini": true, "qwen": true, "copilot": true}
+
 // want is the table's outcome for sc on host, given what this herdr-link
 // does about concurrent senders: without the lock, whether two messages
 // share a turn is up to timing, so got's value is taken.
 func want(t *testing.T, host string, sc Scenario, got Outcome, results []sent) Outcome {
 	w := Expected(host, sc)
+	if quickTurns[host] && sc.senders() > 1 {
+		// A later sender, held by the per-pane lock until the first
+		// delivery's turn started, finds this kind queueing or (its turn
+		// already over) idle: either value is true.
+		for i := 1; i < len(w.Delivery) && i < len(got.Delivery); i++ {
+			if g := got.Delivery[i]; g == "submitted" || g == "queued" {
+				w.Delivery[i] = g
+			}
+		}
+	}
 	if sc.senders() > 1 && !lockedSenders(results) {
 		t.Logf("%s: this herdr-link has no per-pane delivery lock (issue 16 item 2): the messages may share a turn (here: separate=%v)", sc.Name, got.Separate)
 		w.Separate = got.Separate

@@ -9,9 +9,11 @@ import (
 // when the package loads. Each queues what is typed while it works and
 // glues pieces submitted together with no separator.
 var moreKinds = map[string]*kind{
-	// Gemini CLI 0.61.0: ~0.8 s from Enter to the model request; input
-	// typed while it works is queued and sent when the answer ends.
-	"gemini": {name: "gemini", queueDelay: 100 * time.Millisecond, latency: linear(800*time.Millisecond, 0),
+	// Gemini CLI 0.61.0: 0.3–0.7 s from the send to the model request;
+	// input typed while it works is queued and sent when the answer
+	// ends; a draft merged (glued). Like qwen, a 64 KiB paste is still
+	// being read when Enter comes and stays unsent.
+	"gemini": {name: "gemini", queueDelay: 100 * time.Millisecond, latency: linear(400*time.Millisecond, 0), pastePerByte: 50 * time.Microsecond,
 		collapse: func(p piece) bool { return len([]rune(p.text)) > 1000 }},
 	// Qwen Code 0.24.4 (a Gemini CLI fork): queued while working; a
 	// draft and the paste glued; 0.6–1.2 s from Enter to the request. A
