@@ -167,9 +167,20 @@ func (r *rig) play(t *testing.T, sc Scenario) (Outcome, []sent) {
 		if _, err := r.srv.Client().AgentPrompt(ctx, schema.AgentPromptParams{Target: "reviewer", Text: busy}); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.tap.Wait(ctx, func(ts []tui.Turn) bool {
+		working := func(ts []tui.Turn) bool {
 			return len(ts) > 0 && contains(ts[len(ts)-1].New, busy) && ts[len(ts)-1].End.IsZero()
-		}); err != nil {
+		}
+		first, cancelFirst := context.WithTimeout(ctx, 10*time.Second)
+		err := r.tap.Wait(first, working)
+		cancelFirst()
+		if err != nil && strings.Contains(r.pane.Screen(false, false), busy) {
+			// (Gemini CLI 0.61.0 drops an Enter now and then.)
+			t.Logf("%s: the busy prompt stayed in the composer; one more Enter", r.h)
+			if err := r.pane.Send([]byte("\r")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := r.tap.Wait(ctx, working); err != nil {
 			t.Fatalf("the target never started working: %v", err)
 		}
 		// The busy answer streams on; the next turns are ordinary again.
@@ -250,6 +261,9 @@ func TestDeliveryIntoTUIs(t *testing.T) {
 				// The fake model's own log agrees: each message is in a
 				// model request's last user message.
 				for _, s := range results {
+					if Expected(string(h), sc).Lost > 0 {
+						break // the table says the message never reaches the model
+					}
 					if !slicesAny(r.fake.Requests(), func(q fakemodel.Request) bool { return q.Main && strings.Contains(q.LastUser, s.id) }) {
 						t.Errorf("scenario %s: the fake model's log has no request whose last user message holds %s", sc.Name, s.id)
 					}
