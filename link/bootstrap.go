@@ -66,6 +66,9 @@ func (l *Link) rename(ctx context.Context, paneID string) (string, error) {
 		l.log().Debug("self already named", "name", cur.Name)
 		return cur.Name, nil
 	}
+	if cur.Name != "" {
+		return "", l.badSelfName(cur.Name)
+	}
 	for attempt := 1; attempt <= 3; attempt++ {
 		name := newSelfName()
 		if l.NameGen != nil {
@@ -93,10 +96,19 @@ func (l *Link) rename(ctx context.Context, paneID string) (string, error) {
 	return "", newErr(SelfUnnamed, detailUnnamed, errors.New("agent_name_taken three times"))
 }
 
+// badSelfName is the failure of a caller Herdr shows under a name outside
+// the Agent Name grammar: a named occupant, never renamed. The operator
+// log quotes the name; the model-facing detail does not.
+func (l *Link) badSelfName(name string) *Error {
+	l.log().Warn("self name is not a valid agent name; a named agent is never renamed: rename it in Herdr", "name", fmt.Sprintf("%q", name))
+	return newErr(SelfUnnamed, detailBadName, nil)
+}
+
 // Bootstrap is the start-up self naming: it names the caller's occupant if
 // Herdr sees it unnamed, waiting briefly (ReadinessRetries ×
 // ReadinessDelay) for Herdr to detect a freshly started occupant. A named
-// occupant is left alone. It returns the caller's name.
+// occupant is left alone, even under a name outside the grammar (that is
+// SELF_UNNAMED with its own detail). It returns the caller's name.
 func (l *Link) Bootstrap(ctx context.Context) (string, error) {
 	ctx, cancel := l.bound(ctx)
 	defer cancel()

@@ -233,7 +233,7 @@ func (l *Link) budget(n int) time.Duration {
 
 // confirm watches the target after Herdr accepted a prompt (before is the
 // agent as Herdr's answer showed it) and returns the delivery value.
-func (l *Link) confirm(ctx context.Context, target, before Agent, textBytes int) string {
+func (l *Link) confirm(ctx context.Context, c Capabilities, target, before Agent, textBytes int) string {
 	working := State(before.Status) == "working"
 	if working {
 		if b := WorkingBehaviour(kindOf(target, before)); b != "" {
@@ -242,7 +242,7 @@ func (l *Link) confirm(ctx context.Context, target, before Agent, textBytes int)
 	}
 	wctx, cancel := detach(ctx, l.budget(textBytes))
 	defer cancel()
-	if l.watch(wctx, target, before, working) {
+	if l.watch(wctx, target, before, working, c.PromptAfterEnter) {
 		return DeliverySubmitted
 	}
 	return DeliveryUnconfirmed
@@ -259,10 +259,10 @@ func kindOf(target, before Agent) string {
 // (false). A new turn is a change of state_change_seq to working or
 // blocked, or two changes between probes. A target that was working must
 // be seen at rest first (its running turn ended).
-func (l *Link) watch(ctx context.Context, target, before Agent, working bool) bool {
+func (l *Link) watch(ctx context.Context, target, before Agent, working, now bool) bool {
 	sawRest := !working
 	seq := before.Seq
-	t := time.NewTimer(confirmPoll)
+	t := time.NewTimer(firstProbe(now))
 	defer t.Stop()
 	for {
 		select {

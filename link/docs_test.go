@@ -61,7 +61,7 @@ func TestDocsByReader(t *testing.T) {
 // from the shared directory by design.
 func isGenerator(path string) bool {
 	p := filepath.ToSlash(path)
-	return strings.Contains(p, "/schema/gen/") || strings.Contains(p, "/schema/internal/gen/") ||
+	return strings.Contains(p, "/schema/gen/") || strings.Contains(p, "/schema/internal/gen/") || strings.Contains(p, "/internal/recording/gen/") ||
 		strings.HasSuffix(p, "/schema/doc.go") || strings.Contains(p, "schemacheck") || strings.Contains(p, "/simtest/")
 }
 

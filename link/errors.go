@@ -73,6 +73,7 @@ const (
 	detailNoMethod    = "this Herdr version lacks a feature herdr-link needs; upgrade Herdr"
 	detailNoPane      = "Herdr does not know this process's pane"
 	detailUnnamed     = "this agent has no agent name, and Herdr Link could not give it one"
+	detailBadName     = "this agent's name is not a valid agent name (a lowercase letter, then up to 31 lowercase letters, digits, '_' or '-'), and Herdr Link never renames a named agent; the user can give it a valid name in Herdr"
 	detailUndetected  = "Herdr has not detected an agent in this pane yet, so it cannot be named"
 	detailPeer        = "no live agent with that name in this workspace"
 	detailBlocked     = "the target agent is waiting at an interactive prompt; nothing was delivered"

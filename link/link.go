@@ -90,6 +90,9 @@ type Link struct {
 	// protocol ping and the self bootstrap included): each socket call
 	// gets what is left of it. DefaultCallTimeout when zero.
 	CallTimeout time.Duration
+	// Capabilities, when set, is the Herdr behaviour to follow instead of
+	// the one ping's version says ([CapabilitiesFor]; tests).
+	Capabilities *Capabilities
 
 	mu       sync.Mutex
 	inflight *bootCall

@@ -3,6 +3,7 @@ package link
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/herdr-link/herdr-link/socket"
 )
@@ -89,6 +90,9 @@ func (l *Link) named(ctx context.Context) (snapshot, string, error) {
 	if ValidName(s.self.Name) {
 		return s, s.self.Name, nil
 	}
+	if s.self.Name != "" {
+		return s, "", l.badSelfName(s.self.Name)
+	}
 	name, err := l.ensureName(ctx, s.self.PaneID)
 	return s, name, err
 }
@@ -112,8 +116,12 @@ func (s snapshot) isPeer(a *Agent) bool {
 
 // inWorkspace reports whether a is in the caller's workspace. A workspace
 // Herdr did not report, on either side, is in no one's: it fails closed.
+// The agent's pane id must be one of that workspace too (Herdr's pane ids
+// are "<workspace>:p<n>"): an entry whose pane id is not — an agent of
+// another machine in some combined list, whose workspace id happens to be
+// the caller's — is in no one's workspace either.
 func (s snapshot) inWorkspace(a Agent) bool {
-	return s.ws != "" && a.WorkspaceID == s.ws
+	return s.ws != "" && a.WorkspaceID == s.ws && strings.HasPrefix(a.PaneID, s.ws+":")
 }
 
 // peer finds a validly named agent of workspace ws by name (not the agent

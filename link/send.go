@@ -68,6 +68,8 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	// The pane id from this snapshot is workspace-scoped: if the target
 	// moved to another workspace since, Herdr no longer accepts it as an
 	// agent target and nothing crosses the boundary.
+	caps := l.capabilities(hctx)
+	sent := time.Now()
 	got, err := l.Herdr.Prompt(hctx, target.PaneID, text)
 	accepted := time.Now()
 	if err != nil {
@@ -88,9 +90,9 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	}
 	delivery := DeliveryUnconfirmed
 	if l.Delivery == DeliveryConfirm {
-		delivery = l.confirm(ctx, target, got, len(text))
+		delivery = l.confirm(ctx, caps, target, got, len(text))
 	}
-	l.release(delivery, accepted, unlock)
+	l.release(delivery, accepted, l.holdAfterAnswer(caps, sent, accepted), unlock)
 	l.log().Debug("sent", "id", env.ID, "from", self, "to", req.To, "pane_id", target.PaneID, "bytes", len(text),
 		"kind", got.Kind, "status_before", got.Status, "delivery", delivery, "took", time.Since(accepted))
 	return SendResult{Status: "sent", ID: env.ID, To: req.To, Delivery: delivery}, nil
@@ -116,6 +118,8 @@ func (l *Link) sendError(err error) error {
 		return newErr(SendFailed, detailBlocked, err)
 	case errors.Is(err, socket.ErrAgentNotReady):
 		return newErr(SendFailed, detailNotReady, err)
+	case closedDuringSubmission(err):
+		return newErr(SendFailed, detailClosedDuring, err)
 	}
 	return newErr(SendFailed, detailRefused, err)
 }
@@ -125,12 +129,12 @@ func (l *Link) sendError(err error) error {
 // queued delivery does not hold through the running turn: further
 // deliveries join the queued turn (the host merges queued input by
 // design), each envelope on lines of its own.
-func (l *Link) release(delivery string, accepted time.Time, unlock func()) {
+func (l *Link) release(delivery string, accepted time.Time, hold time.Duration, unlock func()) {
 	if delivery == DeliverySubmitted {
 		unlock()
 		return
 	}
-	l.releaseAfter(accepted, l.submitHold(), unlock)
+	l.releaseAfter(accepted, hold, unlock)
 }
 
 // checkOccupant fails when the prompt reached another occupant of the

@@ -11,6 +11,9 @@
 #   scripts/hosts.sh claude/direct,codex  some (HOST or HOST/MODE, comma-separated); "tui" runs only
 #                                         the interactive TUIs as receivers (also run with claude, codex,
 #                                         gemini, qwen or copilot)
+#   scripts/hosts.sh --herdr-version 0.9.1 claude/direct
+#                                         the same against a simulated Herdr 0.9.1 (sets HERDR_SIM_VERSION,
+#                                         which herdr-sim serve and the in-process simulators follow)
 #   scripts/hosts.sh --record             also copy the report to internal/hosttest/testdata/report.md
 #                                         and rewrite the docs/hosts.md's host table from it (run every host)
 #
@@ -20,6 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 record=0
+if [ "${1:-}" = "--herdr-version" ]; then export HERDR_SIM_VERSION="$2"; shift 2; fi
 if [ "${1:-}" = "--record" ]; then record=1; shift; fi
 only="${1:-}"
 cache="${HERDR_LINK_HOST_CACHE:-$HOME/.cache/herdr-link-hosts}"

@@ -13,13 +13,18 @@
  *   mkdir -p ~/.pi/agent/extensions && herdr-link config pi > ~/.pi/agent/extensions/herdr-link.ts
  *
  * or copy this file there and set HERDR_LINK_BIN (else herdr-link is
- * looked up on PATH). Start Pi in a Herdr pane.
+ * looked up on PATH); a path written by config pi is used as it is,
+ * whatever HERDR_LINK_BIN says. Start Pi in a Herdr pane.
  */
 
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createInterface } from "node:readline";
 
 const HERDR_LINK_BIN = "herdr-link";
+// The binary to run: the path `herdr-link config pi` wrote above wins; a
+// file copied as it is (the bare name) takes HERDR_LINK_BIN from the
+// environment, else herdr-link on PATH.
+const BIN = HERDR_LINK_BIN !== "herdr-link" ? HERDR_LINK_BIN : process.env.HERDR_LINK_BIN || HERDR_LINK_BIN;
 const SETUP_TIMEOUT_MS = 10_000;
 // NOT_RUNNING is what the model (and the system prompt) sees when
 // herdr-link is not running: a fixed text with no path or id in it.
@@ -159,7 +164,7 @@ class McpChild {
 }
 
 export default async function herdrLink(pi: PiAPI) {
-	const mcp = new McpChild(process.env.HERDR_LINK_BIN || HERDR_LINK_BIN);
+	const mcp = new McpChild(BIN);
 	process.once("exit", () => mcp.stop(true));
 	const registered = new Set<string>();
 	let ready = false; // setActiveTools works from session_start on

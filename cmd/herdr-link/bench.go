@@ -32,6 +32,10 @@ type benchConfig struct {
 	spawns     int
 	alt        map[string]string // label → herdr-link binary (routes mcp:label)
 	yes        bool
+	// herdr is the simulated Herdr release of this measurement ("": the
+	// simulator's default); worlds lists those of the whole run.
+	herdr  string
+	worlds []string
 }
 
 // route is one way of doing an operation.
@@ -109,6 +113,7 @@ func bench(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.count, "count", 1, "repeat the whole measurement (for benchstat)")
 	fs.IntVar(&c.spawns, "spawns", 10, "MCP server starts to time (start → initialize response)")
 	fs.BoolVar(&c.yes, "yes", false, "against a live Herdr, allow the sends: they type real prompts into the agent named bench-peer of this pane's workspace")
+	worlds := fs.String("herdr-version", "", "simulated Herdr releases, comma-separated (0.8.2,0.9.1): the whole measurement runs once per world, in one run")
 	alt := fs.String("mcp-alt", "", "also measure other herdr-link binaries as MCP routes `label=path,…` (routes mcp:label), for before and after in one run")
 	if code, done := cliflag.Parse(fs, args, stdout); done {
 		return code
@@ -146,7 +151,14 @@ func bench(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if os.Getenv("HERDR_SOCKET_PATH") == "" {
 		c.sim = true
 	}
-	if err := runBench(c, stdin, stdout, stderr); err != nil {
+	if *worlds != "" {
+		if !c.sim {
+			fmt.Fprintln(stderr, "herdr-link bench: -herdr-version needs the simulator (--sim)")
+			return 2
+		}
+		c.worlds = strings.Split(*worlds, ",")
+	}
+	if err := runWorlds(c, stdin, stdout, stderr); err != nil {
 		fmt.Fprintln(stderr, "herdr-link bench:", err)
 		return 1
 	}
@@ -220,6 +232,11 @@ func setupTarget(c benchConfig, agents int) (*target, error) {
 	srv := sockettest.NewUnstartedServer(w)
 	srv.PollRead = c.pollRead
 	srv.SubmitDelay = 5 * time.Millisecond
+	if c.herdr != "" {
+		if err := srv.UseHerdr(c.herdr); err != nil {
+			return nil, err
+		}
+	}
 	srv.Start()
 	t.srv, t.path = srv, srv.Path()
 	a, _ := w.Agent("bench-self")

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/herdr-link/herdr-link/internal/cliflag"
 )
@@ -53,11 +55,34 @@ func config(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "herdr-link config: -bin %q is not an absolute path\n", path)
 		return 2
 	}
+	if err := writablePath(path); err != nil {
+		fmt.Fprintln(stderr, "herdr-link config:", err)
+		if *bin != "" {
+			return 2
+		}
+		return 1
+	}
 	fmt.Fprint(stdout, h.Snippet(path))
 	if isTerminal(stdout) {
 		fmt.Fprintf(stderr, "\n(%s)\n", h.Where)
 	}
 	return 0
+}
+
+// writablePath refuses a binary path that a host configuration cannot
+// carry as written: bytes that are not UTF-8 (JSON and TOML strings
+// would hold U+FFFD instead, another path) and control characters (TOML
+// forbids DEL and most C0 raw in a string; none belongs in a command).
+func writablePath(p string) error {
+	if !utf8.ValidString(p) {
+		return fmt.Errorf("the binary path %q is not valid UTF-8, which the host configurations (JSON, TOML) cannot name; install herdr-link under a UTF-8 path or pass -bin", p)
+	}
+	for _, r := range p {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("the binary path %q holds a control character (%U), which the host configurations cannot carry safely; install herdr-link under another path or pass -bin", p, r)
+		}
+	}
+	return nil
 }
 
 // selfPath is the running binary's absolute path. When "herdr-link" on

@@ -100,6 +100,10 @@ func probe(args []string, stdout, stderr io.Writer) int {
 	if code, done := cliflag.Parse(fs, flagsFirst(fs, args), stdout); done {
 		return code
 	}
+	if *record == "" && flagSet(fs, "record") {
+		fmt.Fprintln(stderr, "herdr-link probe: -record needs a FILE to write the recording to")
+		return 2
+	}
 	p := &prober{getenv: os.Getenv, timeout: *timeout, raw: *raw, out: stdout}
 	if *validate != "" {
 		v, err := schemalite.Load(*validate)
@@ -140,6 +144,14 @@ func probe(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// flagSet reports whether the flag name was given on the command line
+// (even with an empty value).
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // flagsFirst moves flags (and their values) ahead of positional

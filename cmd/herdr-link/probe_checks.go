@@ -186,6 +186,9 @@ func (p *prober) checkSelfAndPeers(ctx context.Context) bool {
 	case self == nil:
 		p.add("self", fail, start, fmt.Sprintf("pane %s in workspace %s hosts no detected agent%s", g.PaneID, ws, movedNote),
 			"occupant not detected yet: start a supported agent in this pane, or wait a moment for Herdr to detect it")
+	case self.Name != "" && !link.ValidName(self.Name):
+		p.add("self", fail, start, fmt.Sprintf("a %s agent named %q in workspace %s%s: not a valid agent name, and herdr-link never renames a named agent, so it cannot send", orNone(self.Kind), self.Name, ws, movedNote),
+			fmt.Sprintf("give it a valid name (a lowercase letter, then up to 31 lowercase letters, digits, _ or -): `herdr agent rename %s <name>`", self.PaneID))
 	case !link.ValidName(self.Name):
 		p.add("self", warn, start, fmt.Sprintf("a %s agent, unnamed, in workspace %s%s; the self bootstrap will name it hl-<8 hex> on first use", orNone(self.Kind), ws, movedNote),
 			fmt.Sprintf("unnamed occupant: let herdr-link name it, or name it yourself: `herdr agent rename %s <name>`", self.PaneID))

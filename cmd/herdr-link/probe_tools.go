@@ -77,51 +77,6 @@ func checkParams(method string, params []byte) error {
 	return nil
 }
 
-// watch implements --watch.
-func (p *prober) watch(ctx context.Context, stdout, stderr io.Writer) int {
-	res, err := socket.ResolvePath(p.getenv)
-	if err != nil {
-		fmt.Fprintln(stderr, "herdr-link probe:", err)
-		return 1
-	}
-	c := &socket.Client{Path: res.Path, Timeout: p.timeout, Protocol: socket.ProtocolLenient, Warn: func(m string) { fmt.Fprintln(stderr, m) }}
-	agents, err := c.AgentList(ctx)
-	if err != nil {
-		fmt.Fprintln(stderr, "herdr-link probe:", err, "—", transportFix(err, res))
-		return 1
-	}
-	subs := []schema.Subscription{
-		{PaneCreated: &schema.SubscriptionPaneCreated{}}, {PaneClosed: &schema.SubscriptionPaneClosed{}},
-		{PaneUpdated: &schema.SubscriptionPaneUpdated{}}, {PaneMoved: &schema.SubscriptionPaneMoved{}},
-		{PaneExited: &schema.SubscriptionPaneExited{}}, {PaneAgentDetected: &schema.SubscriptionPaneAgentDetected{}},
-	}
-	for _, a := range agents {
-		subs = append(subs, schema.Subscription{PaneAgentStatusChanged: &schema.SubscriptionPaneAgentStatusChanged{PaneID: a.PaneID}})
-	}
-	sub, err := c.Subscribe(ctx, schema.EventsSubscribeParams{Subscriptions: subs})
-	if err != nil {
-		fmt.Fprintln(stderr, "herdr-link probe:", err, "—", transportFix(err, res))
-		return 1
-	}
-	defer sub.Close()
-	fmt.Fprintf(stderr, "watching %s: pane events and the status of %d agents (plain events replay Herdr's recent history first); Ctrl-C to stop\n", res.Path, len(agents))
-	for {
-		ev, err := sub.Next(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return 0
-			}
-			if errors.Is(err, socket.ErrMalformedResponse) {
-				fmt.Fprintln(stderr, err)
-				continue
-			}
-			fmt.Fprintln(stderr, "herdr-link probe: stream ended:", err)
-			return 1
-		}
-		fmt.Fprintf(stdout, "%s  %-26s %s\n", ev.Received.Format("15:04:05.000"), ev.Event, ev.Data)
-	}
-}
-
 // probeMCP implements --mcp [COMMAND…].
 //
 // Long: the handshake is a fixed sequence of requests, each printed as it

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/buildinfo"
@@ -24,6 +23,10 @@ var recordEvents = 2 * time.Second
 // Herdr, their exact lines scrubbed by recording.Redact and written to
 // FILE, for `herdr-sim verify` and for bug reports.
 func (p *prober) record(ctx context.Context, file string, stdout, stderr io.Writer) int {
+	if err := recording.CheckFile(file); err != nil {
+		fmt.Fprintln(stderr, "herdr-link probe --record:", err)
+		return 1
+	}
 	res, err := socket.ResolvePath(p.getenv)
 	if err != nil {
 		fmt.Fprintln(stderr, "herdr-link probe:", err)
@@ -41,29 +44,23 @@ func (p *prober) record(ctx context.Context, file string, stdout, stderr io.Writ
 	if err != nil {
 		return fail(err)
 	}
-	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		fmt.Fprintln(stderr, "herdr-link probe --record:", err)
-		return 1
-	}
 	comments := []string{
 		fmt.Sprintf("recorded by herdr-link %s probe --record at %s", buildinfo.Version(), time.Now().UTC().Format(time.RFC3339)),
-		"read-only calls; ids, names, labels, paths, titles, cwds and sessions are replaced by stand-ins",
+		"read-only calls; everything but Herdr's own vocabulary (kinds, statuses, tags, error codes, counters) is replaced by stand-ins",
 		"replay against the simulator: herdr-sim verify FILE",
 	}
-	werr := recording.Write(f, comments, red)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
+	if h := recordedHerdr(red); h != "" {
+		comments = append(comments, h)
 	}
-	if werr != nil {
-		fmt.Fprintln(stderr, "herdr-link probe --record:", werr)
+	if err := recording.WriteFile(file, comments, red); err != nil {
+		fmt.Fprintln(stderr, "herdr-link probe --record:", err)
 		return 1
 	}
 	n := 0
 	for _, e := range red {
 		n += 1 + len(e.Responses)
 	}
-	fmt.Fprintf(stdout, "recorded %d exchanges (%d lines) to %s; ids, names, paths, titles and cwds replaced\n", len(red), n, file)
+	fmt.Fprintf(stdout, "recorded %d exchanges (%d lines) to %s (mode 0600); ids, names, paths, titles, messages and all other free text replaced\n", len(red), n, file)
 	return 0
 }
 

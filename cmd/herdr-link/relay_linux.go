@@ -66,6 +66,9 @@ func (r *relay) run() error {
 			if n == 0 {
 				return nil // EOF; an unterminated last line is dropped
 			}
+			if len(r.buf)+n > relayMaxLine {
+				return fmt.Errorf("read stdin: a line longer than %d bytes", relayMaxLine)
+			}
 			r.buf = append(r.buf, chunk[:n]...)
 			continue
 		}
@@ -111,10 +114,15 @@ func (r *relay) roundTrip(req []byte) ([]byte, error) {
 	}
 	r.resp = r.resp[:0]
 	for {
+		if len(r.resp) > relayMaxLine {
+			return nil, fmt.Errorf("receive: an answer longer than %d bytes", relayMaxLine)
+		}
 		if len(r.resp) == cap(r.resp) {
 			r.resp = append(r.resp, 0)[:len(r.resp)]
 		}
-		n, err := retryEINTR(func() (int, error) { return syscall.Read(fd, r.resp[len(r.resp):cap(r.resp)]) })
+		n, err := retryEINTR(func() (int, error) {
+			return syscall.Read(fd, r.resp[len(r.resp):min(cap(r.resp), relayMaxLine+1)])
+		})
 		if err != nil {
 			return nil, fmt.Errorf("receive: %w", err)
 		}
@@ -150,3 +158,6 @@ func retryEINTR(f func() (int, error)) (int, error) {
 		}
 	}
 }
+
+// relayMaxLine bounds one stdin line and one socket answer.
+const relayMaxLine = 64 << 20

@@ -180,10 +180,10 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	if _, _, err := c.CallRaw(ctx, "api-client:status", schema.MethodPing, schema.PingParams{}, &pong); err != nil {
 		return transportFailure(stderr, req.id, err)
 	}
-	if pong.Protocol != schema.Protocol {
-		msg := fmt.Sprintf("client protocol %d is newer than server protocol %d; restart the Herdr server before using this command. Stop the old server to use the new version.\nStopping exits pane processes.\nRun `herdr server stop`, then run `herdr` again.", schema.Protocol, pong.Protocol)
-		if pong.Protocol > schema.Protocol {
-			msg = fmt.Sprintf("client protocol %d is older than server protocol %d; upgrade the Herdr client before using this command", schema.Protocol, pong.Protocol)
+	if cp := clientProtocol(); pong.Protocol != cp {
+		msg := fmt.Sprintf("client protocol %d is newer than server protocol %d; restart the Herdr server before using this command. Stop the old server to use the new version.\nStopping exits pane processes.\nRun `herdr server stop`, then run `herdr` again.", cp, pong.Protocol)
+		if pong.Protocol > cp {
+			msg = fmt.Sprintf("client protocol %d is older than server protocol %d; upgrade the Herdr client before using this command", cp, pong.Protocol)
 		}
 		cliError(stderr, req.id, "protocol_mismatch", msg)
 		return 1

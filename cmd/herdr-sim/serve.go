@@ -86,8 +86,8 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	fs.StringVar(&c.path, "socket", "", "socket path (default: a new temporary directory)")
 	fs.StringVar(&c.worldFile, "world", "", "world file (default: the built-in world; see 'herdr-sim world')")
 	fs.BoolVar(&c.pollRead, "poll-read", false, "reproduce Herdr's 100 ms sleep when a request has not arrived at the first poll")
-	fs.UintVar(&c.protocol, "protocol", uint(schema.Protocol), "protocol number ping reports; 19–25 also set that release's version and capabilities")
-	fs.StringVar(&c.version, "herdr-version", "", "Herdr version ping reports (default: the protocol's, 0.8.2 for 20)")
+	fs.UintVar(&c.protocol, "protocol", 0, "protocol number ping reports (default: the release's, 20 for 0.8.2); 19–25 also set that release's version and capabilities; 22 alone simulates Herdr "+sockettest.NewestHerdr)
+	fs.StringVar(&c.version, "herdr-version", "", "Herdr release to simulate: 0.8.2, or 0.9.x (its socket behaviour, version and capabilities; default $"+sockettest.EnvHerdrVersion+", else 0.8.2); another version is only reported by ping")
 	fs.StringVar(&c.validate, "validate", "", "check every response against this Herdr schema document and report failures on stderr")
 	fs.Var(&c.commands, "command", `PANE=JSON-ARGV, repeatable: run a program in PANE's terminal (a pseudo-terminal), e.g. 'w1:p2=["claude"]'; the world file's "command" field also sets its env, dir and size`)
 	fs.BoolVar(&c.herdrOnly, "herdr-only", false, "answer the simulator-only methods (sim.turns, used by 'herdr-sim turns') as unknown methods, as real Herdr does")
@@ -161,10 +161,8 @@ func (c *serveConfig) server() (srv *sockettest.Server, code int, err error) {
 	}
 	srv.PollRead = c.pollRead
 	srv.HerdrOnly = c.herdrOnly
-	srv.Protocol = uint32(c.protocol)
-	_ = srv.UseProtocol(srv.Protocol) // known protocols get their pong; others keep 0.8.2's
-	if c.version != "" {
-		srv.Version = c.version
+	if code, err := useRelease(srv, c.version, c.protocol); err != nil {
+		return nil, code, err
 	}
 	if c.validate != "" {
 		v, err := schemalite.Load(c.validate)

@@ -119,6 +119,12 @@ func replayServer(ex []recording.Exchange) (*sockettest.Server, error) {
 	srv := sockettest.NewUnstartedServer(w)
 	srv.Tick = 20 * time.Millisecond
 	if pong.Version != "" {
+		// A release the simulator models replays with its behaviour
+		// (a 0.9 recording against the 0.9 model); the pong stays the
+		// recorded one.
+		if _, err := sockettest.HerdrRelease(pong.Version); err == nil {
+			_ = srv.UseHerdr(pong.Version)
+		}
 		srv.Version, srv.Protocol, srv.CapabilitiesJSON = pong.Version, pong.Protocol, pong.Capabilities
 		if srv.CapabilitiesJSON == nil {
 			srv.CapabilitiesJSON = jsonx.RawMessage("null")

@@ -3,9 +3,10 @@ package fakemodel
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
+
+	"github.com/herdr-link/herdr-link/internal/limited"
 )
 
 // Step is one thing the scripted model does. Exactly one of Call and Text
@@ -86,7 +87,7 @@ func ParseScript(data []byte) (Script, error) {
 
 // LoadScript reads a script file.
 func LoadScript(path string) (Script, error) {
-	b, err := os.ReadFile(path)
+	b, err := limited.ReadFile(path, 16<<20)
 	if err != nil {
 		return Script{}, err
 	}

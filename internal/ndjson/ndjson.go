@@ -82,6 +82,7 @@ func (r *Reader) ReadLine() ([]byte, error) {
 			r.buf = append(r.buf, chunk[:len(chunk)-1]...)
 			return r.buf, nil
 		case errors.Is(err, bufio.ErrBufferFull):
+			r.grow(len(chunk))
 			r.buf = append(r.buf, chunk...)
 		case errors.Is(err, io.EOF):
 			r.buf = append(r.buf, chunk...)
@@ -94,6 +95,28 @@ func (r *Reader) ReadLine() ([]byte, error) {
 		}
 	}
 }
+
+// grow makes room for n more bytes of a long line: the capacity doubles
+// (append's own growth slows to a quarter for large slices, which copies
+// a line near the maximum about five times over), never past the maximum
+// line and its newline.
+func (r *Reader) grow(n int) {
+	need := len(r.buf) + n
+	if need <= cap(r.buf) {
+		return
+	}
+	size := max(2*cap(r.buf), need)
+	if limit := r.max + 1; size > limit {
+		size = max(limit, need)
+	}
+	nb := make([]byte, len(r.buf), size)
+	copy(nb, r.buf)
+	r.buf = nb
+}
+
+// SetMax changes the maximum for the lines read from now on (a first line
+// of known shape can be read under a tighter bound than the rest).
+func (r *Reader) SetMax(max int) { r.max = max }
 
 // Buffered is how many bytes were read past the last line returned.
 func (r *Reader) Buffered() int { return r.br.Buffered() }

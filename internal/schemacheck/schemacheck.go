@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 
+	"github.com/herdr-link/herdr-link/internal/limited"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -51,12 +52,11 @@ func Find() (string, error) {
 
 // Load compiles the schema document at path.
 func Load(path string) (*Validator, error) {
-	f, err := os.Open(path)
+	data, err := limited.ReadFile(path, 64<<20)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("schemacheck: %w", err)
 	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("schemacheck: %s: %w", path, err)
 	}

@@ -33,13 +33,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/herdr-link/herdr-link/internal/limited"
 )
 
 // Validator checks socket lines against one schema document.
@@ -50,11 +51,14 @@ type Validator struct {
 	count   atomic.Int64
 }
 
+// MaxDocument bounds a schema document (Herdr's are about 300 KB).
+const MaxDocument = 64 << 20
+
 // Load reads a schema document.
 func Load(path string) (*Validator, error) {
-	data, err := os.ReadFile(path)
+	data, err := limited.ReadFile(path, MaxDocument)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("schemalite: %w", err)
 	}
 	return Parse(data)
 }

@@ -100,19 +100,7 @@ func newRig(t *testing.T, h tui.Host) *rig {
 	warmDone := func(ts []tui.Turn) bool {
 		return slicesAny(ts, func(x tui.Turn) bool { return warmTurn(x) && !x.End.IsZero() })
 	}
-	// Gemini CLI 0.61.0 sometimes leaves the first paste after start in
-	// its composer (the Enter is dropped): one more Enter, logged, gets
-	// the rig to an agent in use.
-	first, cancelFirst := context.WithTimeout(ctx, 15*time.Second)
-	err = tap.Wait(first, warmDone)
-	cancelFirst()
-	if err != nil && strings.Contains(r.pane.Screen(false, false), warm) {
-		t.Logf("%s: the warm-up stayed in the composer; one more Enter", h)
-		if err := r.pane.Send([]byte("\r")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tap.Wait(ctx, warmDone); err != nil {
+	if err := r.waitOrEnter(t, ctx, warm, 15*time.Second, warmDone); err != nil {
 		t.Fatalf("warm-up turn: %v; turns %+v; screen:\n%s", err, tap.Turns(), r.pane.Screen(false, false))
 	}
 	for _, x := range tap.Turns() {
@@ -129,6 +117,28 @@ func newRig(t *testing.T, h tui.Host) *rig {
 	}
 	tap.SetDelay(answerDelay)
 	return r
+}
+
+// waitOrEnter waits until done holds for the tap's turns. A rig's own
+// prompt (text) still in the composer after first gets one more Enter,
+// logged: Gemini CLI 0.61.0 drops an Enter now and then (the first paste
+// after start, mostly), and the rig needs an agent in use. The measured
+// messages never get one.
+func (r *rig) waitOrEnter(t *testing.T, ctx context.Context, text string, first time.Duration, done func([]tui.Turn) bool) error {
+	t.Helper()
+	fctx, cancel := context.WithTimeout(ctx, first)
+	err := r.tap.Wait(fctx, done)
+	cancel()
+	if err == nil {
+		return nil
+	}
+	if strings.Contains(r.pane.Screen(false, false), text) {
+		t.Logf("%s: %q stayed in the composer; one more Enter", r.h, text)
+		if err := r.pane.Send([]byte("\r")); err != nil {
+			return err
+		}
+	}
+	return r.tap.Wait(ctx, done)
 }
 
 // play runs sc against the real TUI and reads the outcome from the tap's
@@ -170,17 +180,7 @@ func (r *rig) play(t *testing.T, sc Scenario) (Outcome, []sent) {
 		working := func(ts []tui.Turn) bool {
 			return len(ts) > 0 && contains(ts[len(ts)-1].New, busy) && ts[len(ts)-1].End.IsZero()
 		}
-		first, cancelFirst := context.WithTimeout(ctx, 10*time.Second)
-		err := r.tap.Wait(first, working)
-		cancelFirst()
-		if err != nil && strings.Contains(r.pane.Screen(false, false), busy) {
-			// (Gemini CLI 0.61.0 drops an Enter now and then.)
-			t.Logf("%s: the busy prompt stayed in the composer; one more Enter", r.h)
-			if err := r.pane.Send([]byte("\r")); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := r.tap.Wait(ctx, working); err != nil {
+		if err := r.waitOrEnter(t, ctx, busy, 10*time.Second, working); err != nil {
 			t.Fatalf("the target never started working: %v", err)
 		}
 		// The busy answer streams on; the next turns are ordinary again.

@@ -233,19 +233,32 @@ func (t *Tap) forward(w http.ResponseWriter, r *http.Request, body []byte, delay
 	}
 }
 
+// maxEvent bounds one SSE event from the model server.
+const maxEvent = 64 << 20
+
+var errEventTooLarge = errors.New("tap: an SSE event is larger than 64 MiB")
+
 // readEvent reads through the next blank line (one SSE event), or what
-// is left.
+// is left; an event over maxEvent is an error, read no further.
 func readEvent(rd *bufio.Reader) ([]byte, error) {
 	var ev []byte
+	line := 0 // where the current line starts
 	for {
-		line, err := rd.ReadBytes('\n')
-		ev = append(ev, line...)
+		chunk, err := rd.ReadSlice('\n')
+		if len(ev)+len(chunk) > maxEvent {
+			return nil, errEventTooLarge
+		}
+		ev = append(ev, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
 		if err != nil {
 			return ev, err
 		}
-		if len(bytes.TrimRight(line, "\r\n")) == 0 {
+		if len(bytes.TrimRight(ev[line:], "\r\n")) == 0 {
 			return ev, nil
 		}
+		line = len(ev)
 	}
 }
 

@@ -153,6 +153,9 @@ func (s *Server) serve(c net.Conn) {
 		perr = missingMethod(req.Method, missing, trimmed)
 	}
 	if perr != nil {
+		req, perr = s.releaseParse(trimmed, req, perr)
+	}
+	if perr != nil {
 		s.reply(c, errorLine("", "invalid_request", perr.Error()))
 		return
 	}
@@ -276,7 +279,7 @@ func (s *Server) respond(c net.Conn, req parsedRequest) []byte {
 	if s.stopping.Load() {
 		return errorLine(req.ID, "server_unavailable", "server is shutting down")
 	}
-	h, ok := handlers[req.Method]
+	h, ok := s.handlerFor(req.Method)
 	if !ok {
 		return errorLine(req.ID, "not_implemented_in_simulator", "herdr-sim does not implement "+req.Method)
 	}

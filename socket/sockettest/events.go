@@ -106,6 +106,7 @@ func (w *World) wsNumber(ws *workspace) int {
 // closePane removes p and its terminal (w.mu held). Closing the last pane
 // of a workspace closes the workspace; the last of a tab, the tab.
 func (w *World) closePane(p *pane) {
+	w.failQueued(p.term)
 	t, ws := p.tab, p.tab.ws
 	// workspace_closed carries the workspace as it was before the close.
 	before := w.workspaceInfo(ws, w.wsNumber(ws))

@@ -123,20 +123,7 @@ func (w *World) prompt(p schema.AgentPromptParams, submitDelay time.Duration) (*
 			return nil, schema.AgentInfo{}, herr("agent_prompt_failed", "%s", err.Error())
 		}
 	}
-	t.prompts = append(t.prompts, p.Text)
-	w.write(t, text)
-	term := t
-	w.clock.AfterFunc(submitDelay, func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if pn.term == term && w.paneByTarget(pn.id) == pn {
-			enter := "\r"
-			if term.recv != nil {
-				enter = term.recv.enterKey()
-			}
-			w.write(term, enter)
-		}
-	})
+	w.lastSubmit = w.submit(pn, t, p, text, submitDelay)
 	return pn, before, nil
 }
 
@@ -159,8 +146,12 @@ func agentPrompt(c *call) (any, *herdrError) {
 	c.params(&p)
 	if p.Wait == nil {
 		c.w.mu.Lock()
-		defer c.w.mu.Unlock()
 		_, info, e := c.prompt(p)
+		sub := c.w.takeSubmission()
+		c.w.mu.Unlock()
+		if e == nil {
+			e = c.awaitSubmission(sub)
+		}
 		if e != nil {
 			return nil, e
 		}
@@ -216,7 +207,7 @@ func readResult(w *World, pn *pane, source schema.ReadSource, format *schema.Rea
 		f = *format
 	}
 	doStrip := f == schema.ReadFormatText && (strip == nil || *strip)
-	text := screenOf(pn.term, source, doStrip)
+	text := w.recentText(source, screenOf(pn.term, source, doStrip))
 	truncated := false
 	if lines != nil {
 		ls := strings.Split(text, "\n")

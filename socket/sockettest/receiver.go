@@ -220,18 +220,6 @@ func (m *model) input(data string) {
 	}
 }
 
-// reading moves the end of reading input on by n bytes at perByte.
-func (m *model) reading(n int, perByte time.Duration) {
-	if perByte <= 0 {
-		return
-	}
-	start := m.now()
-	if m.ingest.After(start) {
-		start = m.ingest
-	}
-	m.ingest = start.Add(time.Duration(n) * perByte)
-}
-
 func (m *model) typed(s string) {
 	m.reading(len(s), m.k.rawPerByte)
 	if n := len(m.composer); n > 0 && !m.composer[n-1].paste {

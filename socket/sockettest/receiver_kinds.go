@@ -33,3 +33,15 @@ func init() {
 		kinds[n] = k
 	}
 }
+
+// reading moves the end of reading input on by n bytes at perByte.
+func (m *model) reading(n int, perByte time.Duration) {
+	if perByte <= 0 {
+		return
+	}
+	start := m.now()
+	if m.ingest.After(start) {
+		start = m.ingest
+	}
+	m.ingest = start.Add(time.Duration(n) * perByte)
+}

@@ -101,10 +101,12 @@ func NewUnstartedServer(w *World) *Server {
 	if w == nil {
 		w = DefaultWorld()
 	}
-	return &Server{World: w, Version: "0.8.2", Protocol: schema.Protocol,
+	s := &Server{World: w, Version: "0.8.2", Protocol: schema.Protocol,
 		Capabilities: &schema.ServerCapabilities{LiveHandoff: true, DetachedServerDaemon: true},
 		ReadTimeout:  FirstReadTimeout, Tick: PollInterval, SubmitDelay: PromptSubmitDelay, EffectTimeout: PromptEffectTimeout,
 		conns: map[net.Conn]struct{}{}, faults: map[string]Fault{}, done: make(chan struct{})}
+	applyEnvRelease(s)
+	return s
 }
 
 // NewServer starts a server for w on a socket in a new temporary directory.

@@ -3,12 +3,11 @@ package sockettest
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/internal/limited"
 	"github.com/herdr-link/herdr-link/schema"
 )
 
@@ -115,16 +114,14 @@ func ParseWorld(data []byte) (*World, error) {
 	return NewWorld(spec)
 }
 
-// LoadWorld reads a world file from path.
+// MaxWorldBytes bounds a world file.
+const MaxWorldBytes = 64 << 20
+
+// LoadWorld reads a world file from path (at most MaxWorldBytes).
 func LoadWorld(path string) (*World, error) {
-	f, err := os.Open(path)
+	data, err := limited.ReadFile(path, MaxWorldBytes)
 	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, 64<<20))
-	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sockettest: world file: %w", err)
 	}
 	return ParseWorld(data)
 }

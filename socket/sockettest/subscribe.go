@@ -118,6 +118,9 @@ func (s *Server) subscribe(c net.Conn, req parsedRequest) {
 			}
 		} else {
 			st.plainKind = strings.ReplaceAll(tag, ".", "_")
+			if !w.rel().SubscribeReplays {
+				st.cursor = w.events.seq // 0.9: live events only
+			}
 		}
 		subs = append(subs, st)
 	}

@@ -16,6 +16,7 @@ func (c *call) promptAndWait(p schema.AgentPromptParams) (any, *herdrError) {
 		return nil, e
 	}
 	pn, _, e := c.prompt(p)
+	sub := w.takeSubmission()
 	if e != nil {
 		w.mu.Unlock()
 		return nil, e
@@ -25,6 +26,9 @@ func (c *call) promptAndWait(p schema.AgentPromptParams) (any, *herdrError) {
 	seq0 := term.seq
 	status := term.status()
 	w.mu.Unlock()
+	if e := c.awaitSubmission(sub); e != nil {
+		return nil, e
+	}
 
 	var timeout time.Duration
 	hasTimeout := p.Wait.TimeoutMS != nil

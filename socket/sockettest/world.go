@@ -31,6 +31,12 @@ type World struct {
 	progs        sync.WaitGroup
 	closingProgs bool // the server is closing: no new programs
 	clock        Clock
+	// release is the simulated Herdr release (nil: 0.8.2); stalled,
+	// queued and lastSubmit belong to its prompt model (herdr09.go).
+	release    *Release
+	stalled    map[*terminal]bool
+	queued     map[*terminal][]*submission
+	lastSubmit *submission
 }
 
 // bump records a state change (w.mu held).

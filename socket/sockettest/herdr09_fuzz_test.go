@@ -1,0 +1,63 @@
+package sockettest
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// FuzzReleaseParse: the second-chance parser of a 0.9 release takes only
+// pane.link.resolve requests with their required params, and only lines
+// Herdr 0.8.2's parser refused; under 0.8.2 it takes nothing.
+func FuzzReleaseParse(f *testing.F) {
+	f.Add([]byte(`{"id":"l","method":"pane.link.resolve","params":{"pane_id":"w1:p2","viewport_row":0,"col":3}}`))
+	f.Add([]byte(`{"id":"l","method":"pane.link.resolve","params":{"pane_id":"w1:p2"}}`))
+	f.Add([]byte(`{"id":"l","method":"pane.link.resolve","params":null}`))
+	f.Add([]byte(`{"method":"pane.link.resolve","params":{"pane_id":"a","viewport_row":1,"col":1}}`))
+	s09, s082 := NewUnstartedServer(nil), NewUnstartedServer(nil)
+	if err := s09.UseHerdr(NewestHerdr); err != nil {
+		f.Fatal(err)
+	}
+	if err := s082.UseHerdr("0.8.2"); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		line = bytes.TrimSpace(line)
+		req, perr := parseRequest(line)
+		if perr == nil {
+			return
+		}
+		if _, err := s082.releaseParse(line, req, perr); err == nil {
+			t.Fatal("0.8.2 took a request its parser refused")
+		}
+		got, err := s09.releaseParse(line, req, perr)
+		if err != nil {
+			return
+		}
+		var p linkParams
+		if got.Method != MethodPaneLinkResolve || json.Unmarshal(got.Params, &p) != nil || p.PaneID == nil || p.Row == nil || p.Col == nil {
+			t.Fatalf("took %+v", got)
+		}
+	})
+}
+
+// FuzzURLAt: a found link covers the column, lies within the line and
+// starts with a scheme.
+func FuzzURLAt(f *testing.F) {
+	f.Add("see https://herdr.dev/docs now", 8)
+	f.Add("http://a http://b", 9)
+	f.Add("ünïcode https://x.y/ü", 12)
+	f.Fuzz(func(t *testing.T, line string, col int) {
+		s, e, ok := urlAt(line, col)
+		if !ok {
+			return
+		}
+		rs := []rune(line)
+		if s < 0 || e >= len(rs) || s > e || col < s || col > e {
+			t.Fatalf("urlAt(%q, %d) = %d, %d", line, col, s, e)
+		}
+		if u := string(rs[s:]); !bytes.HasPrefix([]byte(u), []byte("http://")) && !bytes.HasPrefix([]byte(u), []byte("https://")) {
+			t.Fatalf("urlAt(%q, %d) starts at %q", line, col, u)
+		}
+	})
+}
