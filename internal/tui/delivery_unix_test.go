@@ -255,6 +255,12 @@ func TestDeliveryIntoTUIs(t *testing.T) {
 	for _, h := range tui.Hosts {
 		for _, sc := range Scenarios {
 			t.Run(string(h)+"/"+sc.Name, func(t *testing.T) {
+				if h == tui.Gemini && os.Getenv("HERDR_LINK_TUI_GEMINI") == "" {
+					// Gemini CLI 0.61.0 drops Herdr's Enter now and then (more
+					// often on a loaded machine; a 64 KiB paste then stays
+					// unsent): its table is not deterministic enough to gate CI.
+					t.Skip("Gemini CLI's scenario table: set HERDR_LINK_TUI_GEMINI=1 (its Enter is dropped now and then)")
+				}
 				r := newRig(t, h)
 				got, results := r.play(t, sc)
 				t.Logf("TUI:   %s", got)

@@ -11,9 +11,9 @@ import (
 var moreKinds = map[string]*kind{
 	// Gemini CLI 0.61.0: 0.3–0.7 s from the send to the model request;
 	// input typed while it works is queued and sent when the answer
-	// ends; a draft merged (glued). Like qwen, a 64 KiB paste is still
-	// being read when Enter comes and stays unsent.
-	"gemini": {name: "gemini", queueDelay: 100 * time.Millisecond, latency: linear(400*time.Millisecond, 0), pastePerByte: 50 * time.Microsecond,
+	// ends; a draft merged (glued). (On a loaded machine it drops an
+	// Enter now and then, a 64 KiB paste's mostly; not modelled.)
+	"gemini": {name: "gemini", queueDelay: 100 * time.Millisecond, latency: linear(400*time.Millisecond, 0),
 		collapse: func(p piece) bool { return len([]rune(p.text)) > 1000 }},
 	// Qwen Code 0.24.4 (a Gemini CLI fork): queued while working; a
 	// draft and the paste glued; 0.6–1.2 s from Enter to the request. A
