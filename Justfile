@@ -6,26 +6,27 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 default:
     @just --list
 
-# fetch modules and build both binaries into ./bin
+# fetch modules (root and e2e/) and build the three binaries into ./bin
 setup:
     go mod download
-    CGO_ENABLED=0 go build -trimpath -o bin/ ./cmd/herdr-link ./cmd/herdr-sim
+    go -C e2e mod download
+    CGO_ENABLED=0 go build -trimpath -o bin/ ./cmd/herdr-link ./cmd/herdr-sim ./cmd/herdr-bench
 
-# build both binaries into ./bin (static: no cgo)
+# build herdr-link, herdr-sim and herdr-bench into ./bin (static: no cgo)
 build:
-    CGO_ENABLED=0 go build -trimpath -o bin/ ./cmd/herdr-link ./cmd/herdr-sim
+    CGO_ENABLED=0 go build -trimpath -o bin/ ./cmd/herdr-link ./cmd/herdr-sim ./cmd/herdr-bench
 
 # static binaries for linux and darwin × amd64 and arm64, with SHA256SUMS, in ./dist
 release:
     bash scripts/release.sh dist
 
-# install both commands into $(go env GOPATH)/bin
+# install the three commands into $(go env GOPATH)/bin
 install:
-    CGO_ENABLED=0 go install -trimpath ./cmd/herdr-link ./cmd/herdr-sim
+    CGO_ENABLED=0 go install -trimpath ./cmd/herdr-link ./cmd/herdr-sim ./cmd/herdr-bench
 
 # the main job without Herdr: two agents over MCP on an embedded simulator
 demo: build
-    bin/herdr-link demo
+    bin/herdr-sim demo
 
 # serve MCP on stdio (what an MCP host runs)
 serve: build
@@ -39,13 +40,17 @@ sim *ARGS: build
 probe *ARGS: build
     bin/herdr-link probe {{ARGS}}
 
-# the README's test command
+# the README's test command: both modules (the product's, and e2e/'s process and host tests)
 test:
     go test -race ./...
+    go -C e2e test -race ./...
 
-# vet and formatting
+# vet, staticcheck and formatting, both modules
 lint:
     go vet ./...
+    go -C e2e vet ./...
+    go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+    cd e2e && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
     test -z "$(gofmt -l $(git ls-files '*.go'))" || (gofmt -l $(git ls-files '*.go'); exit 1)
 
 # regenerate schema/ from ../shared/herdr-api (or pipe `herdr api schema --json | go run ./schema/gen -out schema`)
@@ -58,7 +63,7 @@ conformance:
 
 # socket route vs CLI route vs MCP, side by side, on the embedded simulator
 bench *ARGS: build
-    bin/herdr-link bench --sim {{ARGS}}
+    bin/herdr-bench --sim {{ARGS}}
 
 # Go benchmarks in benchstat format (compare runs with scripts/benchstat.sh)
 bench-go COUNT="10":

@@ -60,7 +60,7 @@ func (l *Link) rename(ctx context.Context, paneID string) (string, error) {
 	// the occupant after this caller's snapshot was taken.
 	cur, err := l.Herdr.GetAgent(ctx, paneID)
 	if err != nil {
-		return "", l.fail("agent.get", err, SelfUnnamed)
+		return "", l.fail(opName, "agent.get", err)
 	}
 	if ValidName(cur.Name) {
 		l.log().Debug("self already named", "name", cur.Name)
@@ -80,11 +80,11 @@ func (l *Link) rename(ctx context.Context, paneID string) (string, error) {
 			continue
 		}
 		if err != nil {
-			return "", l.fail("agent.rename", err, SelfUnnamed)
+			return "", l.fail(opName, "agent.rename", err)
 		}
 		got, err := l.Herdr.GetAgent(ctx, paneID)
 		if err != nil {
-			return "", l.fail("agent.get", err, SelfUnnamed)
+			return "", l.fail(opName, "agent.get", err)
 		}
 		if got.Name != name {
 			l.log().Warn("self name not confirmed", "want", name, "got", got.Name)

@@ -1,12 +1,5 @@
 package link
 
-import (
-	"context"
-	"errors"
-
-	"github.com/herdr-link/herdr-link/socket"
-)
-
 // Code is a herdr-link error code.
 type Code string
 
@@ -92,38 +85,4 @@ const (
 
 func newErr(code Code, detail string, cause error) *Error {
 	return &Error{Code: code, Detail: detail, cause: cause}
-}
-
-// transport classifies err if it is a transport or environment failure,
-// which stays NOT_IN_HERDR whatever operation it interrupted. It returns
-// nil for refusals from Herdr (a *socket.Error).
-func transport(err error) *Error {
-	var se *socket.Error
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, socket.ErrMethodUnsupported):
-		return newErr(NotInHerdr, detailNoMethod, err)
-	case errors.As(err, &se):
-		return nil
-	case errors.Is(err, socket.ErrRequestTooLarge):
-		// Refused before sending: the operation's own failure, not Herdr's.
-		return nil
-	case errors.Is(err, context.Canceled):
-		return newErr(NotInHerdr, detailCancelled, err)
-	case errors.Is(err, socket.ErrProtocolMismatch):
-		return newErr(NotInHerdr, detailProtocol, err)
-	case errors.Is(err, socket.ErrMalformedResponse), errors.Is(err, socket.ErrProtocol),
-		errors.Is(err, socket.ErrTruncatedResponse), errors.Is(err, socket.ErrResponseTooLarge):
-		return newErr(NotInHerdr, detailBadReply, err)
-	}
-	return newErr(NotInHerdr, detailUnreachable, err)
-}
-
-// transportLog is the operator log message for a transport failure.
-func transportLog(err error) string {
-	if errors.Is(err, socket.ErrMethodUnsupported) {
-		return "herdr lacks a method herdr-link needs (older Herdr?)"
-	}
-	return "herdr unreachable"
 }

@@ -56,6 +56,22 @@ type Herdr interface {
 // fields herdr-link reads, which keeps agent.list cheap on large sessions.
 type SocketHerdr struct {
 	Client *socket.Client
+
+	// sizes, when set (NewSocketHerdr), remembers the length of the last
+	// agent list, so the next one's slice is allocated once; copies of
+	// the value share it.
+	sizes *listSizes
+}
+
+// NewSocketHerdr is a SocketHerdr on c that sizes each agent list's slice
+// from the last one. SocketHerdr{Client: c} works too, without that.
+func NewSocketHerdr(c *socket.Client) SocketHerdr {
+	return SocketHerdr{Client: c, sizes: &listSizes{}}
+}
+
+// listSizes holds a SocketHerdr's size hints.
+type listSizes struct {
+	agents atomic.Int64 // the length of the last agent list read
 }
 
 type agentResult struct {
@@ -77,9 +93,6 @@ func checkTag(method, got, want string) error {
 	}
 	return nil
 }
-
-// lastListLen is the length of the last agent list read.
-var lastListLen atomic.Int64
 
 // agentList is agent.list's result. Over 4 MiB, the socket client decodes
 // it as a stream (see [socket.StreamDecoder]): one agent at a time, so a
@@ -156,12 +169,17 @@ func delim(dec *json.Decoder, d json.Delim) error {
 func (h SocketHerdr) ListAgents(ctx context.Context) ([]Agent, error) {
 	// Sized for the last list read: the decoder fills the slice instead of
 	// growing it step by step.
-	n := lastListLen.Load()
+	var n int64
+	if h.sizes != nil {
+		n = h.sizes.agents.Load()
+	}
 	r := agentList{Agents: make([]Agent, 0, n+n/16+4)}
 	if err := h.Client.Call(ctx, schema.MethodAgentList, schema.EmptyParams{}, &r); err != nil {
 		return nil, err
 	}
-	lastListLen.Store(int64(len(r.Agents)))
+	if h.sizes != nil {
+		h.sizes.agents.Store(int64(len(r.Agents)))
+	}
 	return r.Agents, checkTag(schema.MethodAgentList, r.Type, schema.ResultTypeAgentList)
 }
 

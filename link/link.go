@@ -2,7 +2,6 @@ package link
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"os"
 	"sync"
@@ -212,19 +211,7 @@ func (l *Link) Close(ctx context.Context, agent string) (CloseResult, error) {
 		return CloseResult{}, newErr(PeerNotFound, detailPeer, nil)
 	}
 	if err := l.Herdr.ClosePane(ctx, target.PaneID); err != nil {
-		if errors.Is(err, socket.ErrAfterWrite) {
-			l.log().Warn("pane.close outcome unknown: the request was written, the answer lost", "pane_id", target.PaneID, "err", err)
-			return CloseResult{}, newErr(CloseFailed, detailMaybeClosed, err)
-		}
-		if te := transport(err); te != nil {
-			l.log().Warn(transportLog(err), "op", "pane.close", "err", err)
-			return CloseResult{}, te
-		}
-		l.log().Warn("herdr refused to close", "pane_id", target.PaneID, "err", err)
-		if errors.Is(err, socket.ErrPaneNotFound) {
-			return CloseResult{}, newErr(PeerNotFound, detailPeer, err)
-		}
-		return CloseResult{}, newErr(CloseFailed, detailClose, err)
+		return CloseResult{}, l.herdrError(opClose, "pane.close", err, "pane_id", target.PaneID)
 	}
 	l.log().Info("closed", "agent", agent, "pane_id", target.PaneID)
 	return CloseResult{Status: "closed", Agent: agent}, nil

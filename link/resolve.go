@@ -2,10 +2,7 @@ package link
 
 import (
 	"context"
-	"errors"
 	"strings"
-
-	"github.com/herdr-link/herdr-link/socket"
 )
 
 // snapshot is one resolution of the caller against Herdr's agent list.
@@ -24,7 +21,7 @@ func (l *Link) resolve(ctx context.Context) (snapshot, error) {
 	var s snapshot
 	agents, err := l.Herdr.ListAgents(ctx)
 	if err != nil {
-		return s, l.fail("agent.list", err, NotInHerdr)
+		return s, l.fail(opLookup, "agent.list", err)
 	}
 	s.agents, s.pane = agents, l.PaneID
 	for i := range agents {
@@ -35,11 +32,7 @@ func (l *Link) resolve(ctx context.Context) (snapshot, error) {
 	}
 	pane, err := l.Herdr.GetPane(ctx, l.PaneID)
 	if err != nil {
-		if errors.Is(err, socket.ErrPaneNotFound) {
-			l.log().Warn("herdr does not know the caller's pane", "pane_id", l.PaneID)
-			return s, newErr(NotInHerdr, detailNoPane, err)
-		}
-		return s, l.fail("pane.get", err, NotInHerdr)
+		return s, l.herdrError(opSelfPane, "pane.get", err, "pane_id", l.PaneID)
 	}
 	s.ws, s.pane = pane.WorkspaceID, pane.PaneID
 	for i := range agents {
@@ -54,27 +47,11 @@ func (l *Link) resolve(ctx context.Context) (snapshot, error) {
 	return s, nil
 }
 
-// fail turns an error of a Herdr call into a link error: transport and
-// environment failures are NOT_IN_HERDR; refusals become fallback.
-func (l *Link) fail(op string, err error, fallback Code) *Error {
-	if te := transport(err); te != nil {
-		l.log().Warn(transportLog(err), "op", op, "err", err)
-		return te
-	}
-	var le *Error
-	if errors.As(err, &le) {
-		return le
-	}
-	l.log().Warn("herdr refused", "op", op, "err", err)
-	switch fallback {
-	case SendFailed:
-		return newErr(SendFailed, detailRefused, err)
-	case CloseFailed:
-		return newErr(CloseFailed, detailClose, err)
-	case SelfUnnamed:
-		return newErr(SelfUnnamed, detailUnnamed, err)
-	}
-	return newErr(NotInHerdr, detailRefusedCall, err)
+// fail turns an error of a Herdr call into a link error (errorTable):
+// transport and environment failures are NOT_IN_HERDR; refusals become
+// the operation's error.
+func (l *Link) fail(op operation, method string, err error) *Error {
+	return l.herdrError(op, method, err)
 }
 
 // named resolves the caller and makes sure it has an Agent Name, running

@@ -99,29 +99,7 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 }
 
 func (l *Link) sendError(err error) error {
-	if errors.Is(err, socket.ErrAfterWrite) {
-		// Written in full, then the answer was lost: the text may be in
-		// the pane. Never NOT_IN_HERDR, which invites a resend.
-		l.log().Warn("agent.prompt outcome unknown: the request was written, the answer lost", "err", err)
-		return newErr(SendFailed, detailMaybeSent, err)
-	}
-	if te := transport(err); te != nil {
-		l.log().Warn(transportLog(err), "op", "agent.prompt", "err", err)
-		return te
-	}
-	l.log().Warn("herdr refused the prompt", "err", err)
-	switch {
-	case errors.Is(err, socket.ErrAgentNotFound):
-		// The target vanished or left the workspace after resolution.
-		return newErr(PeerNotFound, detailPeer, err)
-	case errors.Is(err, socket.ErrAgentBlocked):
-		return newErr(SendFailed, detailBlocked, err)
-	case errors.Is(err, socket.ErrAgentNotReady):
-		return newErr(SendFailed, detailNotReady, err)
-	case closedDuringSubmission(err):
-		return newErr(SendFailed, detailClosedDuring, err)
-	}
-	return newErr(SendFailed, detailRefused, err)
+	return l.herdrError(opSend, "agent.prompt", err)
 }
 
 // release releases the delivery lock once Herdr's Enter is past: at once

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Real agent hosts end to end: installs the pinned host versions
-# from npm into a cache folder (reused when present), builds herdr-link and
-# herdr-sim from the tree, and runs internal/hosttest's TestHosts: for each
+# from npm into a cache folder (reused when present), builds herdr-link,
+# herdr-sim and herdr-bench from the tree once (the e2e tests use them through
+# HERDR_LINK_E2E_BIN), and runs e2e/internal/hosttest's TestHosts: for each
 # host and mode, headless sessions against a scripted fake model and the
 # Herdr simulator (activate, peers, send, the reviewer's reply, close).
 # Prints the per-host table and writes it to $cache/last-run/report.md
@@ -14,7 +15,7 @@
 #   scripts/hosts.sh --herdr-version 0.9.1 claude/direct
 #                                         the same against a simulated Herdr 0.9.1 (sets HERDR_SIM_VERSION,
 #                                         which herdr-sim serve and the in-process simulators follow)
-#   scripts/hosts.sh --record             also copy the report to internal/hosttest/testdata/report.md
+#   scripts/hosts.sh --record             also copy the report to e2e/internal/hosttest/testdata/report.md
 #                                         and rewrite the docs/hosts.md's host table from it (run every host)
 #
 # Environment: HERDR_LINK_HOST_CACHE (default ~/.cache/herdr-link-hosts).
@@ -22,6 +23,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+case "${1:-}" in
+  -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+esac
 record=0
 if [ "${1:-}" = "--herdr-version" ]; then export HERDR_SIM_VERSION="$2"; shift 2; fi
 if [ "${1:-}" = "--record" ]; then record=1; shift; fi
@@ -31,13 +35,14 @@ mkdir -p "$cache/bin"
 cache="$(cd "$cache" && pwd)"
 
 command -v npm >/dev/null || { echo "hosts.sh: npm is needed to install the agent hosts (Node 20 or later)" >&2; exit 1; }
-echo "== build herdr-link and herdr-sim into $cache/bin"
-go build -o "$cache/bin/" ./cmd/herdr-link ./cmd/herdr-sim
+echo "== build herdr-link, herdr-sim and herdr-bench into $cache/bin"
+go build -o "$cache/bin/" ./cmd/herdr-link ./cmd/herdr-sim ./cmd/herdr-bench
+export HERDR_LINK_E2E_BIN="$cache/bin"
 
 echo "== hosts (installs go to $cache/<host>-<version>)"
 set +e
 HERDR_LINK_HOSTS="$cache" HERDR_LINK_BIN="$cache/bin/herdr-link" HERDR_LINK_HOSTS_ONLY="$only" \
-  go test -count=1 -timeout 25m -run '^TestHosts$' -v ./internal/hosttest/ 2>&1 | tee "$cache/last-test.log"
+  go -C e2e test -count=1 -timeout 25m -run '^TestHosts$' -v ./internal/hosttest/ 2>&1 | tee "$cache/last-test.log"
 status=${PIPESTATUS[0]}
 set -e
 
@@ -46,23 +51,23 @@ if [ -f "$report" ]; then
   echo
   cat "$report"
   if [ "$record" = 1 ]; then
-    cp "$report" internal/hosttest/testdata/report.md
-    go test -count=1 -run '^TestReadmeHostTable$' ./internal/hosttest/ -update-readme >/dev/null
-    echo "recorded internal/hosttest/testdata/report.md and the docs/hosts.md's host table"
+    cp "$report" e2e/internal/hosttest/testdata/report.md
+    go -C e2e test -count=1 -run '^TestReadmeHostTable$' ./internal/hosttest/ -update-readme >/dev/null
+    echo "recorded e2e/internal/hosttest/testdata/report.md and the docs/hosts.md's host table"
   fi
 fi
 # The interactive TUIs (Claude Code, Codex, Gemini CLI, Qwen Code,
 # Copilot CLI) as receivers, in
-# simulator PTY panes (internal/tui): the delivery scenario table, and the
+# simulator PTY panes (e2e/internal/tui): the delivery scenario table, and the
 # simulator's model checked against them. Runs with every host, or with
 # "tui" among the hosts asked for.
 case ",$only," in
   ,, | *,tui,* | *,claude,* | *,codex,* | *,gemini,* | *,qwen,* | *,copilot,*)
     echo
-    echo "== interactive TUIs as receivers (internal/tui)"
+    echo "== interactive TUIs as receivers (e2e/internal/tui)"
     set +e
     HERDR_LINK_HOSTS="$cache" HERDR_LINK_BIN="$cache/bin/herdr-link" \
-      go test -count=1 -timeout 30m -run '^(TestTUIRecipes|TestDeliveryIntoTUIs)$' -v ./internal/tui/ 2>&1 | tee "$cache/last-tui.log"
+      go -C e2e test -count=1 -timeout 30m -run '^(TestTUIRecipes|TestDeliveryIntoTUIs)$' -v ./internal/tui/ 2>&1 | tee "$cache/last-tui.log"
     tui_status=${PIPESTATUS[0]}
     set -e
     grep -A12 'scenario summary' "$cache/last-tui.log" || true

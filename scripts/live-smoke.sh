@@ -6,7 +6,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-go build -o bin/ ./cmd/herdr-link ./cmd/herdr-sim
+go build -o bin/ ./cmd/herdr-link ./cmd/herdr-sim ./cmd/herdr-bench
 HERDR_LINK_LIVE=1 go test -count=1 -run TestLiveHerdr -v ./socket/
 bin/herdr-link probe
-bin/herdr-link probe --mcp bin/herdr-link serve -no-bootstrap
+bin/herdr-bench mcp bin/herdr-link serve -no-bootstrap

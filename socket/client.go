@@ -63,11 +63,21 @@ type Client struct {
 	Trace func(request, response []byte)
 	// Getenv replaces os.Getenv for path resolution (tests).
 	Getenv func(string) string
+	// AfterLargeAnswer, when set, is called after each call that decoded
+	// an answer over 4 MiB as a stream, once the call is done with it. A
+	// long-lived command can use it to return that memory to the system
+	// sooner than the runtime's scavenger would (herdr-link calls
+	// debug.FreeOSMemory a second after the last one); a library never
+	// decides that for its process.
+	AfterLargeAnswer func()
 
-	seq     atomic.Uint64
-	mu      sync.Mutex
-	pong    *schema.ResultPong
-	pongErr error // a protocol mismatch is final for this client
+	seq atomic.Uint64
+	// listHead is the length of the last list answer read whole: the next
+	// one's buffer starts at that size.
+	listHead atomic.Int64
+	mu       sync.Mutex
+	pong     *schema.ResultPong
+	pongErr  error // a protocol mismatch is final for this client
 }
 
 func (c *Client) timeout() time.Duration {

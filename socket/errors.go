@@ -51,6 +51,10 @@ var (
 	ErrAfterWrite = errors.New("the request was written; herdr may have acted on it")
 )
 
+// ErrPlatform is returned on systems where herdr-link has no transport to
+// Herdr yet.
+var ErrPlatform = errors.New("socket: this platform's transport to Herdr is not supported yet (Herdr runs on Linux and macOS)")
+
 // afterWrite marks err as having happened after the request was written.
 func afterWrite(err error) error {
 	if err == nil || errors.Is(err, ErrAfterWrite) {

@@ -8,10 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"runtime/debug"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/herdr-link/herdr-link/schema"
 )
@@ -70,9 +67,6 @@ type StreamDecoder interface {
 	DecodeStream(dec *json.Decoder) error
 }
 
-// lastListHead is the length of the last list answer read whole.
-var lastListHead atomic.Int64
-
 // bufPool holds head buffers of at most poolBytes, so the pool never keeps
 // a large answer's memory alive.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
@@ -102,10 +96,10 @@ func (c *Client) readHead(ctx context.Context, conn net.Conn, method string, max
 				return nil, &lineReader{r: io.MultiReader(bytes.NewReader(buf), conn), left: max}, release, nil
 			}
 			// A list that outgrows the buffer goes straight to the size of
-			// the last list answer (a 10,000-agent list: one allocation
-			// instead of seven doublings and their copies).
+			// the client's last list answer (a 10,000-agent list: one
+			// allocation instead of seven doublings and their copies).
 			size := 2 * cap(buf)
-			if hint := int(lastListHead.Load()); listMethods[method] && hint > size {
+			if hint := int(c.listHead.Load()); listMethods[method] && hint > size {
 				size = hint + hint/16
 			}
 			nb := make([]byte, len(buf), min(size, limit))
@@ -116,7 +110,7 @@ func (c *Client) readHead(ctx context.Context, conn net.Conn, method string, max
 		if i := bytes.IndexByte(buf[len(buf):len(buf)+n], '\n'); i >= 0 {
 			buf = buf[:len(buf)+n]
 			if listMethods[method] {
-				lastListHead.Store(int64(len(buf)))
+				c.listHead.Store(int64(len(buf)))
 			}
 			return buf[:len(buf)-n+i], nil, release, nil
 		}
@@ -167,7 +161,9 @@ func (l *lineReader) Read(p []byte) (int, error) {
 
 // decodeStream decodes a response read from r (see decodeResponse).
 func (c *Client) decodeStream(ctx context.Context, method, id string, r *lineReader, into any) error {
-	defer releaseSoon()
+	if c.AfterLargeAnswer != nil {
+		defer c.AfterLargeAnswer()
+	}
 	fail := func(err error) error {
 		switch {
 		case errors.Is(err, errLineTooLong):
@@ -239,29 +235,4 @@ func expectDelim(dec *json.Decoder, d json.Delim) error {
 		return fmt.Errorf("want %v, got %v", d, tok)
 	}
 	return nil
-}
-
-// After a large answer, the memory it took goes back to the system once
-// the calls that read it are done (a short while later), instead of
-// staying with the process until the runtime's scavenger gets to it.
-var (
-	releaseMu    sync.Mutex
-	releaseTimer *time.Timer
-)
-
-const releaseDelay = time.Second
-
-func releaseSoon() {
-	releaseMu.Lock()
-	defer releaseMu.Unlock()
-	if releaseTimer != nil {
-		releaseTimer.Reset(releaseDelay)
-		return
-	}
-	releaseTimer = time.AfterFunc(releaseDelay, func() {
-		releaseMu.Lock()
-		releaseTimer = nil
-		releaseMu.Unlock()
-		debug.FreeOSMemory()
-	})
 }

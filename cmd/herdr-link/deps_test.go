@@ -18,10 +18,22 @@ func goList(t *testing.T, args ...string) []struct {
 	Deps       []string
 } {
 	t.Helper()
+	return goListIn(t, "", args...)
+}
+
+// goListIn is goList in the directory dir ("" for this one).
+func goListIn(t *testing.T, dir string, args ...string) []struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+} {
+	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
-	out, err := exec.Command("go", append([]string{"list", "-json"}, args...)...).Output()
+	cmd := exec.Command("go", append([]string{"list", "-json"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list %v: %v", args, err)
 	}
@@ -47,35 +59,121 @@ func goList(t *testing.T, args ...string) []struct {
 	return pkgs
 }
 
-// TestDeps: the MCP server binary links neither the testing package nor a
-// JSON Schema validator library (start-up cost), whatever it embeds for
-// the demo and the bench.
+// TestDeps: the MCP server binary, which runs in every agent's pane,
+// links only the product. No simulator, no MCP client, no test harness or
+// test support, no other command's code, no JSON Schema validator library,
+// and no third-party module but the two the server needs. No exceptions.
 func TestDeps(t *testing.T) {
-	pkgs := goList(t, ".")
-	if len(pkgs) != 1 {
-		t.Fatalf("go list: %d packages", len(pkgs))
+	pkgs := goList(t, "-deps", ".")
+	if len(pkgs) < 10 {
+		t.Fatalf("go list -deps: %d packages", len(pkgs))
 	}
-	for _, d := range pkgs[0].Deps {
-		switch {
-		case d == "testing", strings.HasPrefix(d, "testing/"):
-			t.Errorf("herdr-link links %s", d)
-		case strings.Contains(d, "jsonschema"):
-			t.Errorf("herdr-link links a JSON Schema library: %s", d)
-		case d == module+"/socket/sockettest/simtest", d == module+"/internal/schemacheck":
-			t.Errorf("herdr-link links the test helper %s", d)
+	for _, p := range pkgs {
+		if p.ImportPath == module+"/cmd/herdr-link" {
+			continue
+		}
+		if why := forbiddenInServer(p.ImportPath); why != "" {
+			t.Errorf("herdr-link links %s: %s", p.ImportPath, why)
+		}
+	}
+}
+
+// forbiddenInServer says why the server binary must not link path, or "".
+func forbiddenInServer(path string) string {
+	rel, inModule := strings.CutPrefix(path, module+"/")
+	under := func(p string) bool { return rel == p || strings.HasPrefix(rel, p+"/") }
+	switch {
+	case path == "testing" || strings.HasPrefix(path, "testing/"):
+		return "the testing package is for tests"
+	case strings.Contains(path, "jsonschema"):
+		return "a JSON Schema library (start-up cost; internal/schemalite does the probe's checks)"
+	case strings.Contains(path, "modelcontextprotocol"):
+		return "an MCP SDK: the server is link/mcpserver"
+	case !inModule:
+		if std := !strings.Contains(strings.SplitN(path, "/", 2)[0], "."); std {
+			return ""
+		}
+		for _, ok := range []string{"github.com/goccy/go-json", "github.com/sourcegraph/jsonrpc2"} {
+			if path == ok || strings.HasPrefix(path, ok+"/") {
+				return ""
+			}
+		}
+		return "a third-party module the server does not need"
+	case under("socket/sockettest"):
+		return "the simulator is for tests, herdr-sim and herdr-bench"
+	case under("internal/mcpclient"):
+		return "an MCP client is for tests, the demo and the bench"
+	case under("internal/schemacheck"), under("e2e"):
+		return "test support"
+	case under("internal/cli") && !under("internal/cli/herdrlink"):
+		return "another command's code"
+	case under("cmd"):
+		return "a command"
+	}
+	return ""
+}
+
+// TestForbiddenInServer: the rule above refuses what it must (so that
+// TestDeps can fail).
+func TestForbiddenInServer(t *testing.T) {
+	for _, tt := range []struct {
+		path string
+		bad  bool
+	}{
+		{"testing", true}, {"testing/synctest", true},
+		{module + "/socket/sockettest", true}, {module + "/socket/sockettest/ptypane", true}, {module + "/socket/sockettest/simtest", true},
+		{module + "/internal/mcpclient", true}, {module + "/internal/schemacheck", true},
+		{module + "/internal/cli/bench", true}, {module + "/internal/cli/demo", true}, {module + "/internal/cli/herdrsim", true},
+		{module + "/e2e/internal/hosttest", true}, {module + "/cmd/herdr-sim", true},
+		{"github.com/modelcontextprotocol/go-sdk/mcp", true}, {"github.com/santhosh-tekuri/jsonschema/v6", true},
+		{"github.com/creack/pty", true}, {"github.com/charmbracelet/x/vt", true},
+		{"fmt", false}, {"net/http", false}, {"github.com/goccy/go-json/internal/encoder", false}, {"github.com/sourcegraph/jsonrpc2", false},
+		{module + "/socket", false}, {module + "/link/mcpserver", false}, {module + "/internal/cli/herdrlink", false}, {module + "/internal/recording", false},
+	} {
+		if got := forbiddenInServer(tt.path) != ""; got != tt.bad {
+			t.Errorf("forbiddenInServer(%s) = %v, want %v", tt.path, got, tt.bad)
+		}
+	}
+}
+
+// testingHarnesses are the packages besides _test files that may import
+// the testing package: test support built on testing.T or testing.M. Every
+// other package, in both modules, must not.
+var testingHarnesses = map[string]bool{
+	module + "/socket/sockettest/simtest":    true, // simulators for tests: simtest.New(t, …), simtest.Main(m)
+	module + "/e2e/internal/fakemodel":       true, // fake model servers for host tests: fakemodel.Start(t, …)
+	module + "/internal/limited/limitedtest": true, // endless inputs for tests of bounded readers: limitedtest.Endless(t, …)
+}
+
+// TestTestingImports: only _test files and the named harnesses import
+// testing (and testing/...), in the root module and in e2e/.
+func TestTestingImports(t *testing.T) {
+	for _, dir := range []string{"../..", "../../e2e"} {
+		pkgs := goListIn(t, dir, "./...")
+		if len(pkgs) < 5 {
+			t.Fatalf("go list in %q: %d packages", dir, len(pkgs))
+		}
+		for _, p := range pkgs {
+			for _, imp := range p.Imports {
+				if (imp == "testing" || strings.HasPrefix(imp, "testing/")) && !testingHarnesses[p.ImportPath] {
+					t.Errorf("%s imports %s outside its _test files: only the harnesses named in testingHarnesses may", p.ImportPath, imp)
+				}
+			}
 		}
 	}
 }
 
 // layer ranks the module's packages: a package may import only packages of
-// its own layer or a lower one (a larger number). cmd → link/mcpserver →
-// link → socket → schema → internal. The simulator (socket/sockettest) is
-// in the socket layer, so cmd may use it for the demo and the bench.
+// its own layer or a lower one (a larger number). cmd → internal/cli (the
+// commands, which the thin mains run) → link/mcpserver → link → socket →
+// schema → internal. The simulator (socket/sockettest) is in the socket
+// layer, so the commands may use it for the demo and the bench (which
+// binary may link what is TestDeps's job).
 // adapters/* (host adapters in other languages, embedded for 'herdr-link
 // config') import nothing of the module.
 func layer(path string) int {
 	rel := strings.TrimPrefix(strings.TrimPrefix(path, module), "/")
-	for i, prefix := range []string{"cmd", "link/mcpserver", "link", "socket", "schema", "internal", "adapters"} {
+	for i, prefix := range []string{"cmd", "internal/cli", "link/mcpserver", "link", "socket", "schema", "internal", "adapters"} {
 		if rel == prefix || strings.HasPrefix(rel, prefix+"/") {
 			return i
 		}
@@ -99,7 +197,7 @@ func TestLayering(t *testing.T) {
 				continue
 			}
 			if to := layer(imp); to < from {
-				t.Errorf("%s imports %s, against the layering cmd → link/mcpserver → link → socket → schema → internal", p.ImportPath, imp)
+				t.Errorf("%s imports %s, against the layering cmd → internal/cli → link/mcpserver → link → socket → schema → internal", p.ImportPath, imp)
 			}
 		}
 	}

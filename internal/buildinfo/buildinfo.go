@@ -15,27 +15,24 @@ const Base = "0.2.0"
 // version may be set at link time: -ldflags "-X github.com/herdr-link/herdr-link/internal/buildinfo.version=1.2.3".
 var version string
 
-var once sync.Once
+// computed is Version's value, worked out once.
+var computed = sync.OnceValue(func() string {
+	if version != "" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return Base
+	}
+	return fromBuild(bi.Main.Version, bi.Settings)
+})
 
 // Version returns the build's version: the link-time value; the module
 // version when installed from a tagged release with go install; else Base
 // with the VCS revision as semver build metadata ("0.2.0+1a2b3c4d5e6f",
 // ".dirty" appended for a modified tree). A pseudo-version that the go
 // command stamps on an untagged build is never reported bare.
-func Version() string {
-	once.Do(func() {
-		if version != "" {
-			return
-		}
-		bi, ok := debug.ReadBuildInfo()
-		if !ok {
-			version = Base
-			return
-		}
-		version = fromBuild(bi.Main.Version, bi.Settings)
-	})
-	return version
-}
+func Version() string { return computed() }
 
 // pseudo matches Go's pseudo-versions: vX.Y.Z-[pre.]yyyymmddhhmmss-rev.
 var pseudo = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+-(?:.*\.)?[0-9]{14}-[0-9a-f]{12}(?:\+dirty)?$`)

@@ -12,7 +12,7 @@ import (
 )
 
 // New returns a flag set whose usage starts with synopsis (for example
-// "herdr-link demo [flags]") and an optional description, then lists the
+// "herdr-sim demo [flags]") and an optional description, then lists the
 // flags. Errors and usage go to stderr until Parse sees a help request.
 func New(synopsis, description string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(synopsis, flag.ContinueOnError)

@@ -12,6 +12,11 @@ import (
 	"time"
 )
 
+// localLocks is empty: flock serialises deliveries across processes.
+//
+//lint:ignore U1000 used on systems without flock (other.go)
+type localLocks struct{}
+
 // Lock waits until this process holds the delivery lock of terminalID or
 // ctx ends (ctx's error is returned). The returned function releases it.
 func (l *Locker) Lock(ctx context.Context, terminalID string) (func(), error) {

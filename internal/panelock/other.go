@@ -10,23 +10,26 @@ import (
 )
 
 // On systems without flock, deliveries are serialized within this process
-// only.
-var (
+// only, by the Locker's own table: herdr-link has one Locker per process.
+type localLocks struct {
 	mu    sync.Mutex
-	locks = map[string]chan struct{}{}
-)
+	locks map[string]chan struct{}
+}
 
 // Lock waits until this process holds the delivery lock of terminalID or
 // ctx ends (ctx's error is returned). The returned function releases it.
 func (l *Locker) Lock(ctx context.Context, terminalID string) (func(), error) {
 	key := l.Key(terminalID)
-	mu.Lock()
-	ch, ok := locks[key]
+	l.local.mu.Lock()
+	if l.local.locks == nil {
+		l.local.locks = map[string]chan struct{}{}
+	}
+	ch, ok := l.local.locks[key]
 	if !ok {
 		ch = make(chan struct{}, 1)
-		locks[key] = ch
+		l.local.locks[key] = ch
 	}
-	mu.Unlock()
+	l.local.mu.Unlock()
 	select {
 	case ch <- struct{}{}:
 	case <-ctx.Done():

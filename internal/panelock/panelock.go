@@ -40,6 +40,11 @@ type Locker struct {
 	// Poll is the spacing of attempts while the lock is taken (10 ms when
 	// zero).
 	Poll time.Duration
+
+	// local holds the in-process locks where the system has no flock
+	// (other.go); empty elsewhere.
+	//lint:ignore U1000 used on systems without flock (other.go)
+	local localLocks
 }
 
 // Errors.

@@ -86,11 +86,10 @@ func TestParseBoundsEndlessInput(t *testing.T) {
 
 // A recording of many lines, each within MaxLine, is bounded as a whole.
 func TestParseBoundsTotal(t *testing.T) {
-	defer recording.SetMaxTotal(1 << 20)()
 	line := "< " + strings.Repeat("x", 64<<10) + "\n"
 	r := io.MultiReader(strings.NewReader(recording.Header+"\n> {}\n"), &repeat{s: line, stop: 64 << 20})
 	cr := &counting{r: r}
-	_, err := recording.Parse(cr)
+	_, err := recording.ParseMax(cr, 1<<20)
 	if err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Fatalf("Parse: %v", err)
 	}

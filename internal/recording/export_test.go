@@ -1,9 +1,7 @@
 package recording
 
-// SetMaxTotal sets the bound of a whole recording for a test; the
-// returned function restores it.
-func SetMaxTotal(n int) func() {
-	old := maxTotal
-	maxTotal = n
-	return func() { maxTotal = old }
-}
+import "io"
+
+// ParseMax is Parse with the whole recording bounded by maxTotal instead of
+// MaxTotal, for a test.
+func ParseMax(r io.Reader, maxTotal int) ([]Exchange, error) { return parse(r, maxTotal) }

@@ -32,8 +32,6 @@ const MaxTotal = 256 << 20
 // MaxLine bounds one recorded line (Herdr's answers can be large).
 const MaxLine = 64 << 20
 
-var maxTotal = MaxTotal
-
 // Exchange is one connection: the request line and the lines Herdr wrote.
 type Exchange struct {
 	Request   []byte
@@ -85,7 +83,10 @@ func oneLine(b []byte) error {
 // the first (the header) by the header's length, the others by MaxLine,
 // and the whole recording by MaxTotal; input past a bound is an error, not
 // read further.
-func Parse(r io.Reader) ([]Exchange, error) {
+func Parse(r io.Reader) ([]Exchange, error) { return parse(r, MaxTotal) }
+
+// parse is Parse with the whole recording bounded by maxTotal.
+func parse(r io.Reader, maxTotal int) ([]Exchange, error) {
 	rd := ndjson.NewReaderSize(r, len(Header)+1, 64<<10) // a "\r" may end it
 	var out []Exchange
 	total := 0

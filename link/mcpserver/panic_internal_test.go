@@ -11,16 +11,15 @@ import (
 // A panic in the handler becomes -32603 for that request, and serving goes
 // on.
 func TestHandlerPanicBecomesInternalError(t *testing.T) {
-	beforeHandle = func(method string) {
+	opt := Options{beforeHandle: func(method string) {
 		if method == "explode" {
 			panic("boom")
 		}
-	}
-	defer func() { beforeHandle = nil }()
+	}}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan struct{})
-	go func() { _ = Serve(context.Background(), inR, outW, Options{}); outW.Close(); close(done) }()
+	go func() { _ = Serve(context.Background(), inR, outW, opt); outW.Close(); close(done) }()
 	sc := bufio.NewScanner(outR)
 	next := func() string {
 		t.Helper()

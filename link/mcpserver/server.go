@@ -44,6 +44,10 @@ type Options struct {
 	// ShutdownGrace bounds the wait for in-flight calls after the input
 	// ends or ctx is cancelled (500 ms when 0).
 	ShutdownGrace time.Duration
+
+	// beforeHandle, when set (the package's tests), runs at the start of
+	// every Handle.
+	beforeHandle func(method string)
 }
 
 // Serve runs an MCP server on one connection (in, out) until in reaches
@@ -176,9 +180,6 @@ func (h *handler) cancelAll() {
 	}
 }
 
-// beforeHandle, when set (tests only), runs at the start of every Handle.
-var beforeHandle func(method string)
-
 // Handle runs in the connection's read loop, so protocol messages and
 // activation are processed in arrival order; tool work runs in goroutines.
 func (h *handler) Handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) {
@@ -190,8 +191,8 @@ func (h *handler) Handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Requ
 			}
 		}
 	}()
-	if beforeHandle != nil {
-		beforeHandle(req.Method)
+	if h.opt.beforeHandle != nil {
+		h.opt.beforeHandle(req.Method)
 	}
 	if req.Notif {
 		h.notification(req)

@@ -1,0 +1,266 @@
+// Package herdrlink is the herdr-link command: the herdr-link/1 MCP
+// server for agents running in Herdr panes, and the few verbs that serve
+// it. It links no simulator, MCP client or test harness (the demo is
+// 'herdr-sim demo', the benchmark is herdr-bench).
+//
+//	herdr-link                 serve MCP on stdio (what an MCP host runs)
+//	herdr-link probe           diagnose the Herdr socket of this pane
+//	herdr-link config HOST     the snippet that registers herdr-link with a host
+//	herdr-link version         print the version
+//	herdr-link help [command]  usage, or one command's flags
+package herdrlink
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/herdr-link/herdr-link/internal/buildinfo"
+	"github.com/herdr-link/herdr-link/internal/cliflag"
+	"github.com/herdr-link/herdr-link/internal/panelock"
+	"github.com/herdr-link/herdr-link/link"
+	"github.com/herdr-link/herdr-link/link/mcpserver"
+	"github.com/herdr-link/herdr-link/socket"
+)
+
+const usage = `herdr-link: the herdr-link/1 MCP server for agents in Herdr panes.
+
+usage: herdr-link [command] [flags]
+
+commands:
+  (none), serve   serve MCP on stdio; this is what an MCP host runs
+  probe           check this pane's Herdr socket step by step
+  config HOST     print the snippet that registers herdr-link with a host
+                  (claude, codex, opencode, pi, pi-mcp, generic)
+  version         print the version (also --version)
+  help [command]  print this text, or one command's usage and flags
+
+Run 'herdr-link help <command>' or 'herdr-link <command> -h' for a command's flags.
+The demo is 'herdr-sim demo'; the benchmark is herdr-bench.
+`
+
+// command is one subcommand's entry point. Each accepts -h.
+type command func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+
+// commands are the verbs besides version and help; a new verb is one
+// entry here and its usage line above.
+var commands = map[string]command{
+	"serve":  serve,
+	"probe":  func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return probe(args, stdout, stderr) },
+	"config": func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return config(args, stdout, stderr) },
+}
+
+// moved names the verbs that left this binary, and where they went.
+var moved = map[string]string{
+	"demo":        "herdr-sim demo",
+	"bench":       "herdr-bench",
+	"bench-relay": "herdr-bench relay",
+}
+
+// Main is the herdr-link command on the process's arguments and standard
+// streams; it returns the exit code.
+func Main() int {
+	if len(os.Args) == 1 && isTerminal(os.Stdin) {
+		fmt.Fprintln(os.Stderr, "herdr-link is an MCP server on stdio: an MCP host (Claude Code, Codex, …) starts it and speaks JSON-RPC on its stdin. 'herdr-link help' lists the commands; Ctrl-D ends.")
+	}
+	return Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+}
+
+// Run runs herdr-link with args (without the program name) and returns
+// the exit code.
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch {
+		case cliflag.IsHelp(args[0]):
+			return help(nil, stdout, stderr)
+		case cliflag.IsVersion(args[0]):
+			args = []string{"version"}
+		}
+	}
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "version":
+		fmt.Fprintln(stdout, "herdr-link", buildinfo.Version())
+		return 0
+	case "help":
+		return help(args, stdout, stderr)
+	}
+	if f, ok := commands[cmd]; ok {
+		return f(args, stdin, stdout, stderr)
+	}
+	if to, ok := moved[cmd]; ok {
+		fmt.Fprintf(stderr, "herdr-link: %q is not a herdr-link command: run '%s' (the MCP server links no simulator or MCP client)\n", cmd, to)
+		return 2
+	}
+	fmt.Fprintf(stderr, "herdr-link: unknown command %q\n\n%s", cmd, usage)
+	return 2
+}
+
+// help prints the overview with serve's flags, or one command's usage.
+func help(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stdout, usage, "\n")
+		fs, _ := serveFlags(stdout)
+		fs.Usage()
+		return 0
+	}
+	switch args[0] {
+	case "version":
+		fmt.Fprint(stdout, "usage: herdr-link version\n\nPrints the version; 'herdr-link --version' is the same.\n")
+		return 0
+	case "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	f, ok := commands[args[0]]
+	if to, gone := moved[args[0]]; !ok && gone {
+		fmt.Fprintf(stderr, "herdr-link help: %q is not a herdr-link command: see '%s -h'\n", args[0], to)
+		return 2
+	}
+	if !ok {
+		fmt.Fprintf(stderr, "herdr-link help: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	return f([]string{"-h"}, nil, stdout, stderr)
+}
+
+// newLogger writes to stderr at level (debug, info, warn, error).
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("log level %q: want debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// maxSubmitHold bounds -submit-hold: a hold keeps the target's lock, and
+// the process alive at exit, that long.
+const maxSubmitHold = 30 * time.Second
+
+type serveConfig struct {
+	level   string
+	timeout time.Duration
+	noBoot  bool
+	// delivery is the -delivery mode (confirm by default).
+	delivery link.DeliveryMode
+	// submitHold is -submit-hold.
+	submitHold time.Duration
+}
+
+func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
+	c := &serveConfig{}
+	fs := cliflag.New("herdr-link [serve] [flags]", "Serves MCP on stdin and stdout for the agent of this Herdr pane; logs go to stderr.", stderr)
+	fs.StringVar(&c.level, "log-level", envOr("HERDR_LINK_LOG", "info"), "stderr log level: debug, info, warn, error (env HERDR_LINK_LOG)")
+	fs.DurationVar(&c.timeout, "timeout", link.DefaultCallTimeout, "overall deadline of one tool call's Herdr work, every socket call included (and of the start-up bootstrap); must be positive")
+	fs.BoolVar(&c.noBoot, "no-bootstrap", false, "do not name an unnamed occupant at start-up (it is still named on first use)")
+	c.delivery = link.DeliveryConfirm
+	fs.Func("delivery", "after Herdr accepts a message: confirm (watch the target for its submission: 2.5 s + 60 ms per KiB, at most 30 s; the default) or fast (return at once, delivery \"unconfirmed\")", func(v string) (err error) {
+		c.delivery, err = link.ParseDeliveryMode(v)
+		return err
+	})
+	fs.DurationVar(&c.submitHold, "submit-hold", link.SubmitHold, "how long a delivery keeps its target's lock at least, unless its submission is seen sooner (Herdr types Enter 300 ms after the text; lower it only for a simulator with a shorter delay); at most 30s")
+	return fs, c
+}
+
+func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs, c := serveFlags(stderr)
+	if code, done := cliflag.Parse(fs, args, stdout); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "herdr-link: unexpected arguments %q (see 'herdr-link help')\n", fs.Args())
+		return 2
+	}
+	if c.timeout <= 0 {
+		fmt.Fprintf(stderr, "herdr-link: -timeout %v: must be positive (for example 5s)\n", c.timeout)
+		return 2
+	}
+	// A host that closes its end of stderr must not kill the server: with
+	// SIGPIPE handled, a write to a broken stderr (or stdout) returns
+	// EPIPE instead of ending the process. Logs that cannot be written are
+	// dropped; a broken stdout ends the session through Serve.
+	stopSigpipe := ignoreSIGPIPE()
+	defer stopSigpipe()
+	stderr = &dropWriter{w: stderr}
+	log, err := newLogger(stderr, c.level)
+	if err != nil {
+		fmt.Fprintln(stderr, "herdr-link:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if c.submitHold <= 0 || c.submitHold > maxSubmitHold {
+		fmt.Fprintf(stderr, "herdr-link: -submit-hold %v: must be positive and at most %v\n", c.submitHold, maxSubmitHold)
+		return 2
+	}
+	l, outside := linkFromEnv(os.Getenv, c.timeout, log)
+	if l != nil {
+		l.Delivery, l.SubmitHold = c.delivery, c.submitHold
+	}
+	stdin, restore := pollable(stdin)
+	defer restore()
+	procs := serveProcs(os.Getenv)
+	log.Debug("mcp: serving", "procs", procs)
+	if err := mcpserver.Serve(ctx, stdin, stdout, mcpserver.Options{
+		Link: l, Outside: outside, Version: buildinfo.Version(), Logger: log, Bootstrap: !c.noBoot,
+	}); err != nil {
+		log.Error("serve", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// linkFromEnv builds the Link of this pane, or nil and the user-facing
+// reason when the environment gate fails (the socket must exist; it is
+// not dialled).
+func linkFromEnv(getenv func(string) string, timeout time.Duration, log *slog.Logger) (*link.Link, string) {
+	g := link.CheckGate(getenv)
+	g.CheckSocket(nil)
+	if !g.OK {
+		log.Warn("not in a Herdr pane: serving an empty tool list", "reason", g.Reason)
+		return nil, g.Advice()
+	}
+	log.Info("herdr-link", "version", buildinfo.Version(), "socket", g.Socket.Path, "socket_rule", g.Socket.Rule, "pane_id", g.PaneID)
+	c := &socket.Client{Path: g.Socket.Path, Timeout: timeout, Warn: func(m string) { log.Warn(m) },
+		AfterLargeAnswer: newReleaser().soon}
+	return &link.Link{Herdr: link.NewSocketHerdr(c), PaneID: g.PaneID, Logger: log, CallTimeout: timeout,
+		Locker: &panelock.Locker{Scope: g.Socket.Path}}, ""
+}
+
+// dropWriter writes to w until a write fails, then drops everything: a log
+// line nobody can read is not worth an error or a retry.
+type dropWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	broken bool
+}
+
+func (d *dropWriter) Write(p []byte) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.broken {
+		return len(p), nil
+	}
+	if _, err := d.w.Write(p); err != nil {
+		d.broken = true
+	}
+	return len(p), nil
+}
