@@ -11,9 +11,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/herdr-link/herdr-link/internal/testsupport/lineserver"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/socket"
-	"github.com/herdr-link/herdr-link/socket/sockettest"
 )
 
 // fake is an in-memory Herdr whose calls can be held and observed, for
@@ -374,7 +374,7 @@ func TestLargeAgentListStreamed(t *testing.T) {
 			fmt.Fprintf(&b, `{"pane_id":"w1:p%d","terminal_id":"term_%d","name":"a%d","agent_status":"idle","workspace_id":"w1","cwd":"/home/u/%s","extra":{"x":[1,2]}}`, i, i, i, strings.Repeat("d", 1000))
 		}
 		list := b.String()
-		srv, err := sockettest.NewLineServer(func(line []byte) []byte {
+		srv, err := lineserver.New(func(line []byte) []byte {
 			var req struct{ ID string }
 			_ = json.Unmarshal(line, &req)
 			return []byte(`{"result":{"agents":[` + list + `],"type":"agent_list"},"id":"` + req.ID + `"}` + "\n")
@@ -393,7 +393,7 @@ func TestLargeAgentListStreamed(t *testing.T) {
 		}
 		small := link.SocketHerdr{Client: &socket.Client{Path: srv.Path(), Protocol: socket.ProtocolOff, Timeout: time.Minute, MaxResponseBytes: len(list) / 2}}
 		if n > 10 {
-			srv2, _ := sockettest.NewLineServer(func(line []byte) []byte {
+			srv2, _ := lineserver.New(func(line []byte) []byte {
 				var req struct{ ID string }
 				_ = json.Unmarshal(line, &req)
 				return []byte(`{"id":"` + req.ID + `","result":{"type":"agent_list","agents":[` + list + `]}}` + "\n")

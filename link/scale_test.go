@@ -29,8 +29,14 @@ func newScaleSession(tb testing.TB, agents, workspaces int) scaleSession {
 	srv := sockettest.NewServer(w)
 	tb.Cleanup(srv.Close)
 	self, _ := w.Agent("bench-self")
-	l := &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: self.PaneID}
-	raw, err := srv.Client().RoundTrip(context.Background(), listRequest)
+	// What is measured here is allocations and time per call, not whether
+	// a 2 MB answer comes within the default 5 s on a loaded machine (with
+	// the race detector, the simulator's first encoding of 10,000 agents
+	// can take longer).
+	c := srv.Client()
+	c.Timeout = 2 * time.Minute
+	l := &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: self.PaneID}
+	raw, err := c.RoundTrip(context.Background(), listRequest)
 	if err != nil {
 		tb.Fatal(err)
 	}

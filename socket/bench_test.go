@@ -6,6 +6,7 @@ import (
 	"net"
 	"testing"
 
+	"github.com/herdr-link/herdr-link/internal/testsupport/lineserver"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
 )
 
@@ -52,7 +53,7 @@ func BenchmarkCall(b *testing.B) {
 // close, with a server that does nothing else.
 func BenchmarkBareUnixRoundTrip(b *testing.B) {
 	reply := []byte(`{"id":"1","result":{"type":"ok"}}` + "\n")
-	srv, err := sockettest.NewLineServer(func([]byte) []byte { return reply })
+	srv, err := lineserver.New(func([]byte) []byte { return reply })
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/herdr-link/herdr-link/internal/testsupport/lineserver"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
@@ -93,7 +95,7 @@ func TestServerNotRunning(t *testing.T) {
 // rawServer answers every connection with reply (after reading one line).
 func rawServer(t *testing.T, reply func(req []byte) []byte) string {
 	t.Helper()
-	srv, err := sockettest.NewLineServer(reply)
+	srv, err := lineserver.New(reply)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,8 +130,12 @@ func TestResponseErrors(t *testing.T) {
 	}
 }
 
-func TestDeadlines(t *testing.T) {
-	srv := simtest.New(t, nil)
+// TestDeadlines runs on the fake clock of a synctest bubble, so each bound
+// is met exactly, however loaded the machine.
+func TestDeadlines(t *testing.T) { synctest.Test(t, testDeadlines) }
+
+func testDeadlines(t *testing.T) {
+	srv := simtest.New(t, nil, sockettest.InMemory)
 	srv.SetFault("", sockettest.Fault{Hang: true})
 	c := srv.Client()
 	c.Timeout = 200 * time.Millisecond
@@ -139,21 +145,21 @@ func TestDeadlines(t *testing.T) {
 	if !errors.Is(err, socket.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v", err)
 	}
-	if el := time.Since(start); el < 150*time.Millisecond || el > 2*time.Second {
-		t.Fatalf("timed out after %v, want about 200ms", el)
+	if el := time.Since(start); el != 200*time.Millisecond {
+		t.Fatalf("timed out after %v, want 200ms", el)
 	}
 	// The caller's deadline wins.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	start = time.Now()
-	if _, err := c.Ping(ctx); !errors.Is(err, socket.ErrTimeout) || time.Since(start) > time.Second {
+	if _, err := c.Ping(ctx); !errors.Is(err, socket.ErrTimeout) || time.Since(start) != 50*time.Millisecond {
 		t.Fatalf("ctx deadline: %v after %v", err, time.Since(start))
 	}
 	// Cancellation closes the connection at once.
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	go func() { time.Sleep(30 * time.Millisecond); cancel2() }()
 	start = time.Now()
-	if _, err := c.Ping(ctx2); !errors.Is(err, context.Canceled) || time.Since(start) > time.Second {
+	if _, err := c.Ping(ctx2); !errors.Is(err, context.Canceled) || time.Since(start) != 30*time.Millisecond {
 		t.Fatalf("cancel: %v after %v", err, time.Since(start))
 	}
 }

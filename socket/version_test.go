@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/internal/testsupport/lineserver"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
@@ -63,7 +64,7 @@ func TestResultTolerance(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv, err := sockettest.NewLineServer(func(line []byte) []byte {
+			srv, err := lineserver.New(func(line []byte) []byte {
 				var req struct{ ID string }
 				_ = jsonx.Unmarshal(line, &req)
 				return []byte(strings.ReplaceAll(tt.reply, "%ID%", req.ID) + "\n")
@@ -80,7 +81,7 @@ func TestResultTolerance(t *testing.T) {
 		})
 	}
 	// Capabilities are read as far as they make sense.
-	srv, _ := sockettest.NewLineServer(func(line []byte) []byte {
+	srv, _ := lineserver.New(func(line []byte) []byte {
 		var req struct{ ID string }
 		_ = jsonx.Unmarshal(line, &req)
 		return []byte(`{"id":"` + req.ID + `","result":{"type":"pong","version":"1.0.0","protocol":30,"capabilities":{"live_handoff":"yes","detached_server_daemon":true}}}` + "\n")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -200,5 +201,55 @@ func TestLayering(t *testing.T) {
 				t.Errorf("%s imports %s, against the layering cmd → internal/cli → link/mcpserver → link → socket → schema → internal", p.ImportPath, imp)
 			}
 		}
+		for _, e := range simulatorLayering(p.ImportPath, p.Imports) {
+			t.Error(e)
+		}
 	}
+}
+
+const sim = module + "/socket/sockettest"
+
+// simImports is the inside of the simulator: which of its packages each
+// may import. The request path runs down it: the front (connection,
+// framing, faults, dispatch) → reqcheck (the request check) → herdrstate
+// (Herdr's state and semantics) → receiver (the program reading a pane)
+// and program (a real one, which ptypane runs in a PTY). Nothing imports
+// upwards: the state never sees the server, the receiver never the world.
+var simImports = map[string][]string{
+	sim:                 {sim + "/reqcheck", sim + "/herdrstate", sim + "/receiver", sim + "/program"},
+	sim + "/reqcheck":   {},
+	sim + "/herdrstate": {sim + "/receiver", sim + "/program"},
+	sim + "/receiver":   {},
+	sim + "/program":    {},
+	sim + "/ptypane":    {sim + "/program"},
+	sim + "/simtest":    {sim},
+}
+
+// simulatorLayering checks one package's imports against simImports, and
+// two rules besides: below the front no simulator package touches a
+// connection (net), and none but simtest imports testing.
+func simulatorLayering(path string, imports []string) []string {
+	if path != sim && !strings.HasPrefix(path, sim+"/") {
+		return nil
+	}
+	allowed, ok := simImports[path]
+	if !ok {
+		return []string{path + " is in no layer of the simulator: add it to simImports"}
+	}
+	var errs []string
+	for _, imp := range imports {
+		switch {
+		case imp == "testing" || strings.HasPrefix(imp, "testing/"):
+			if path != sim+"/simtest" {
+				errs = append(errs, path+" imports "+imp+": only simtest (and _test files) may")
+			}
+		case imp == "net" && path != sim && path != sim+"/simtest":
+			errs = append(errs, path+" imports net: only the front (socket/sockettest) speaks to connections")
+		case imp == sim || strings.HasPrefix(imp, sim+"/"):
+			if !slices.Contains(allowed, imp) {
+				errs = append(errs, path+" imports "+imp+", against the simulator's layering (simImports)")
+			}
+		}
+	}
+	return errs
 }

@@ -88,7 +88,6 @@ func TestNoMutablePackageState(t *testing.T) {
 // whose split into packages of its own is under way; each goes onto the
 // values of the new packages there. The list may only shrink.
 var pendingState = map[string]string{
-	"socket/sockettest.unionCache":      "a memo of the request checker's union types (a pure function of the type)",
 	"socket/sockettest/simtest.checker": "the schema validator shared by a test process's servers, loaded once",
 	"socket/sockettest/simtest.loadErr": "the error of loading it",
 }

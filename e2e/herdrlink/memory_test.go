@@ -13,13 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/internal/testsupport/lineserver"
 )
 
 // bigHerdr answers ping, and agent.list with about size bytes: the caller
 // and its peer in w1, then agents of another workspace with long working
 // directories (fields herdr-link does not keep).
-func bigHerdr(t *testing.T, size int) *sockettest.LineServer {
+func bigHerdr(t *testing.T, size int) *lineserver.Server {
 	t.Helper()
 	var body bytes.Buffer
 	body.WriteString(`{"pane_id":"w1:p1","terminal_id":"term_1","name":"brain","agent":"claude","agent_status":"idle","workspace_id":"w1","tab_id":"w1:t1","focused":false,"interactive_ready":true,"state_change_seq":1,"revision":1},`)
@@ -29,7 +29,7 @@ func bigHerdr(t *testing.T, size int) *sockettest.LineServer {
 		fmt.Fprintf(&body, `,{"pane_id":"w2:p%d","terminal_id":"term_x%d","name":"a%d","agent":"claude","agent_status":"working","workspace_id":"w2","tab_id":"w2:t1","focused":false,"interactive_ready":true,"state_change_seq":1,"cwd":%q,"revision":1}`, i, i, i, cwd)
 	}
 	list := body.Bytes()
-	srv, err := sockettest.NewLineServer(func(line []byte) []byte {
+	srv, err := lineserver.New(func(line []byte) []byte {
 		var req struct {
 			ID     string `json:"id"`
 			Method string `json:"method"`

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
@@ -91,8 +92,10 @@ func TestAgentListAndGet(t *testing.T) {
 	}
 }
 
-func TestAgentPrompt(t *testing.T) {
-	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.SubmitDelay = 20 * time.Millisecond })
+func TestAgentPrompt(t *testing.T) { synctest.Test(t, testAgentPrompt) }
+
+func testAgentPrompt(t *testing.T) {
+	srv := simtest.New(t, newWorld(t), sockettest.InMemory, func(s *sockettest.Server) { s.SubmitDelay = 20 * time.Millisecond })
 	c := srv.Client()
 	ctx := context.Background()
 	tests := []struct {

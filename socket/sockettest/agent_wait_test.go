@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/herdr-link/herdr-link/schema"
@@ -38,8 +39,10 @@ func onceWaiting(t *testing.T, srv *sockettest.Server, f func()) {
 	}()
 }
 
-func TestAgentPromptWait(t *testing.T) {
-	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) {
+func TestAgentPromptWait(t *testing.T) { synctest.Test(t, testAgentPromptWait) }
+
+func testAgentPromptWait(t *testing.T) {
+	srv := simtest.New(t, newWorld(t), sockettest.InMemory, func(s *sockettest.Server) {
 		s.Tick = 5 * time.Millisecond
 		s.SubmitDelay = time.Millisecond
 		s.EffectTimeout = 100 * time.Millisecond
@@ -94,8 +97,10 @@ func TestAgentPromptWait(t *testing.T) {
 	}
 }
 
-func TestAgentWait(t *testing.T) {
-	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
+func TestAgentWait(t *testing.T) { synctest.Test(t, testAgentWait) }
+
+func testAgentWait(t *testing.T) {
+	srv := simtest.New(t, newWorld(t), sockettest.InMemory, func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
 	c := srv.Client()
 	ctx := context.Background()
 	ms := uint64(50)
@@ -123,8 +128,10 @@ func TestAgentWait(t *testing.T) {
 // TestAgentLifecycle covers the state model of the facts sheet's
 // checklist: seq bumps, detection, seen/unseen, managed launches, and what
 // clears a name.
-func TestAgentLifecycle(t *testing.T) {
-	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
+func TestAgentLifecycle(t *testing.T) { synctest.Test(t, testAgentLifecycle) }
+
+func testAgentLifecycle(t *testing.T) {
+	srv := simtest.New(t, newWorld(t), sockettest.InMemory, func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
 	c := srv.Client()
 	ctx := context.Background()
 	w := srv.World
@@ -206,8 +213,10 @@ func TestAgentLifecycle(t *testing.T) {
 
 // Waiting counts requests blocked in a wait, from when they have seen the
 // world not as they want it until they return.
-func TestServerWaiting(t *testing.T) {
-	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
+func TestServerWaiting(t *testing.T) { synctest.Test(t, testServerWaiting) }
+
+func testServerWaiting(t *testing.T) {
+	srv := simtest.New(t, newWorld(t), sockettest.InMemory, func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
 	if n := srv.Waiting(); n != 0 {
 		t.Fatalf("Waiting() = %d before any wait", n)
 	}

@@ -25,68 +25,42 @@
 // 19–25 would, [Server.SetMissing] plays a Herdr without some methods.
 // [Server.Requests] logs every request received.
 //
-// Params are checked as serde checks them (required fields at any depth,
-// value types, integer ranges, enum values, union tags) with serde's
-// wording; event lines have their keys sorted at every level, as Herdr
-// writes them. [SpecFromSnapshot] mirrors a recorded session.snapshot.
+// # Inside
 //
-// # The receiving end
+// A request goes down one path, each stage in a file or a package of its
+// own:
 //
-// Behind each agent pane runs a model of the agent's input box (the
-// program agent.prompt types into), built from how real Claude Code,
-// Codex, OpenCode and Pi TUIs took typed text (hosts-and-delivery §2):
+//   - the connection (conn.go): accept, one request per connection;
+//   - framing (framing.go): the request line, Herdr's first read
+//     ([Server.PollRead]), the silent closes;
+//   - the request check (package reqcheck): serde's rules and wording;
+//   - faults (faults.go), then dispatch (dispatch.go): ping and
+//     server.stop are the server's own, events.subscribe is a loop
+//     (subscribe.go), every other method goes to the world;
+//   - the state (package herdrstate): Herdr's state and semantics, the
+//     world file, ids, names, events, waits; it never sees a connection;
+//   - the response (response.go): one checked line.
 //
-//   - Herdr's write: the text, as a bracketed paste (ESC[200~ … ESC[201~)
-//     once the agent is ready (status not unknown; the world file's
-//     bracketed_paste fixes it), raw before; then Enter ("\r")
-//     [Server.SubmitDelay] (300 ms) later, after agent.prompt answered.
-//   - The composer holds everything typed until an Enter: a user's draft
-//     (world file draft), raw typing (newlines stay; a raw "\r" is Enter)
-//     and pastes. At Enter it becomes one submission, merged per kind:
-//     claude wraps each paste as <pasted_content id="N">…</pasted_content
-//     id="N"> and puts a blank line before it; codex, pi and the plain
-//     default glue pieces with no separator; opencode joins two pastes with
-//     one space and adds one trailing space to what the model gets. An
-//     Enter on an empty composer does nothing; a stuck composer (stuck)
-//     never submits; Codex swallows an Enter while still reading raw
-//     typing (0.83 ms a byte).
-//   - The turn starts after the kind's submit latency (Claude 0.4 s + 5.7
-//     µs/byte, Codex 0.1 s + 14.7 s × (size/256 KiB)², OpenCode 1.5 s, Pi
-//     0.14 s + 37.5 µs/byte, others 0.1 s; submit_ms overrides): the
-//     submission is recorded ([World.Submissions]) and the agent becomes
-//     working, then idle (done outside the focused pane) after the turn
-//     time (turn_ms, default 1 s; negative never ends). An agent the world
-//     file starts working finishes that turn after turn_ends_ms (absent:
-//     when [World.SetStatus] says so).
-//   - While working, claude, opencode, pi and the default queue the
-//     submission; everything queued during one turn becomes one turn,
-//     sent shortly after the turn ends (0.2 s, 80 ms, 20 ms, 50 ms),
-//     whoever ended it ([World.SetStatus] too). Codex submits at once
-//     (10 ms), steering: the partial answer is discarded
-//     ([World.Interrupts]) and the agent stays working.
-//   - pane.read and agent.read show the turns and the composer with the
-//     kind's screen signs ([World.Read]).
+// Behind each agent pane's terminal is a receiver (package receiver): the
+// modelled agent's input box, or a real program (package program, run in
+// a PTY by package ptypane). [World], [WorldSpec], [Submission] and the
+// other names of those packages are aliased here, so one import serves a
+// test.
+//
+// # Time
 //
 // A world's agents run on its [Clock] ([NewWorldClock]; the real one by
-// default, which testing/synctest fakes — use [World.Prompt] there, as
-// sockets are not durably blocking — or a [FakeClock]). The simulator-only
-// method [SimMethodTurns] serves the submissions to `herdr-sim turns`.
-//
-// state_change_seq moves only when an agent's underlying state changes;
-// revision only on title or metadata changes (never, in the simulator);
-// pane.read answers revision 0.
+// default, or a [FakeClock]). With [Server.Memory] (the [InMemory] option
+// of simtest.New) a server listens in memory instead of on a socket file:
+// every wait of an exchange is then on a channel or a timer, so a test can
+// run server, client and world inside a testing/synctest bubble, whose
+// fake clock jumps over turn times, polls, timeouts and deadlines.
 //
 // A pane may run a real program instead of the modelled receiving end
 // ([PaneSpec].Command, [Server.RunCommand]); [Server.Programs] starts it,
-// in a pseudo-terminal with package ptypane (see [Program]).
-//
-// What it does not model: managed-launch deadlines and the 3 s settle
-// (launch transitions follow [World.SetStatus]), events.wait and the other
-// wait methods besides agent.wait and agent.prompt's wait, the raw pane id
-// forms (p_<ws>_<raw>, p_<raw>; the <ws>:p<n> and <ws>-<n> forms and
-// moved-pane aliases are modelled), confirmation_required (inject it with a
-// Fault), and the output-matched and scroll subscriptions (accepted, never
-// fired).
+// in a pseudo-terminal with package ptypane (see [Program]). The
+// simulator-only method [SimMethodTurns] serves the submissions to
+// `herdr-sim turns`.
 //
 // The package imports neither testing nor a validator: in tests,
 // socket/sockettest/simtest's New starts a server that is closed when the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/schema"
+	"github.com/herdr-link/herdr-link/socket/sockettest/reqcheck"
 )
 
 // Fault changes how the server answers a method; see [Server.SetFault].
@@ -90,14 +91,16 @@ func (s *Server) SetRefuse(refuse bool) error {
 	if ln != nil {
 		return nil
 	}
-	if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
+	if !s.Memory {
+		if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
 	}
 	return s.listen()
 }
 
 // applyFault reports whether the fault ended the exchange.
-func (s *Server) applyFault(c net.Conn, req parsedRequest, f Fault) bool {
+func (s *Server) applyFault(c net.Conn, req reqcheck.Request, f Fault) bool {
 	if f.Latency > 0 {
 		select {
 		case <-time.After(f.Latency):

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
@@ -32,8 +32,10 @@ func hubSince(w *sockettest.World, n int) ([]string, []string) {
 
 // Issue 10 item 8: the events Herdr emits for detection, exit, moves,
 // closes and title changes.
-func TestLifecycleEvents(t *testing.T) {
-	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
+func TestLifecycleEvents(t *testing.T) { synctest.Test(t, testLifecycleEvents) }
+
+func testLifecycleEvents(t *testing.T) {
+	srv := simtest.New(t, newWorld(t), sockettest.InMemory, func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
 	w := srv.World
 	c := srv.Client()
 	ctx := context.Background()
@@ -95,8 +97,10 @@ func TestLifecycleEvents(t *testing.T) {
 }
 
 // Issue 10 item 13: the fields a live Herdr fills reach clients.
-func TestLiveFields(t *testing.T) {
-	srv := simtest.New(t, nil)
+func TestLiveFields(t *testing.T) { synctest.Test(t, testLiveFields) }
+
+func testLiveFields(t *testing.T) {
+	srv := simtest.New(t, nil, sockettest.InMemory)
 	raw := func(method string, params any) string {
 		var r jsonx.RawMessage
 		if err := srv.Client().Call(context.Background(), method, params, &r); err != nil {
@@ -128,15 +132,17 @@ func TestLiveFields(t *testing.T) {
 // Issue 10 item 11 (framing): a byte sent after a waiting request, even in
 // the same write, abandons the wait silently, as Herdr's byte-by-byte read
 // leaves it for the disconnect check.
-func TestStrayByteAbandonsWait(t *testing.T) {
-	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 10 * time.Millisecond })
+func TestStrayByteAbandonsWait(t *testing.T) { synctest.Test(t, testStrayByteAbandonsWait) }
+
+func testStrayByteAbandonsWait(t *testing.T) {
+	srv := simtest.New(t, newWorld(t), sockettest.InMemory, func(s *sockettest.Server) { s.Tick = 10 * time.Millisecond })
 	for name, line := range map[string]string{
 		"agent.wait":          `{"id":"w","method":"agent.wait","params":{"target":"brain","timeout_ms":1500}}`,
 		"agent.prompt + wait": `{"id":"p","method":"agent.prompt","params":{"target":"w1:p2","text":"hi","wait":{"timeout_ms":1500}}}`,
 	} {
-		t.Run(name, func(t *testing.T) {
+		bubbleStep(t, name, func(t *testing.T) {
 			start := time.Now()
-			if got := exchange(t, srv.Path(), []byte(line+"\nX")); got != "" {
+			if got := exchange(t, srv, []byte(line+"\nX")); got != "" {
 				t.Fatalf("reply %q, want none (the wait is abandoned)", got)
 			}
 			if d := time.Since(start); d > time.Second {
@@ -149,12 +155,12 @@ func TestStrayByteAbandonsWait(t *testing.T) {
 		t.Fatalf("prompts %q", in)
 	}
 	// A subscription gets its acknowledgement, then the stream ends.
-	got := exchange(t, srv.Path(), []byte(`{"id":"s","method":"events.subscribe","params":{"subscriptions":[{"type":"pane.closed"}]}}`+"\nX"))
+	got := exchange(t, srv, []byte(`{"id":"s","method":"events.subscribe","params":{"subscriptions":[{"type":"pane.closed"}]}}`+"\nX"))
 	if got != `{"id":"s","result":{"type":"subscription_started"}}`+"\n" {
 		t.Fatalf("subscription with a stray byte: %q", got)
 	}
 	// An ordinary request does not look at the rest of the connection.
-	if got := exchange(t, srv.Path(), []byte(`{"id":"g","method":"agent.get","params":{"target":"brain"}}`+"\nX")); !strings.Contains(got, `"agent_info"`) {
+	if got := exchange(t, srv, []byte(`{"id":"g","method":"agent.get","params":{"target":"brain"}}`+"\nX")); !strings.Contains(got, `"agent_info"`) {
 		t.Fatalf("agent.get with a stray byte: %q", got)
 	}
 }
@@ -162,6 +168,13 @@ func TestStrayByteAbandonsWait(t *testing.T) {
 // Issue 10 item 11 (framing): Herdr answers every ordinary request of a
 // client that half-closed its write side after the request line.
 func TestHalfClosedClientsGetReplies(t *testing.T) {
+	for _, poll := range []bool{false, true} {
+		t.Run(fmt.Sprintf("in memory, poll read %v", poll), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				halfClosed(t, simtest.New(t, nil, sockettest.InMemory, func(s *sockettest.Server) { s.PollRead = poll }))
+			})
+		})
+	}
 	for _, poll := range []bool{false, true} {
 		t.Run(fmt.Sprintf("poll read %v", poll), func(t *testing.T) {
 			halfClosed(t, simtest.New(t, nil, func(s *sockettest.Server) { s.PollRead = poll }))
@@ -188,7 +201,7 @@ func halfClosed(t *testing.T, srv *sockettest.Server) {
 		wg.Add(1)
 		go func(line string) {
 			defer wg.Done()
-			c, err := net.Dial("unix", srv.Path())
+			c, err := srv.Dial()
 			if err != nil {
 				missing <- err.Error()
 				return
@@ -196,7 +209,7 @@ func halfClosed(t *testing.T, srv *sockettest.Server) {
 			defer c.Close()
 			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 			_, _ = c.Write([]byte(line + "\n"))
-			_ = c.(*net.UnixConn).CloseWrite()
+			_ = closeWrite(c)
 			out, _ := io.ReadAll(c)
 			if !strings.HasSuffix(string(out), "}\n") {
 				missing <- line

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/herdr-link/herdr-link/schema"
@@ -31,13 +32,15 @@ func worldOf(t *testing.T, status string, kinds ...string) *sockettest.World {
 
 // Issue 10 item 2: the built-in agent kinds are Herdr 0.8.2's, aliases
 // included (upstream src/detect/mod.rs).
-func TestBuiltinAgentKinds(t *testing.T) {
+func TestBuiltinAgentKinds(t *testing.T) { synctest.Test(t, testBuiltinAgentKinds) }
+
+func testBuiltinAgentKinds(t *testing.T) {
 	accepted := []string{"pi", "claude", "codex", "gemini", "cursor", "devin", "agy", "cline", "omp", "mastracode",
 		"opencode", "copilot", "kimi", "kiro", "droid", "amp", "grok", "hermes", "kilo", "qodercli", "qwen", "maki",
 		"claude-code", "antigravity", "kiro-cli", "github-copilot", "Claude", "codex.exe", "qoder"}
 	refused := []string{"goose", "crush", "aider", "my-hook-bot", "claudex"}
 	kinds := append(append([]string(nil), accepted...), refused...)
-	srv := simtest.New(t, worldOf(t, "idle", kinds...))
+	srv := simtest.New(t, worldOf(t, "idle", kinds...), sockettest.InMemory)
 	c := srv.Client()
 	for i, k := range kinds {
 		_, err := c.AgentPrompt(context.Background(), schema.AgentPromptParams{Target: fmt.Sprintf("a%d", i), Text: "hello"})
@@ -79,7 +82,11 @@ func statusSub(t *testing.T, srv *sockettest.Server, paneID string, filter *sche
 // Issue 10 item 3: a status subscription filtered on the status the pane
 // already has gets that status as its first event.
 func TestStatusSubscriptionInitialEvent(t *testing.T) {
-	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
+	synctest.Test(t, testStatusSubscriptionInitialEvent)
+}
+
+func testStatusSubscriptionInitialEvent(t *testing.T) {
+	srv := simtest.New(t, newWorld(t), sockettest.InMemory, func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
 	next := statusSub(t, srv, "w1:p2", ptr(schema.AgentStatusIdle))
 	if got := next(2 * time.Second); got != schema.AgentStatusIdle {
 		t.Fatalf("first event %q, want idle", got)
@@ -97,8 +104,10 @@ func TestStatusSubscriptionInitialEvent(t *testing.T) {
 // Issue 10 item 4: every status change reaches a subscriber, one per tick,
 // even when several happen within one tick; agent.wait sees a status the
 // agent only passed through.
-func TestStatusChangesNotCoalesced(t *testing.T) {
-	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 20 * time.Millisecond })
+func TestStatusChangesNotCoalesced(t *testing.T) { synctest.Test(t, testStatusChangesNotCoalesced) }
+
+func testStatusChangesNotCoalesced(t *testing.T) {
+	srv := simtest.New(t, newWorld(t), sockettest.InMemory, func(s *sockettest.Server) { s.Tick = 20 * time.Millisecond })
 	next := statusSub(t, srv, "w1:p2", nil)
 	for _, st := range []string{"working", "idle", "working"} {
 		if err := srv.World.SetStatus("w1:p2", st); err != nil {
@@ -115,7 +124,11 @@ func TestStatusChangesNotCoalesced(t *testing.T) {
 }
 
 func TestAgentWaitSeesTransientStatus(t *testing.T) {
-	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 300 * time.Millisecond })
+	synctest.Test(t, testAgentWaitSeesTransientStatus)
+}
+
+func testAgentWaitSeesTransientStatus(t *testing.T) {
+	srv := simtest.New(t, newWorld(t), sockettest.InMemory, func(s *sockettest.Server) { s.Tick = 300 * time.Millisecond })
 	type result struct {
 		info schema.AgentInfo
 		err  error

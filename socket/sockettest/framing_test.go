@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
@@ -24,17 +25,18 @@ import (
 func TestMain(m *testing.M) { os.Exit(simtest.Main(m)) }
 
 // exchange writes data on a fresh connection and reads everything the
-// server writes until it closes the connection.
-func exchange(t *testing.T, path string, data []byte) string {
+// server writes until it closes the connection. A write the server cut
+// short (it closes on an oversized line) is not an error.
+func exchange(t *testing.T, srv *sockettest.Server, data []byte) string {
 	t.Helper()
-	c, err := net.Dial("unix", path)
+	c, err := srv.Dial()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	if _, err := c.Write(data); err != nil {
-		t.Fatal(err)
+		t.Logf("write: %v", err)
 	}
 	out, err := io.ReadAll(c)
 	if err != nil {
@@ -43,8 +45,10 @@ func exchange(t *testing.T, path string, data []byte) string {
 	return string(out)
 }
 
-func TestSilentCloses(t *testing.T) {
-	srv := simtest.New(t, nil, func(s *sockettest.Server) { s.ReadTimeout = 200 * time.Millisecond })
+func TestSilentCloses(t *testing.T) { synctest.Test(t, testSilentCloses) }
+
+func testSilentCloses(t *testing.T) {
+	srv := simtest.New(t, nil, sockettest.InMemory, func(s *sockettest.Server) { s.ReadTimeout = 200 * time.Millisecond })
 	tests := []struct {
 		name string
 		data []byte
@@ -55,28 +59,28 @@ func TestSilentCloses(t *testing.T) {
 		{"request over 1 MiB", append(bytes.Repeat([]byte(" "), sockettest.MaxRequestBytes+1), '\n')},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := exchange(t, srv.Path(), tt.data); got != "" {
+		bubbleStep(t, tt.name, func(t *testing.T) {
+			if got := exchange(t, srv, tt.data); got != "" {
 				t.Fatalf("reply %q, want none", got)
 			}
 		})
 	}
-	t.Run("EOF before newline", func(t *testing.T) {
-		c, err := net.Dial("unix", srv.Path())
+	bubbleStep(t, "EOF before newline", func(t *testing.T) {
+		c, err := srv.Dial()
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
 		_, _ = c.Write([]byte(`{"id":"1","method":"ping","params":{}}`))
-		_ = c.(*net.UnixConn).CloseWrite()
+		_ = closeWrite(c)
 		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 		out, _ := io.ReadAll(c)
 		if len(out) != 0 {
 			t.Fatalf("reply %q, want none", out)
 		}
 	})
-	t.Run("first read timeout", func(t *testing.T) {
-		c, err := net.Dial("unix", srv.Path())
+	bubbleStep(t, "first read timeout", func(t *testing.T) {
+		c, err := srv.Dial()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,10 +91,10 @@ func TestSilentCloses(t *testing.T) {
 			t.Fatalf("reply %q (%v), want a silent close", out, err)
 		}
 	})
-	t.Run("exactly 1 MiB is read", func(t *testing.T) {
+	bubbleStep(t, "exactly 1 MiB is read", func(t *testing.T) {
 		req := []byte(`{"id":"big","method":"ping","params":{}}`)
 		line := append(bytes.Repeat([]byte(" "), sockettest.MaxRequestBytes-len(req)), req...)
-		if got := exchange(t, srv.Path(), append(line, '\n')); !strings.Contains(got, `"pong"`) {
+		if got := exchange(t, srv, append(line, '\n')); !strings.Contains(got, `"pong"`) {
 			t.Fatalf("reply %q, want a pong", got)
 		}
 	})
@@ -117,7 +121,7 @@ func TestInvalidRequests(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := exchange(t, srv.Path(), []byte(tt.line+"\n"))
+			got := exchange(t, srv, []byte(tt.line+"\n"))
 			var resp schema.ErrorResponse
 			if err := jsonx.Unmarshal([]byte(got), &resp); err != nil {
 				t.Fatalf("reply %q: %v", got, err)
@@ -140,7 +144,7 @@ func TestLenientParsing(t *testing.T) {
 		`{"id":"a","method":"ping","params":{}}` + "\r",
 		`{"id":"","method":"agent.list","params":{}}`,
 	} {
-		got := exchange(t, srv.Path(), []byte(line+"\n"))
+		got := exchange(t, srv, []byte(line+"\n"))
 		if strings.Contains(got, "error") || strings.Count(got, "\n") != 1 {
 			t.Errorf("%s → %q, want one success line", line, got)
 		}
@@ -149,7 +153,7 @@ func TestLenientParsing(t *testing.T) {
 
 func TestOneRequestPerConnection(t *testing.T) {
 	srv := simtest.New(t, nil)
-	got := exchange(t, srv.Path(), []byte(`{"id":"1","method":"ping","params":{}}`+"\n"+`{"id":"2","method":"ping","params":{}}`+"\n"))
+	got := exchange(t, srv, []byte(`{"id":"1","method":"ping","params":{}}`+"\n"+`{"id":"2","method":"ping","params":{}}`+"\n"))
 	if strings.Count(got, "\n") != 1 || !strings.Contains(got, `"id":"1"`) {
 		t.Fatalf("reply %q, want only the first request answered", got)
 	}
@@ -177,7 +181,7 @@ func TestPing(t *testing.T) {
 				}
 				s.Capabilities = tt.caps
 			})
-			got := strings.TrimSpace(exchange(t, srv.Path(), []byte(`{"id":"p","method":"ping","params":{}}`+"\n")))
+			got := strings.TrimSpace(exchange(t, srv, []byte(`{"id":"p","method":"ping","params":{}}`+"\n")))
 			if got != tt.want {
 				t.Fatalf("got  %s\nwant %s", got, tt.want)
 			}
@@ -264,10 +268,12 @@ func TestConcurrentClients(t *testing.T) {
 	}
 }
 
-func TestPollRead(t *testing.T) {
-	srv := simtest.New(t, nil, func(s *sockettest.Server) { s.PollRead = true })
+func TestPollRead(t *testing.T) { synctest.Test(t, testPollRead) }
+
+func testPollRead(t *testing.T) {
+	srv := simtest.New(t, nil, sockettest.InMemory, func(s *sockettest.Server) { s.PollRead = true })
 	// A request written at once is usually read at the first poll.
-	c, err := net.Dial("unix", srv.Path())
+	c, err := srv.Dial()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,19 +307,4 @@ func TestServerStop(t *testing.T) {
 	if _, err := c.Ping(ctx); err != nil {
 		t.Fatalf("ping after server.stop: %v", err)
 	}
-}
-
-// FuzzParseRequest: the fast path never accepts a line the exact (serde)
-// path rejects, and agrees with it on what it accepts.
-func FuzzParseRequest(f *testing.F) {
-	f.Add([]byte(`{"id":"1","method":"agent.get","params":{"target":"brain"}}`))
-	f.Add([]byte(`{"id":"1","method":"ping","params":{}}`))
-	f.Add([]byte(`{"ID":"1","method":"ping","params":{}}`))
-	f.Add([]byte(`{"id":"1","method":"agent.rename","params":{"target":"a","name":null}}`))
-	f.Add([]byte(`{"id":"1","method":"agent.wait","params":{"target":"a","until":["idle","bogus"],"timeout_ms":-1}}`))
-	f.Add([]byte(`{"id":"1","method":"events.subscribe","params":{"subscriptions":[{"type":"pane.agent_status_changed","agent_status":"x"}]}}`))
-	f.Add([]byte(`{"id":"1","method":"pane.move","params":{"pane_id":"w1:p1","destination":{"type":"tab","tab_id":"w1:t1","split":"up"}}}`))
-	f.Fuzz(func(t *testing.T, line []byte) {
-		sockettest.CheckParsers(t, line)
-	})
 }

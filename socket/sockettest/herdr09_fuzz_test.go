@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/herdr-link/herdr-link/socket/sockettest/reqcheck"
 )
 
 // FuzzReleaseParse: the second-chance parser of a 0.9 release takes only
@@ -23,7 +25,7 @@ func FuzzReleaseParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		line = bytes.TrimSpace(line)
-		req, perr := parseRequest(line)
+		req, perr := reqcheck.Parse(line)
 		if perr == nil {
 			return
 		}
@@ -34,30 +36,13 @@ func FuzzReleaseParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		var p linkParams
+		var p struct {
+			PaneID *string `json:"pane_id"`
+			Row    *uint16 `json:"viewport_row"`
+			Col    *uint16 `json:"col"`
+		}
 		if got.Method != MethodPaneLinkResolve || json.Unmarshal(got.Params, &p) != nil || p.PaneID == nil || p.Row == nil || p.Col == nil {
 			t.Fatalf("took %+v", got)
-		}
-	})
-}
-
-// FuzzURLAt: a found link covers the column, lies within the line and
-// starts with a scheme.
-func FuzzURLAt(f *testing.F) {
-	f.Add("see https://herdr.dev/docs now", 8)
-	f.Add("http://a http://b", 9)
-	f.Add("ünïcode https://x.y/ü", 12)
-	f.Fuzz(func(t *testing.T, line string, col int) {
-		s, e, ok := urlAt(line, col)
-		if !ok {
-			return
-		}
-		rs := []rune(line)
-		if s < 0 || e >= len(rs) || s > e || col < s || col > e {
-			t.Fatalf("urlAt(%q, %d) = %d, %d", line, col, s, e)
-		}
-		if u := string(rs[s:]); !bytes.HasPrefix([]byte(u), []byte("http://")) && !bytes.HasPrefix([]byte(u), []byte("https://")) {
-			t.Fatalf("urlAt(%q, %d) starts at %q", line, col, u)
 		}
 	})
 }

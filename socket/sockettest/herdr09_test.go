@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
@@ -13,12 +14,13 @@ import (
 	"github.com/herdr-link/herdr-link/socket/sockettest"
 )
 
-// releaseServer starts a server speaking Herdr version v on the default
-// world (no schema check: protocol 22 results are not in the generated
-// protocol-20 schema).
+// releaseServer starts an in-memory server speaking Herdr version v on
+// the default world (no schema check: protocol 22 results are not in the
+// generated protocol-20 schema). Its tests run in synctest bubbles.
 func releaseServer(t *testing.T, v string) *sockettest.Server {
 	t.Helper()
 	s := sockettest.NewUnstartedServer(nil)
+	s.Memory = true
 	s.Tick = 10 * time.Millisecond
 	if err := s.UseHerdr(v); err != nil {
 		t.Fatal(err)
@@ -76,9 +78,11 @@ func TestHerdrReleases(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, v := range []string{"0.8.2", sockettest.NewestHerdr} {
 				want := v != "0.8.2"
-				if got := tc.holds(t, releaseServer(t, v)); got != want {
-					t.Errorf("Herdr %s: property holds = %v, want %v", v, got, want)
-				}
+				synctest.Test(t, func(t *testing.T) {
+					if got := tc.holds(t, releaseServer(t, v)); got != want {
+						t.Errorf("Herdr %s: property holds = %v, want %v", v, got, want)
+					}
+				})
 			}
 		})
 	}

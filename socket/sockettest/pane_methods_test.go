@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/herdr-link/herdr-link/schema"
@@ -102,8 +103,10 @@ func TestListsAndSnapshot(t *testing.T) {
 	}
 }
 
-func TestEvents(t *testing.T) {
-	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
+func TestEvents(t *testing.T) { synctest.Test(t, testEvents) }
+
+func testEvents(t *testing.T) {
+	srv := simtest.New(t, newWorld(t), sockettest.InMemory, func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
 	c := srv.Client()
 	ctx := context.Background()
 	// A closed pane before subscribing is replayed (plain kinds start at 0).
@@ -165,13 +168,15 @@ func TestEvents(t *testing.T) {
 			t.Errorf("Next after Close: %v", err)
 		}
 	}()
-	time.Sleep(20 * time.Millisecond)
+	synctest.Wait() // Next is blocked
 	sub.Close()
 	wg.Wait()
 }
 
-func TestFaultsAndLog(t *testing.T) {
-	srv := simtest.New(t, newWorld(t))
+func TestFaultsAndLog(t *testing.T) { synctest.Test(t, testFaultsAndLog) }
+
+func testFaultsAndLog(t *testing.T) {
+	srv := simtest.New(t, newWorld(t), sockettest.InMemory)
 	c := srv.Client()
 	c.Timeout = 300 * time.Millisecond
 	ctx := context.Background()
@@ -189,7 +194,7 @@ func TestFaultsAndLog(t *testing.T) {
 		{"herdr error", sockettest.Fault{Error: &schema.ErrorBody{Code: "server_unavailable", Message: "request handling failed: x"}}, socket.ErrServerUnavailable},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		bubbleStep(t, tt.name, func(t *testing.T) {
 			srv.SetFault(schema.MethodAgentList, tt.fault)
 			defer srv.SetFault(schema.MethodAgentList, sockettest.Fault{})
 			start := time.Now()
@@ -210,7 +215,8 @@ func TestFaultsAndLog(t *testing.T) {
 	srv.ClearFaults()
 	// An oversized response beyond the client's cap.
 	srv.SetFault(schema.MethodAgentList, sockettest.Fault{OversizeBytes: 2 << 20})
-	small := &socket.Client{Path: srv.Path(), MaxResponseBytes: 1 << 20}
+	small := srv.Client()
+	small.MaxResponseBytes = 1 << 20
 	if _, err := small.AgentList(ctx); !errors.Is(err, socket.ErrResponseTooLarge) {
 		t.Fatalf("oversize: %v", err)
 	}
@@ -239,8 +245,10 @@ func TestFaultsAndLog(t *testing.T) {
 
 // TestCloseAndMoveEvents: the events pane.close and pane.move emit, ids
 // that are never reused, and what a move keeps.
-func TestCloseAndMoveEvents(t *testing.T) {
-	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.Tick = 2 * time.Millisecond })
+func TestCloseAndMoveEvents(t *testing.T) { synctest.Test(t, testCloseAndMoveEvents) }
+
+func testCloseAndMoveEvents(t *testing.T) {
+	srv := simtest.New(t, newWorld(t), sockettest.InMemory, func(s *sockettest.Server) { s.Tick = 2 * time.Millisecond })
 	c := srv.Client()
 	ctx := context.Background()
 	before, _ := c.AgentGet(ctx, "brain")

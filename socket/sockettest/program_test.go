@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/herdr-link/herdr-link/schema"
@@ -80,7 +81,7 @@ func startPrograms(t *testing.T) (*sockettest.Server, *fakeProgram) {
 		t.Fatal(err)
 	}
 	prog := &fakeProgram{enter: "\r", exited: make(chan struct{})}
-	srv := simtest.New(t, w, func(s *sockettest.Server) {
+	srv := simtest.New(t, w, sockettest.InMemory, func(s *sockettest.Server) {
 		s.SubmitDelay = 20 * time.Millisecond
 		s.Programs = func(spec sockettest.CommandSpec, env []string) (sockettest.Program, error) {
 			prog.mu.Lock()
@@ -103,7 +104,9 @@ func waitProg(t *testing.T, what string, ok func() bool) {
 
 // TestProgramSeam: a pane program gets exactly what Herdr writes, in its
 // own modes, and replaces the modelled receiving end (no submissions).
-func TestProgramSeam(t *testing.T) {
+func TestProgramSeam(t *testing.T) { synctest.Test(t, testProgramSeam) }
+
+func testProgramSeam(t *testing.T) {
 	srv, prog := startPrograms(t)
 	ctx := context.Background()
 	if srv.Program("w1:p1") != sockettest.Program(prog) || srv.Program("w1:p2") != nil {
@@ -161,7 +164,9 @@ func TestProgramSeam(t *testing.T) {
 
 // TestProgramExitAndClose: the program exiting is the agent leaving (its
 // screen stays); pane.close closes it.
-func TestProgramExitAndClose(t *testing.T) {
+func TestProgramExitAndClose(t *testing.T) { synctest.Test(t, testProgramExitAndClose) }
+
+func testProgramExitAndClose(t *testing.T) {
 	srv, prog := startPrograms(t)
 	ctx := context.Background()
 	prog.exit()

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/socket/sockettest/herdrstate"
 )
 
 // Pong is what ping reports for one protocol number.
@@ -20,8 +21,8 @@ const (
 )
 
 const (
-	caps20 = `{"live_handoff":true,"detached_server_daemon":true}`
-	caps22 = `{"live_handoff":true,"detached_server_daemon":true,"endpoint_protocol_generation":1,"health_check":true,"surface_interest":true}`
+	caps20 = herdrstate.Caps082
+	caps22 = herdrstate.Caps09
 )
 
 // PongFor returns the ping answer of a Herdr speaking protocol p, for p in

@@ -288,9 +288,11 @@ func TestReceiverWorldKnobs(t *testing.T) {
 // TestReceiverEvents: a delivery shows in Herdr's own signals — a status
 // subscription on the target sees working, then done, as a sender
 // confirming the delivery would.
-func TestReceiverEvents(t *testing.T) {
+func TestReceiverEvents(t *testing.T) { synctest.Test(t, testReceiverEvents) }
+
+func testReceiverEvents(t *testing.T) {
 	w := receiverWorld(t, `{"kind":"pi","name":"a","status":"idle","submit_ms":0,"turn_ms":100}`)
-	srv := simtest.New(t, w, func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond; s.SubmitDelay = 10 * time.Millisecond })
+	srv := simtest.New(t, w, sockettest.InMemory, func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond; s.SubmitDelay = 10 * time.Millisecond })
 	c := srv.Client()
 	ctx := t.Context()
 	sub, err := c.Subscribe(ctx, schema.EventsSubscribeParams{Subscriptions: []schema.Subscription{

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/jsonshape"
@@ -56,7 +57,7 @@ func sameShape(t *testing.T, what string, want, got []byte) {
 func TestRecordedPong(t *testing.T) {
 	want := recorded(t, "pong.json")[0]
 	srv := simtest.New(t, nil)
-	got := strings.TrimSpace(exchange(t, srv.Path(), []byte(`{"id":"cap-ping","method":"ping","params":{}}`+"\n")))
+	got := strings.TrimSpace(exchange(t, srv, []byte(`{"id":"cap-ping","method":"ping","params":{}}`+"\n")))
 	sameShape(t, "pong", want, []byte(got))
 }
 
@@ -70,7 +71,7 @@ func TestRecordedErrors(t *testing.T) {
 		`{"id":"cap-missing","method":"pane.list"}`,
 	}
 	for i, req := range reqs {
-		got := strings.TrimSpace(exchange(t, srv.Path(), []byte(req+"\n")))
+		got := strings.TrimSpace(exchange(t, srv, []byte(req+"\n")))
 		sameShape(t, req, lines[i], []byte(got))
 		// Messages follow the recorded wording up to the values.
 		var w, g schema.ErrorResponse
@@ -95,7 +96,9 @@ func cut(msg string) string {
 // The simulator's event lines have the recorded ones' shape: keys sorted
 // at every level, pane_updated with and without agent and agent_session,
 // and a status subscription's line.
-func TestRecordedEvents(t *testing.T) {
+func TestRecordedEvents(t *testing.T) { synctest.Test(t, testRecordedEvents) }
+
+func testRecordedEvents(t *testing.T) {
 	lines := recorded(t, "events-mixed.ndjson")
 	w, err := sockettest.ParseWorld([]byte(`{"workspaces":[{"id":"w1","tabs":[{"id":"w1:t1","panes":[
 	 {"id":"w1:p1","cwd":"/src/a","title":"OC | task","agent":{"kind":"opencode","status":"working","session":"ses_1"}},
@@ -104,7 +107,7 @@ func TestRecordedEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := simtest.New(t, w, func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
+	srv := simtest.New(t, w, sockettest.InMemory, func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
 	sub, err := srv.Client().Subscribe(context.Background(), schema.EventsSubscribeParams{Subscriptions: []schema.Subscription{
 		{PaneUpdated: &schema.SubscriptionPaneUpdated{}},
 		{PaneAgentStatusChanged: &schema.SubscriptionPaneAgentStatusChanged{PaneID: "w1:p3"}},
@@ -163,7 +166,7 @@ func TestRecordedSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := simtest.New(t, w)
-	got := strings.TrimSpace(exchange(t, srv.Path(), []byte(`{"id":"cap-snapshot","method":"session.snapshot","params":{}}`+"\n")))
+	got := strings.TrimSpace(exchange(t, srv, []byte(`{"id":"cap-snapshot","method":"session.snapshot","params":{}}`+"\n")))
 	sameShape(t, "session.snapshot", rec, []byte(got))
 }
 
@@ -183,7 +186,7 @@ func TestMirrorRoundTrip(t *testing.T) {
 	}
 	snapshot := func(w *sockettest.World) []byte {
 		srv := simtest.New(t, w)
-		return []byte(strings.TrimSpace(exchange(t, srv.Path(), []byte(`{"id":"s","method":"session.snapshot","params":{}}`+"\n"))))
+		return []byte(strings.TrimSpace(exchange(t, srv, []byte(`{"id":"s","method":"session.snapshot","params":{}}`+"\n"))))
 	}
 	a := snapshot(w)
 	for _, want := range []string{`"title":"Fixing"`, `"display_agent":"Claude Code"`, `"state_labels":{"phase":"edit"}`, `"tokens":{"in":"12"}`,

@@ -3,9 +3,9 @@ package sockettest_test
 import (
 	"bufio"
 	"context"
-	"net"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/herdr-link/herdr-link/schema"
@@ -18,8 +18,10 @@ import (
 // not on seen/unseen — so a prompt with wait to an agent whose state never
 // changes answers agent_prompt_stalled even while detection keeps
 // reporting the same status.
-func TestStateChangeSeqOnlyOnChange(t *testing.T) {
-	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) {
+func TestStateChangeSeqOnlyOnChange(t *testing.T) { synctest.Test(t, testStateChangeSeqOnlyOnChange) }
+
+func testStateChangeSeqOnlyOnChange(t *testing.T) {
+	srv := simtest.New(t, newWorld(t), sockettest.InMemory, func(s *sockettest.Server) {
 		s.Tick = 5 * time.Millisecond
 		s.EffectTimeout = 200 * time.Millisecond
 	})
@@ -80,8 +82,10 @@ func TestStateChangeSeqOnlyOnChange(t *testing.T) {
 // TestRevision (issue 10 item 7): revision moves only on title or
 // metadata changes (none of which a prompt, its Enter, a submission, a
 // turn or a status change is), and pane.read always answers revision 0.
-func TestRevision(t *testing.T) {
-	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
+func TestRevision(t *testing.T) { synctest.Test(t, testRevision) }
+
+func testRevision(t *testing.T) {
+	srv := simtest.New(t, newWorld(t), sockettest.InMemory, func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
 	c := srv.Client()
 	ctx := context.Background()
 	w := srv.World
@@ -120,26 +124,31 @@ func TestRevision(t *testing.T) {
 // half-closes (or sends a stray byte) while Herdr is busy still gets the
 // reply. With wait, the same makes Herdr abandon the request silently.
 func TestPromptWithoutWaitAlwaysReplies(t *testing.T) {
-	srv := simtest.New(t, newWorld(t), func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
+	synctest.Test(t, testPromptWithoutWaitAlwaysReplies)
+}
+
+func testPromptWithoutWaitAlwaysReplies(t *testing.T) {
+	srv := simtest.New(t, newWorld(t), sockettest.InMemory, func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
 	send := func(line string, stray bool) string {
 		t.Helper()
-		c, err := net.Dial("unix", srv.Path())
+		c, err := srv.Dial()
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		unlock := sockettest.LockWorld(srv.World) // the app loop is busy
+		// Herdr is busy for a second after reading the request.
+		srv.SetFault(schema.MethodAgentPrompt, sockettest.Fault{Latency: time.Second})
+		defer srv.SetFault(schema.MethodAgentPrompt, sockettest.Fault{})
 		if _, err := c.Write([]byte(line + "\n")); err != nil {
-			unlock()
 			t.Fatal(err)
 		}
 		if stray {
-			_, _ = c.Write([]byte(" "))
+			// In memory a write waits for its reader, and Herdr may never
+			// read the byte: it is written on the side.
+			go func() { _, _ = c.Write([]byte(" ")) }()
 		} else {
-			_ = c.(*net.UnixConn).CloseWrite()
+			_ = closeWrite(c)
 		}
-		time.Sleep(50 * time.Millisecond) // the server sees the close or the byte
-		unlock()
 		_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
 		reply, _ := bufio.NewReader(c).ReadString('\n')
 		return reply
@@ -154,14 +163,14 @@ func TestPromptWithoutWaitAlwaysReplies(t *testing.T) {
 			t.Errorf("wait:null prompt (stray byte %v): reply %q", stray, got)
 		}
 	}
-	// Without holding the app loop: 300 half-closed clients, 300 replies.
+	// Without a busy Herdr: 300 half-closed clients, 300 replies.
 	for i := 0; i < 300; i++ {
-		c, err := net.Dial("unix", srv.Path())
+		c, err := srv.Dial()
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, _ = c.Write([]byte(`{"id":"p","method":"agent.prompt","params":{"target":"far","text":"hi"}}` + "\n"))
-		_ = c.(*net.UnixConn).CloseWrite()
+		_ = closeWrite(c)
 		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		reply, _ := bufio.NewReader(c).ReadString('\n')
 		c.Close()
@@ -171,8 +180,10 @@ func TestPromptWithoutWaitAlwaysReplies(t *testing.T) {
 	}
 	// (A stray byte after a waiting request is the fidelity work of the
 	// same item; the half-close is enough here.)
-	if got := send(`{"id":"p","method":"agent.prompt","params":{"target":"far","text":"hi","wait":{"timeout_ms":5000}}}`, false); got != "" {
-		t.Errorf("prompt with wait, half-closed: reply %q, want none", got)
+	for _, stray := range []bool{false, true} {
+		if got := send(`{"id":"p","method":"agent.prompt","params":{"target":"far","text":"hi","wait":{"timeout_ms":5000}}}`, stray); got != "" {
+			t.Errorf("prompt with wait, stray byte %v: reply %q, want none", stray, got)
+		}
 	}
 }
 
@@ -180,7 +191,9 @@ func TestPromptWithoutWaitAlwaysReplies(t *testing.T) {
 // agent passes the effect gate when the turn starts and answers when it
 // ends; to a stuck one it stalls; a 256 KB prompt to codex starts its turn
 // after the 5 s gate (the observed 14.8 s), so it stalls too.
-func TestPromptWaitThroughTheModel(t *testing.T) {
+func TestPromptWaitThroughTheModel(t *testing.T) { synctest.Test(t, testPromptWaitThroughTheModel) }
+
+func testPromptWaitThroughTheModel(t *testing.T) {
 	w, err := sockettest.ParseWorld([]byte(`{"workspaces":[{"id":"w1","tabs":[{"id":"w1:t1","panes":[
 		{"id":"w1:p1"},
 		{"id":"w1:p2","agent":{"kind":"codex","name":"quick","status":"idle","submit_ms":20,"turn_ms":50}},
@@ -189,7 +202,7 @@ func TestPromptWaitThroughTheModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := simtest.New(t, w, func(s *sockettest.Server) {
+	srv := simtest.New(t, w, sockettest.InMemory, func(s *sockettest.Server) {
 		s.Tick = 5 * time.Millisecond
 		s.SubmitDelay = 10 * time.Millisecond
 		s.EffectTimeout = 300 * time.Millisecond

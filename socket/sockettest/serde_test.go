@@ -7,7 +7,6 @@ import (
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/schema"
-	"github.com/herdr-link/herdr-link/socket/sockettest"
 	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
@@ -51,7 +50,7 @@ func TestSerdeRejections(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := exchange(t, srv.Path(), []byte(tt.line+"\n"))
+			got := exchange(t, srv, []byte(tt.line+"\n"))
 			var resp schema.ErrorResponse
 			if err := jsonx.Unmarshal([]byte(got), &resp); err != nil {
 				t.Fatalf("reply %q: %v", got, err)
@@ -72,38 +71,11 @@ func TestSerdeRejections(t *testing.T) {
 		`{"id":1,"method":"ping","params":{}}`: "invalid request: invalid type: integer `1`, expected a string at line 1 column 7",
 		`not json`:                             "invalid request: expected ident at line 1 column 2",
 	} {
-		got := exchange(t, srv.Path(), []byte(line+"\n"))
+		got := exchange(t, srv, []byte(line+"\n"))
 		var resp schema.ErrorResponse
 		_ = jsonx.Unmarshal([]byte(got), &resp)
 		if resp.Error.Message != want {
 			t.Errorf("%s → %q, want %q", line, resp.Error.Message, want)
 		}
 	}
-}
-
-// The params checker knows every string enum reachable from the params of
-// the methods the simulator implements, and its idea of required fields
-// matches the schema's.
-func TestParamsCheckerCoversSchema(t *testing.T) {
-	if missing := sockettest.UnlistedEnums(); len(missing) > 0 {
-		t.Fatalf("enums without values in the params checker: %v", missing)
-	}
-	for _, m := range sockettest.Implemented() {
-		got, want := sockettest.RequiredFields(m), schema.RequiredParams(m)
-		if strings.Join(sortedCopy(got), ",") != strings.Join(sortedCopy(want), ",") {
-			t.Errorf("%s: checker requires %v, schema %v", m, got, want)
-		}
-	}
-}
-
-func sortedCopy(s []string) []string {
-	out := append([]string(nil), s...)
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if out[j] < out[i] {
-				out[i], out[j] = out[j], out[i]
-			}
-		}
-	}
-	return out
 }

@@ -1,6 +1,7 @@
 package sockettest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket"
+	"github.com/herdr-link/herdr-link/socket/sockettest/herdrstate"
 )
 
 // Herdr 0.8.2's framing constants.
@@ -21,8 +23,8 @@ const (
 	MaxRequestBytes     = 1 << 20
 	FirstReadTimeout    = 5 * time.Second
 	PollInterval        = 100 * time.Millisecond
-	PromptSubmitDelay   = 300 * time.Millisecond
-	PromptEffectTimeout = 5 * time.Second
+	PromptSubmitDelay   = herdrstate.PromptSubmitDelay
+	PromptEffectTimeout = herdrstate.PromptEffectTimeout
 )
 
 // Request is one request line the server received.
@@ -72,6 +74,12 @@ type Server struct {
 	// [CommandSpec]); ptypane.Start runs them in pseudo-terminals. Nil:
 	// a world with pane commands does not start.
 	Programs ProgramStarter
+	// Memory makes Start listen in memory instead of on a socket file:
+	// [Server.Client] and [Server.Dial] reach it, nothing else does, and
+	// its exchanges can run inside a testing/synctest bubble. A pane
+	// program started by Programs cannot reach it (its
+	// HERDR_SOCKET_PATH names no file): use a fake [Program] there.
+	Memory bool
 	// HerdrOnly turns off the simulator-only methods ([SimMethodTurns]):
 	// they are then unknown methods, as in real Herdr.
 	HerdrOnly bool
@@ -120,6 +128,18 @@ func NewServer(w *World) *Server {
 // Start listens on a socket in a new temporary directory (short, so it fits
 // sun_path). It panics on failure, as httptest does.
 func (s *Server) Start() {
+	if s.Memory {
+		s.path = "herdr-sim-memory/herdr.sock"
+		s.protocol.Store(s.Protocol)
+		if err := s.listen(); err != nil {
+			panic(err.Error())
+		}
+		if err := s.startCommands(); err != nil {
+			s.Close()
+			panic(err.Error())
+		}
+		return
+	}
 	dir, err := os.MkdirTemp("", "hs")
 	if err != nil {
 		panic("sockettest: " + err.Error())
@@ -168,6 +188,15 @@ func (s *Server) StartAt(path string) error {
 }
 
 func (s *Server) listen() error {
+	if s.Memory {
+		ln := newMemListener()
+		s.mu.Lock()
+		s.ln = ln
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go s.accept(ln)
+		return nil
+	}
 	ln, err := net.Listen("unix", s.path)
 	if err != nil {
 		return fmt.Errorf("sockettest: listen %s: %w", s.path, err)
@@ -193,6 +222,9 @@ func (s *Server) Path() string { return s.path }
 
 // Client returns a socket client for this server.
 func (s *Server) Client() *socket.Client {
+	if s.Memory {
+		return &socket.Client{Path: s.path, Dial: func(ctx context.Context, _ string) (net.Conn, error) { return s.DialContext(ctx) }}
+	}
 	return &socket.Client{Path: s.path}
 }
 
@@ -260,7 +292,7 @@ func (s *Server) Close() {
 	close(s.done)
 	s.mu.Unlock()
 	// Pane programs first (they may hold connections), bounded.
-	s.World.closePrograms(programCloseLimit)
+	s.World.ClosePrograms(programCloseLimit)
 	s.mu.Lock()
 	if s.ln != nil {
 		s.ln.Close()
@@ -269,9 +301,6 @@ func (s *Server) Close() {
 		c.Close()
 	}
 	s.mu.Unlock()
-	s.World.mu.Lock()
-	s.World.bump()
-	s.World.mu.Unlock()
 	s.wg.Wait()
 	if fi, err := os.Stat(s.path); err == nil && s.inode != 0 && inode(fi) == s.inode {
 		os.Remove(s.path)

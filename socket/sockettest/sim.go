@@ -61,16 +61,9 @@ func parseSimRequest(line []byte) (simRequest, bool) {
 
 // serveSim answers a simulator-only request.
 func (s *Server) serveSim(c net.Conn, req simRequest) {
-	w := s.World
-	w.mu.Lock()
-	p := w.paneByTarget(req.PaneID)
-	var turns []Submission
-	if p != nil {
-		turns = append([]Submission{}, p.term.subs...)
-	}
-	w.mu.Unlock()
+	turns, ok := s.World.Turns(req.PaneID)
 	var line []byte
-	if p == nil {
+	if !ok {
 		line = errorLine(req.ID, "pane_not_found", "pane "+req.PaneID+" not found")
 	} else {
 		line = resultLine(req.ID, SimTurnsResult{Type: "sim_turns", Turns: turns})

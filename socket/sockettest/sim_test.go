@@ -3,6 +3,8 @@ package sockettest
 import (
 	"bytes"
 	"testing"
+
+	"github.com/herdr-link/herdr-link/socket/sockettest/reqcheck"
 )
 
 func TestParseSimRequest(t *testing.T) {
@@ -45,7 +47,7 @@ func FuzzParseSimRequest(f *testing.F) {
 		if r.Method != SimMethodTurns {
 			t.Fatalf("took method %q", r.Method)
 		}
-		if req, err := parseRequest(line); err == nil {
+		if req, err := reqcheck.Parse(line); err == nil {
 			t.Fatalf("took a request Herdr accepts: %+v", req)
 		}
 	})

@@ -3,128 +3,25 @@ package sockettest
 import (
 	"fmt"
 	"net"
-	"strings"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/schema"
+	"github.com/herdr-link/herdr-link/socket/sockettest/reqcheck"
 )
 
-type subState struct {
-	plainKind string // snake_case kind for plain subscriptions
-	cursor    uint64
-	paneID    string // for pane.agent_status_changed
-	filter    *schema.AgentStatus
-	last      schema.AgentStatus
-	pane      *pane
-	initial   []byte // the first event of a filter already matched
-}
-
-// statusLine is the subscription line of a status change.
-func statusLine(ev schema.PaneAgentStatusChangedEvent) []byte {
-	data, _ := jsonx.Marshal(ev)
-	return sortedEnvelope(schema.SubscriptionTagPaneAgentStatusChanged, data)
-}
-
-func (w *World) statusEvent(p *pane) schema.PaneAgentStatusChangedEvent {
-	m := p.term.meta
-	return schema.PaneAgentStatusChangedEvent{PaneID: p.id, WorkspaceID: p.tab.ws.id, AgentStatus: p.term.status(), Agent: p.term.label,
-		Title: m.title, DisplayAgent: m.displayAgent, StateLabels: m.stateLabels}
-}
-
-// pollStatus is one tick of a pane.agent_status_changed subscription, as
-// Herdr polls it (w.mu held): the pane's status events in the hub, one per
-// tick, each one delivered (filtered on the wanted status); the initial
-// event of a filter the pane already matched when nothing happened since;
-// a pane snapshot when the hub has nothing.
-func (w *World) pollStatus(st *subState) []byte {
-	saw := false
-	for _, r := range w.statusEventsAfter(st.paneID, st.cursor) {
-		st.cursor = r.seq
-		saw = true
-		st.last = r.status.AgentStatus
-		if st.filter != nil && *st.filter != r.status.AgentStatus {
-			continue
-		}
-		st.initial = nil
-		return statusLine(schema.PaneAgentStatusChangedEvent{PaneID: r.status.PaneID, WorkspaceID: r.status.WorkspaceID,
-			AgentStatus: r.status.AgentStatus, Agent: r.status.Agent, Title: r.status.Title, DisplayAgent: r.status.DisplayAgent,
-			StateLabels: r.status.StateLabels})
-	}
-	st.cursor = w.events.seq
-	if saw {
-		st.initial = nil
-	} else if st.initial != nil {
-		line := st.initial
-		st.initial = nil
-		return line
-	}
-	if w.paneByTarget(st.paneID) != st.pane {
-		return nil
-	}
-	cur := st.pane.term.status()
-	if cur == st.last {
-		return nil
-	}
-	st.last = cur
-	if st.filter != nil && *st.filter != cur {
-		return nil
-	}
-	return statusLine(w.statusEvent(st.pane))
-}
-
-// specialPaneKinds are the subscriptions that probe a pane first.
-var specialPaneKinds = map[string]bool{
-	schema.SubscriptionTagPaneAgentStatusChanged: true,
-	schema.SubscriptionTagPaneOutputMatched:      true,
-	schema.SubscriptionTagPaneScrollChanged:      true,
-}
-
-func subPaneID(sub schema.Subscription) string {
-	switch {
-	case sub.PaneAgentStatusChanged != nil:
-		return sub.PaneAgentStatusChanged.PaneID
-	case sub.PaneOutputMatched != nil:
-		return sub.PaneOutputMatched.PaneID
-	case sub.PaneScrollChanged != nil:
-		return sub.PaneScrollChanged.PaneID
-	}
-	return ""
-}
-
-func (s *Server) subscribe(c net.Conn, req parsedRequest) {
+// subscribe serves events.subscribe: the world starts the subscriptions
+// (or answers a probe's error), the server answers subscription_started,
+// then writes what each tick's poll finds until the client goes away or
+// the server closes.
+func (s *Server) subscribe(c net.Conn, req reqcheck.Request) {
 	var p schema.EventsSubscribeParams
 	_ = jsonx.Unmarshal(req.Params, &p)
-	w := s.World
-	var subs []*subState
-	w.mu.Lock()
-	for i, sub := range p.Subscriptions {
-		tag := sub.Tag()
-		st := &subState{}
-		if specialPaneKinds[tag] {
-			pid := subPaneID(sub)
-			pn := w.paneByTarget(pid)
-			if pn == nil {
-				w.mu.Unlock()
-				s.reply(c, errorLine(fmt.Sprintf("%s:sub:%d:probe", req.ID, i), "pane_not_found", "pane "+pid+" not found"))
-				return
-			}
-			if tag != schema.SubscriptionTagPaneAgentStatusChanged {
-				continue // accepted, but the simulator produces no such events
-			}
-			st.paneID, st.pane, st.filter, st.last, st.cursor = pn.id, pn, sub.PaneAgentStatusChanged.AgentStatus, pn.term.status(), w.events.seq
-			if st.filter != nil && *st.filter == st.last {
-				st.initial = statusLine(w.statusEvent(pn))
-			}
-		} else {
-			st.plainKind = strings.ReplaceAll(tag, ".", "_")
-			if !w.rel().SubscribeReplays {
-				st.cursor = w.events.seq // 0.9: live events only
-			}
-		}
-		subs = append(subs, st)
+	sub, perr := s.World.Subscribe(p)
+	if perr != nil {
+		s.reply(c, errorLine(fmt.Sprintf("%s:sub:%d:probe", req.ID, perr.Index), perr.Code, perr.Message))
+		return
 	}
-	w.mu.Unlock()
 	s.reply(c, resultLine(req.ID, schema.ResultSubscriptionStarted{Type: schema.ResultTypeSubscriptionStarted}))
 	gone := s.watchGone(c)
 	ticker := time.NewTicker(s.Tick)
@@ -137,22 +34,7 @@ func (s *Server) subscribe(c net.Conn, req parsedRequest) {
 			return
 		case <-ticker.C:
 		}
-		var lines [][]byte
-		w.mu.Lock()
-		for _, st := range subs {
-			if st.plainKind != "" {
-				if r, ok := w.eventAfter(st.plainKind, st.cursor); ok {
-					st.cursor = r.seq
-					lines = append(lines, r.line)
-				}
-				continue
-			}
-			if line := w.pollStatus(st); line != nil {
-				lines = append(lines, line)
-			}
-		}
-		w.mu.Unlock()
-		for _, l := range lines {
+		for _, l := range sub.Poll() {
 			s.check(l)
 			_ = c.SetWriteDeadline(time.Now().Add(5 * time.Second))
 			if _, err := c.Write(append(l, '\n')); err != nil {

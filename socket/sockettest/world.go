@@ -1,282 +1,105 @@
 package sockettest
 
 import (
-	"errors"
-	"fmt"
-	"sort"
-	"strconv"
-	"strings"
-	"sync"
+	"time"
 
 	"github.com/herdr-link/herdr-link/schema"
+	"github.com/herdr-link/herdr-link/socket/sockettest/herdrstate"
+	"github.com/herdr-link/herdr-link/socket/sockettest/program"
+	"github.com/herdr-link/herdr-link/socket/sockettest/receiver"
 )
 
-// World is the simulated session state: workspaces, tabs, panes, terminals
-// and agents. All methods are safe for concurrent use; the server applies
-// requests to it one at a time, as Herdr's app loop does.
-type World struct {
-	mu         sync.Mutex
-	workspaces []*workspace
-	aliases    map[string]*pane // moved-pane aliases, pane.* only
-	focused    *pane
-	unfocused  bool // the outer terminal reported focus loss
-	termSeq    uint64
-	stateSeq   uint64
-	wsSeq      int
-	events     eventRing
-	gen        uint64 // bumped on every state change
-	listGen    uint64 // gen of listCache
-	listCache  []byte // the agent_list result object at listGen
-	// progs counts running pane programs' watchers and closers.
-	progs        sync.WaitGroup
-	closingProgs bool // the server is closing: no new programs
-	clock        Clock
-	// release is the simulated Herdr release (nil: 0.8.2); stalled,
-	// queued and lastSubmit belong to its prompt model (herdr09.go).
-	release    *Release
-	stalled    map[*terminal]bool
-	queued     map[*terminal][]*submission
-	lastSubmit *submission
-}
+// The world a [Server] serves is package herdrstate's; these names keep
+// the simulator usable from one import, as httptest is.
 
-// bump records a state change (w.mu held).
-func (w *World) bump() { w.gen++ }
+// World is the simulated session state (see package herdrstate).
+type World = herdrstate.World
 
-type workspace struct {
-	id       string
-	label    string
-	tabs     []*tab
-	paneSeq  int
-	tabSeq   int
-	tokens   map[string]string
-	worktree *schema.WorkspaceWorktreeInfo
-}
+// The world file (see package herdrstate).
+type (
+	WorldSpec     = herdrstate.WorldSpec
+	WorkspaceSpec = herdrstate.WorkspaceSpec
+	TabSpec       = herdrstate.TabSpec
+	PaneSpec      = herdrstate.PaneSpec
+	AgentSpec     = herdrstate.AgentSpec
+)
 
-type tab struct {
-	id    string
-	label string
-	ws    *workspace
-	panes []*pane
-}
+// The receiving end (see package receiver).
+type (
+	Submission = receiver.Submission
+	Behaviour  = receiver.Behaviour
+)
 
-type pane struct {
-	id      string
-	tab     *tab
-	term    *terminal
-	cwd     string
-	command *CommandSpec // run at server start
-	label   string       // manual label
-}
+// Real programs in panes (see package program).
+type (
+	CommandSpec    = program.Spec
+	Program        = program.Program
+	ProgramStarter = program.Starter
+)
 
-type terminal struct {
-	id               string
-	name             *string
-	label            *string // effective agent label
-	state            schema.AgentStatus
-	seen             bool
-	launch           launchPhase
-	interactiveReady bool
-	notForeground    bool
-	promptFails      bool
-	seq              uint64
-	revision         uint64
-	writes           []string     // every write to the terminal
-	prompts          []string     // the text of each accepted agent.prompt
-	recv             receiver     // the program reading the terminal; nil for a shell
-	subs             []Submission // the turns its agents received
-	prog             Program      // a real program in the terminal (its screen outlives it)
-	title            *string      // terminal title (OSC 0/2)
-	session          *schema.AgentSessionInfo
-	skipDetection    bool
-	meta             metadata // reported by an integration
-}
+// Clocks of a world (see package herdrstate).
+type (
+	Clock     = herdrstate.Clock
+	FakeClock = herdrstate.FakeClock
+)
 
-// metadata is what an integration reported about a pane's agent.
-type metadata struct {
-	title, displayAgent *string
-	stateLabels, tokens map[string]string
-}
+// DefaultWorldJSON is the built-in world file.
+const DefaultWorldJSON = herdrstate.DefaultWorldJSON
 
-type launchPhase int
+// DefaultTurnTime is how long a modelled turn lasts unless configured.
+const DefaultTurnTime = receiver.DefaultTurnTime
 
+// Default terminal size of a command pane.
 const (
-	launchNone launchPhase = iota
-	launchPending
-	launchBlocked
-	launchActive
+	DefaultRows = program.DefaultRows
+	DefaultCols = program.DefaultCols
 )
-
-func (t *terminal) isAgent() bool { return t.name != nil || t.label != nil }
-
-func (t *terminal) status() schema.AgentStatus {
-	if t.state == schema.AgentStatusIdle && !t.seen {
-		return schema.AgentStatusDone
-	}
-	return t.state
-}
-
-// --- lookups (w.mu held) ---
-
-func (w *World) panes() []*pane {
-	var out []*pane
-	for _, ws := range w.workspaces {
-		for _, t := range ws.tabs {
-			out = append(out, t.panes...)
-		}
-	}
-	return out
-}
-
-// paneByID finds a pane by its current id only.
-func (w *World) paneByID(id string) *pane {
-	for _, p := range w.panes() {
-		if p.id == id {
-			return p
-		}
-	}
-	return nil
-}
-
-// paneByTarget resolves pane.* targets: the current id, a moved-pane
-// alias, or a loose form (see paneByLooseID).
-func (w *World) paneByTarget(id string) *pane {
-	if p := w.paneByID(id); p != nil {
-		return p
-	}
-	if p, ok := w.aliases[id]; ok && w.paneByID(p.id) == p {
-		return p
-	}
-	return w.paneByLooseID(id)
-}
-
-func (w *World) workspaceByArg(arg string) *workspace {
-	for _, ws := range w.workspaces {
-		if ws.id == arg {
-			return ws
-		}
-	}
-	// w_<N> and a bare N are 1-based positions (parse_workspace_id).
-	pos := strings.TrimPrefix(arg, "w_")
-	if n, err := strconv.ParseUint(pos, 10, 64); err == nil && n >= 1 && n <= uint64(len(w.workspaces)) {
-		return w.workspaces[n-1]
-	}
-	return nil
-}
-
-// paneByLooseID resolves the other pane id forms parse_pane_id accepts:
-// <ws>:p<n> and <ws>-<decimal n>, <ws> being any workspace argument form
-// and n the pane's public number in that workspace.
-func (w *World) paneByLooseID(id string) *pane {
-	var wsArg string
-	var n uint64
-	if i := strings.LastIndex(id, ":p"); i >= 0 {
-		num, ok := DecodeNumber(id[i+2:])
-		if !ok {
-			return nil
-		}
-		wsArg, n = id[:i], num
-	} else if i := strings.LastIndex(id, "-"); i >= 0 {
-		num, err := strconv.ParseUint(id[i+1:], 10, 64)
-		if err != nil {
-			return nil
-		}
-		wsArg, n = id[:i], num
-	} else {
-		return nil
-	}
-	ws := w.workspaceByArg(wsArg)
-	if ws == nil {
-		return nil
-	}
-	want := ws.id + ":p" + EncodeNumber(n)
-	for _, t := range ws.tabs {
-		for _, p := range t.panes {
-			if p.id == want {
-				return p
-			}
-		}
-	}
-	return nil
-}
-
-func (w *World) tabByID(id string) *tab {
-	for _, ws := range w.workspaces {
-		for _, t := range ws.tabs {
-			if t.id == id {
-				return t
-			}
-		}
-	}
-	return nil
-}
 
 // ErrNoPane is returned by World methods for a pane that does not exist.
-var ErrNoPane = errors.New("sockettest: no such pane")
+var ErrNoPane = herdrstate.ErrNoPane
 
-func (w *World) lockedPane(paneID string) (*pane, error) {
-	p := w.paneByTarget(paneID)
-	if p == nil {
-		return nil, fmt.Errorf("%w: %s", ErrNoPane, paneID)
-	}
-	return p, nil
+// DefaultWorld returns a new copy of the built-in world.
+func DefaultWorld() *World { return herdrstate.DefaultWorld() }
+
+// NewWorld builds a world from spec, on the real clock.
+func NewWorld(spec WorldSpec) (*World, error) { return herdrstate.NewWorld(spec) }
+
+// NewWorldClock builds a world from spec whose agents run on clock (the
+// real clock when nil).
+func NewWorldClock(spec WorldSpec, clock Clock) (*World, error) {
+	return herdrstate.NewWorldClock(spec, clock)
 }
 
-// visible reports (w.mu held) whether the user sees p: it is in the active
-// tab of the active workspace (the focused pane's tab) and the outer
-// terminal is focused.
-func (w *World) visible(p *pane) bool {
-	return w.focused != nil && p.tab == w.focused.tab && !w.unfocused
+// ParseWorld reads a world file.
+func ParseWorld(data []byte) (*World, error) { return herdrstate.ParseWorld(data) }
+
+// LoadWorld reads a world file from path.
+func LoadWorld(path string) (*World, error) { return herdrstate.LoadWorld(path) }
+
+// GeneratedSpec is a synthetic session for benchmarks (see
+// [herdrstate.GeneratedSpec]).
+func GeneratedSpec(agents, workspaces int) (WorldSpec, error) {
+	return herdrstate.GeneratedSpec(agents, workspaces)
 }
 
-// paneOfTerm finds the pane t is in now (w.mu held); nil once closed.
-func (w *World) paneOfTerm(t *terminal) *pane {
-	for _, p := range w.panes() {
-		if p.term == t {
-			return p
-		}
-	}
-	return nil
+// GeneratedWorld builds the world of [GeneratedSpec].
+func GeneratedWorld(agents, workspaces int) (*World, error) {
+	return herdrstate.GeneratedWorld(agents, workspaces)
 }
 
-// PaneIDs returns the current pane ids in layout order.
-func (w *World) PaneIDs() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var ids []string
-	for _, p := range w.panes() {
-		ids = append(ids, p.id)
-	}
-	return ids
+// SpecFromSnapshot returns the world file of a session.snapshot answer.
+func SpecFromSnapshot(snap schema.SessionSnapshot) WorldSpec {
+	return herdrstate.SpecFromSnapshot(snap)
 }
 
-// IDs returns every id of the world, past and present: workspaces, tabs,
-// panes (and their aliases) and terminals. Privacy tests look for these in
-// model-facing text.
-func (w *World) IDs() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	set := map[string]bool{}
-	for _, ws := range w.workspaces {
-		set[ws.id] = true
-		for _, t := range ws.tabs {
-			set[t.id] = true
-			for _, p := range t.panes {
-				set[p.id] = true
-				set[p.term.id] = true
-			}
-		}
-	}
-	for a, p := range w.aliases {
-		set[a] = true
-		set[p.term.id] = true
-	}
-	for _, id := range w.events.ids {
-		set[id] = true
-	}
-	out := make([]string, 0, len(set))
-	for id := range set {
-		out = append(out, id)
-	}
-	sort.Strings(out)
-	return out
-}
+// NewFakeClock returns a fake clock reading start.
+func NewFakeClock(start time.Time) *FakeClock { return herdrstate.NewFakeClock(start) }
+
+// EncodeNumber writes n ≥ 1 in Herdr's bijective base-32 id form.
+func EncodeNumber(n uint64) string { return herdrstate.EncodeNumber(n) }
+
+// DecodeNumber parses an id number written by EncodeNumber.
+func DecodeNumber(s string) (uint64, bool) { return herdrstate.DecodeNumber(s) }
+
+// Kinds lists the agent kinds with a behaviour of their own.
+func Kinds() []string { return receiver.Kinds() }

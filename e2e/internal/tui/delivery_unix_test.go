@@ -61,7 +61,7 @@ func newRig(t *testing.T, h tui.Host) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := simtest.New(t, w, ptypane.Option)
+	srv := simtest.New(t, w, sockettest.WithPrograms(ptypane.Start))
 	r := &rig{h: h, srv: srv, pane: srv.Program(reviewerPane).(*ptypane.Pane), tap: tap, fake: fake}
 	// Herdr detects a turn from the screen; here the model requests say
 	// it: working while any main request is in flight (a host may start

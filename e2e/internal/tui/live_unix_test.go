@@ -82,7 +82,7 @@ func TestTUIRecipes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := simtest.New(t, w, ptypane.Option)
+			srv := simtest.New(t, w, sockettest.WithPrograms(ptypane.Start))
 			pane := srv.Program("w1:p1").(*ptypane.Pane)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()

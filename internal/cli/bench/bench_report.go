@@ -16,13 +16,13 @@ import (
 	"github.com/herdr-link/herdr-link/internal/buildinfo"
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/internal/mcpclient"
-	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/internal/testsupport/lineserver"
 )
 
 // floors measures a bare Unix-socket round trip and a bare process spawn.
 func floors(n int) (sock, spawn time.Duration, err error) {
 	reply := []byte(`{"id":"1","result":{"type":"ok"}}` + "\n")
-	srv, err := sockettest.NewLineServer(func([]byte) []byte { return reply })
+	srv, err := lineserver.New(func([]byte) []byte { return reply })
 	if err != nil {
 		return 0, 0, err
 	}

@@ -69,7 +69,9 @@ func TestServeCommand(t *testing.T) {
 	if out, errOut, code := runCLI(t, "agent", "prompt", "w1:p3", "hello pty"); code != 0 {
 		t.Fatalf("prompt: %d %s %s", code, out, errOut)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	// A real program in a real PTY, in another process: polled, with a
+	// hang guard rather than a timing bound.
+	deadline := time.Now().Add(time.Minute)
 	var text string
 	for time.Now().Before(deadline) {
 		out, _, code := runCLI(t, "pane", "read", "w1:p3")

@@ -62,21 +62,11 @@ func TestTurnsEndToEnd(t *testing.T) {
 		t.Fatalf("no turns yet: exit %d %q %q", code, out, errOut)
 	}
 	sent := []string{"first line\nsecond \"quoted\" line", "then ünïcödé\tand a tab"}
-	for i, text := range sent {
-		if _, errOut, code := runCLI(t, "agent", "prompt", "reviewer", text); code != 0 {
+	// Each prompt waits (server-side) until its turn is over, so the turn
+	// is recorded when the CLI returns: no polling.
+	for _, text := range sent {
+		if _, errOut, code := runCLI(t, "agent", "prompt", "reviewer", text, "--wait", "--timeout", "60000"); code != 0 {
 			t.Fatalf("prompt: exit %d %s", code, errOut)
-		}
-		// Wait for the submission (Enter 300 ms later) before the next.
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			out, _, _ := turnsCmd("w1:p2")
-			if strings.Count(out, "\n") == i+1 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("turn %d never arrived: %q", i, out)
-			}
-			time.Sleep(20 * time.Millisecond)
 		}
 	}
 	out, errOut, code := turnsCmd("w1:p2")
@@ -104,22 +94,11 @@ func TestTurnsEndToEnd(t *testing.T) {
 		prev = at
 	}
 	// A claude pane: the paste tags are part of what the model got.
-	if _, _, code := runCLI(t, "agent", "prompt", "brain", "hi"); code != 0 {
-		t.Fatal("prompt brain")
+	if _, errOut, code := runCLI(t, "agent", "prompt", "brain", "hi", "--wait", "--timeout", "60000"); code != 0 {
+		t.Fatalf("prompt brain: exit %d %s", code, errOut)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		out, _, _ := turnsCmd("w1:p1")
-		if out != "" {
-			if out != `{"at":`+out[6:strings.Index(out, `,"text"`)]+`,"text":"<pasted_content id=\"1\">hi</pasted_content id=\"1\">"}`+"\n" {
-				t.Fatalf("claude turn %q", out)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("claude turn never arrived")
-		}
-		time.Sleep(20 * time.Millisecond)
+	if out, _, _ := turnsCmd("w1:p1"); !strings.HasPrefix(out, `{"at":`) || !strings.HasSuffix(out, `,"text":"<pasted_content id=\"1\">hi</pasted_content id=\"1\">"}`+"\n") {
+		t.Fatalf("claude turn %q", out)
 	}
 	// Errors: unknown pane, bad usage, a shell pane (no turns: empty).
 	if _, errOut, code := turnsCmd("w9:p9"); code != 1 || !strings.Contains(errOut, `"pane_not_found"`) {

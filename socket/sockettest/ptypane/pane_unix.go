@@ -18,7 +18,7 @@ import (
 	"github.com/charmbracelet/x/vt"
 	"github.com/creack/pty"
 
-	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/program"
 )
 
 // Limits of a pane.
@@ -47,7 +47,7 @@ var ErrExited = errors.New("the pane's program has exited")
 // emulator (github.com/charmbracelet/x/vt) keeping its screen and
 // answering its queries (device attributes, cursor position), and a
 // tracker of the input modes Herdr types by. It implements
-// [sockettest.Program].
+// [program.Program].
 type Pane struct {
 	cmd  *exec.Cmd
 	ptmx *os.File
@@ -75,14 +75,14 @@ type Pane struct {
 	wg        sync.WaitGroup // reader, writer, responder
 }
 
-var _ sockettest.Program = (*Pane)(nil)
+var _ program.Program = (*Pane)(nil)
 
 // Start runs spec in a new pseudo-terminal of spec's size (50×200 by
 // default) with exactly the environment env. argv[0] is looked up in
 // env's PATH when it has no slash. The program is a session leader with
 // the terminal as its controlling terminal, so Close can end its whole
 // process group.
-func Start(spec sockettest.CommandSpec, env []string) (sockettest.Program, error) {
+func Start(spec program.Spec, env []string) (program.Program, error) {
 	p, err := StartPane(spec, env)
 	if err != nil {
 		return nil, err
@@ -90,21 +90,17 @@ func Start(spec sockettest.CommandSpec, env []string) (sockettest.Program, error
 	return p, nil
 }
 
-// Option makes a server run pane commands in pseudo-terminals:
-// simtest.New(t, w, ptypane.Option).
-func Option(s *sockettest.Server) { s.Programs = Start }
-
 // StartPane is [Start] returning the concrete pane.
-func StartPane(spec sockettest.CommandSpec, env []string) (*Pane, error) {
+func StartPane(spec program.Spec, env []string) (*Pane, error) {
 	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
 		return nil, errors.New("ptypane: empty argv")
 	}
 	rows, cols := spec.Rows, spec.Cols
 	if rows == 0 {
-		rows = sockettest.DefaultRows
+		rows = program.DefaultRows
 	}
 	if cols == 0 {
-		cols = sockettest.DefaultCols
+		cols = program.DefaultCols
 	}
 	path, err := lookPath(spec.Argv[0], env)
 	if err != nil {

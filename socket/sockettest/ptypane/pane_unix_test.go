@@ -57,7 +57,7 @@ func ctxT(t *testing.T, d time.Duration) context.Context {
 // start serves helperWorld(mode) and waits until the helper is armed.
 func start(t *testing.T, mode string) (*sockettest.Server, *ptypane.Pane) {
 	t.Helper()
-	srv := simtest.New(t, helperWorld(t, mode), ptypane.Option)
+	srv := simtest.New(t, helperWorld(t, mode), sockettest.WithPrograms(ptypane.Start))
 	pane, ok := srv.Program(paneID).(*ptypane.Pane)
 	if !ok {
 		t.Fatalf("pane %s runs no ptypane program: %T", paneID, srv.Program(paneID))
@@ -235,7 +235,7 @@ func TestCloseEndsTheProgram(t *testing.T) {
 // TestRunCommand starts a program in an existing pane at run time, and
 // refuses bad commands and a second program.
 func TestRunCommand(t *testing.T) {
-	srv := simtest.New(t, helperWorld(t, ""), ptypane.Option)
+	srv := simtest.New(t, helperWorld(t, ""), sockettest.WithPrograms(ptypane.Start))
 	if err := srv.RunCommand(paneID, sockettest.CommandSpec{}); err == nil {
 		t.Fatal("empty argv accepted")
 	}
