@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bytes"
 	"errors"
+	"slices"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/link"
@@ -22,7 +23,34 @@ var (
 	errSendArgs   = errors.New(`send needs {"to": string, "message": string, "reply_to"?: string}`)
 	errCloseArgs  = errors.New(`close needs {"agent": string}`)
 	errAction     = errors.New(`action must be one of "activate", "peers", "send", "close"`)
+
+	// A key the tool does not take (keys match exactly: "To" is not "to").
+	errPeersKeys   = errors.New(`peers takes no arguments (keys match exactly)`)
+	errSendKeys    = errors.New(`send takes only "to", "message" and "reply_to" (keys match exactly)`)
+	errCloseKeys   = errors.New(`close takes only "agent" (keys match exactly)`)
+	errGatewayKeys = errors.New(`herdr_link takes only "action", "arguments", "to", "message", "reply_to" and "agent" (keys match exactly)`)
 )
+
+// actionKeys are the argument keys of each action.
+var actionKeys = map[string][]string{
+	"peers": nil,
+	"send":  {"to", "message", "reply_to"},
+	"close": {"agent"},
+}
+
+var keysErr = map[string]error{"peers": errPeersKeys, "send": errSendKeys, "close": errCloseKeys}
+
+var gatewayKeys = []string{"action", "arguments", "to", "message", "reply_to", "agent"}
+
+// only reports whether every key of a is one of keys.
+func (a rawArgs) only(keys []string) bool {
+	for k := range a {
+		if !slices.Contains(keys, k) {
+			return false
+		}
+	}
+	return true
+}
 
 type rawArgs map[string]jsonx.RawMessage
 
@@ -72,8 +100,11 @@ func parseClose(a rawArgs) (string, error) {
 	return agent, nil
 }
 
-func parseAction(c *parsedCall, action string, a rawArgs) error {
+func parseAction(c *parsedCall, action string, a rawArgs, checkKeys bool) error {
 	c.action = action
+	if keys, ok := actionKeys[action]; ok && checkKeys && !a.only(keys) {
+		return keysErr[action]
+	}
 	switch action {
 	case "peers":
 		return nil
@@ -97,13 +128,17 @@ func parseCall(tool string, raw jsonx.RawMessage) (parsedCall, error) {
 	}
 	switch tool {
 	case ToolPeers:
-		return c, parseAction(&c, "peers", a)
+		return c, parseAction(&c, "peers", a, true)
 	case ToolSend:
-		return c, parseAction(&c, "send", a)
+		return c, parseAction(&c, "send", a, true)
 	case ToolClose:
-		return c, parseAction(&c, "close", a)
+		return c, parseAction(&c, "close", a, true)
 	}
-	// The gateway.
+	// The gateway: its own keys at the top level, the action's keys when
+	// nested under "arguments".
+	if !a.only(gatewayKeys) {
+		return c, errGatewayKeys
+	}
 	action, _, err := a.str("action")
 	if err != nil {
 		return c, errAction
@@ -112,11 +147,12 @@ func parseCall(tool string, raw jsonx.RawMessage) (parsedCall, error) {
 		c.action = "activate"
 		return c, nil
 	}
-	inner := a
+	inner, nested := a, false
 	if v, ok := a["arguments"]; ok && string(bytes.TrimSpace(v)) != "null" {
 		if inner, err = objectArgs(v); err != nil {
 			return c, err
 		}
+		nested = true
 	}
-	return c, parseAction(&c, action, inner)
+	return c, parseAction(&c, action, inner, nested)
 }

@@ -92,26 +92,6 @@ func TestEOFAnswersRequestsAlreadyRead(t *testing.T) {
 	}
 }
 
-// A broken output ends the session: Serve returns even though the input
-// stays open.
-func TestBrokenOutputEndsSession(t *testing.T) {
-	inR, inW := io.Pipe()
-	defer inW.Close()
-	outR, outW := io.Pipe()
-	outR.Close()
-	done := make(chan error, 1)
-	go func() { done <- mcpserver.Serve(context.Background(), inR, outW, mcpserver.Options{}) }()
-	go func() { _, _ = inW.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Serve kept running with a broken output")
-	}
-}
-
 // The repro of issue 11 item 1 end to end: an unnamed caller, the start-up
 // bootstrap and eight concurrent peers calls rename once, and every call
 // reports the name Herdr has.
@@ -145,4 +125,62 @@ func TestStartupConcurrentPeersRenameOnce(t *testing.T) {
 			t.Fatalf("round %d: %d renames, names %v, herdr has %v", round, renames, names, a.Name)
 		}
 	}
+}
+
+// Parameter keys match exactly, as argument keys do: a key in another
+// case is not the parameter (goccy, like encoding/json, would fold case),
+// and tools/call names the key it does not take.
+func TestParamKeysMatchExactly(t *testing.T) {
+	const (
+		notName = `{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Invalid params: tools/call takes no parameter \"NAME\" (keys match exactly: \"name\", \"arguments\", \"_meta\")"}}`
+		notArgs = `{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Invalid params: tools/call takes no parameter \"Arguments\" (keys match exactly: \"name\", \"arguments\", \"_meta\")"}}`
+	)
+	tests := []struct {
+		name, params, want string
+	}{
+		{"name in capitals", `{"NAME":"herdr_link_peers"}`, notName},
+		{"name and a folded twin", `{"name":"herdr_link_peers","NAME":"herdr_link_close"}`, notName},
+		{"arguments capitalised", `{"name":"herdr_link_send","Arguments":{"to":"reviewer","message":"x"}}`, notArgs},
+		{"unknown key", `{"name":"herdr_link_peers","extra":1}`,
+			`{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Invalid params: tools/call takes no parameter \"extra\" (keys match exactly: \"name\", \"arguments\", \"_meta\")"}}`},
+		{"_meta is a parameter", `{"name":"herdr_link_peers","_meta":{"progressToken":1}}`, `"peers"`},
+		// Argument keys: a wrong-case optional key is refused, not dropped.
+		{"send Reply_To", `{"name":"herdr_link_send","arguments":{"to":"reviewer","message":"x","Reply_To":"hl_a_b"}}`,
+			`"INVALID_ARGUMENT: send takes only \"to\", \"message\" and \"reply_to\" (keys match exactly)"`},
+		{"peers with an argument", `{"name":"herdr_link_peers","arguments":{"all":true}}`, `"INVALID_ARGUMENT: peers takes no arguments (keys match exactly)"`},
+		{"gateway To", `{"name":"herdr_link","arguments":{"action":"send","To":"reviewer","message":"x"}}`,
+			`"INVALID_ARGUMENT: herdr_link takes only \"action\", \"arguments\", \"to\", \"message\", \"reply_to\" and \"agent\" (keys match exactly)"`},
+		{"gateway nested Agent", `{"name":"herdr_link","arguments":{"action":"close","arguments":{"Agent":"reviewer"}}}`,
+			`"INVALID_ARGUMENT: close takes only \"agent\" (keys match exactly)"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := start(t, hopt{})
+			h.call(1, "initialize", `{"protocolVersion":"2025-06-18"}`)
+			h.call(2, "tools/call", `{"name":"herdr_link"}`)
+			out := h.call(3, "tools/call", tt.params)
+			if l := out[len(out)-1]; l != tt.want && !(tt.want[0] == '"' && strings.Contains(l, tt.want)) {
+				t.Fatalf("got  %s\nwant %s", l, tt.want)
+			}
+		})
+	}
+	// initialize: a protocolVersion key in another case is no protocol
+	// version, so the newest revision is answered.
+	h := start(t, hopt{})
+	out := h.call(1, "initialize", `{"PROTOCOLVERSION":"2024-11-05"}`)
+	if !strings.Contains(out[0], `"protocolVersion":"2025-11-25"`) {
+		t.Fatalf("initialize folded the case of protocolVersion: %s", out[0])
+	}
+	// notifications/cancelled: REQUESTID is not requestId. The call stays
+	// in flight, so its id is still taken.
+	h.call(2, "tools/call", `{"name":"herdr_link"}`)
+	h.srv.SetFault(schema.MethodAgentList, sockettest.Fault{Hang: true})
+	h.send(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"herdr_link_peers"}}`)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"REQUESTID":9}}`)
+	h.send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+	if l := h.next(); !strings.Contains(l, `"id":9,"error":{"code":-32600`) {
+		t.Fatalf("a cancellation with a folded key cancelled the call: %s", l)
+	}
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}`)
+	h.quiet()
 }

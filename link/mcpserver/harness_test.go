@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -280,23 +279,5 @@ func TestGoldenTranscripts(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			runTranscript(t, filepath.Join("testdata", tt.file), tt.o)
 		})
-	}
-}
-
-// untilHerdrGot waits until the simulator has received a request for
-// method ("": any): a call is then in flight, without guessing how long
-// that takes.
-func (h *harness) untilHerdrGot(t testing.TB, method string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	got := func() bool {
-		m := h.srv.Methods()
-		return method == "" && len(m) > 0 || slices.Contains(m, method)
-	}
-	for !got() {
-		if time.Now().After(deadline) {
-			t.Fatalf("Herdr never received %s", method)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

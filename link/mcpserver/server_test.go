@@ -39,44 +39,6 @@ func TestInitializeRevisions(t *testing.T) {
 	}
 }
 
-// Initialize and tools/list never wait on Herdr, even a hung one.
-func TestStartupNeverWaitsOnHerdr(t *testing.T) {
-	h := start(t, hopt{pane: "w1:p3", opts: func(o *mcpserver.Options) { o.Bootstrap = true }})
-	h.srv.SetFault("", sockettest.Fault{Hang: true})
-	start := time.Now()
-	h.call(1, "initialize", `{"protocolVersion":"2025-06-18"}`)
-	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	h.call(2, "tools/list", "")
-	if el := time.Since(start); el > 500*time.Millisecond {
-		t.Fatalf("start-up took %v against a hung Herdr", el)
-	}
-}
-
-func TestBootstrapOnStart(t *testing.T) {
-	h := start(t, hopt{pane: "w1:p3", opts: func(o *mcpserver.Options) { o.Bootstrap = true }})
-	h.call(1, "initialize", `{"protocolVersion":"2025-06-18"}`)
-	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if a, _ := h.world.Agent("w1:p3"); a.Name != nil && strings.HasPrefix(*a.Name, "hl-") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the unnamed occupant was not named at start-up")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	renames := 0
-	for _, m := range h.srv.Methods() {
-		if m == schema.MethodAgentRename {
-			renames++
-		}
-	}
-	if renames != 1 {
-		t.Fatalf("%d renames", renames)
-	}
-}
-
 func TestActivation(t *testing.T) {
 	forms := []struct {
 		name, tool, args string

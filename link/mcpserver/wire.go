@@ -10,8 +10,9 @@ import (
 // functions of this file, with one encoder (jsonx: goccy/go-json, HTML
 // escaping off, so "<name>" stays "<name>") and one key order: "jsonrpc"
 // first, then "id", then "result" or "error" (responses) or "method" and
-// "params" (notifications). jsonrpc2 reads and dispatches; it writes
-// nothing (the handler never calls its Reply or Notify).
+// "params" (notifications). The handler answers through the jsonrpc2
+// connection (SendResponse, ReplyWithError, Notify); the stream turns the
+// message the connection writes into one of these lines (stream.go).
 
 var (
 	linePrefix   = []byte(`{"jsonrpc":"2.0","id":`)

@@ -1,5 +1,7 @@
 package mcpserver
 
+import "sync"
+
 // workers run tool calls. A call used to start a goroutine of its own,
 // which grew its stack through the JSON decoders on every call (4–5 % of
 // a peers call's CPU time in the profile); a worker keeps its grown stack
@@ -9,6 +11,7 @@ package mcpserver
 type workers struct {
 	ch   chan func()
 	done chan struct{}
+	wg   sync.WaitGroup
 }
 
 func newWorkers() *workers {
@@ -20,11 +23,13 @@ func (w *workers) run(f func()) {
 	select {
 	case w.ch <- f:
 	default:
+		w.wg.Add(1)
 		go w.loop(f)
 	}
 }
 
 func (w *workers) loop(f func()) {
+	defer w.wg.Done()
 	for {
 		f()
 		select {
@@ -35,5 +40,9 @@ func (w *workers) loop(f func()) {
 	}
 }
 
-// stop ends the idle workers (and each busy one when its call returns).
-func (w *workers) stop() { close(w.done) }
+// stop ends the workers and waits for them: each idle one at once, each
+// busy one when its call returns.
+func (w *workers) stop() {
+	close(w.done)
+	w.wg.Wait()
+}

@@ -1,0 +1,399 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/link"
+)
+
+type inflight struct {
+	cancel    context.CancelFunc
+	cancelled bool
+}
+
+type handler struct {
+	stream  *stream
+	workers *workers
+	opt     Options
+	log     *slog.Logger
+	ctx     context.Context
+	bootCtx context.Context // the start-up bootstrap's lifetime
+
+	mu          sync.Mutex
+	revision    string
+	initialized bool // initialize was answered
+	active      bool
+	bootOnce    sync.Once
+	inflight    map[jsonrpc2.ID]*inflight // by connection id (unique, see idTable)
+	calls       tracker                   // tool calls and the bootstrap running
+	shutdown    bool
+
+	// contractSent: the Communication Contract went out with a result
+	// (guarded by mu).
+	contractSent bool
+}
+
+func (h *handler) structured() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.revision >= "2025-06-18"
+}
+
+// closeIntake stops starting new tool calls; those still arriving are
+// dropped unanswered (the client is gone or going).
+func (h *handler) closeIntake() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.shutdown = true
+}
+
+func (h *handler) cancelAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.shutdown = true
+	for _, f := range h.inflight {
+		f.cancel()
+	}
+}
+
+// Handle is the connection's jsonrpc2.Handler. It runs in the
+// connection's read loop, not wrapped in jsonrpc2.AsyncHandler: protocol
+// messages (initialize, tools/list, ping, activation, cancellation) are
+// handled in arrival order and answered at once, and tool work is handed
+// to the workers (workers.go), so nothing here waits on Herdr and a ping
+// is never behind a tool call.
+func (h *handler) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.log.Error("mcp: handler panic", "method", req.Method, "panic", p, "stack", string(debug.Stack()))
+			if !req.Notif {
+				h.respondError(conn, req.ID, codeInternalError, "Internal error")
+			}
+		}
+	}()
+	if h.opt.beforeHandle != nil {
+		h.opt.beforeHandle(req.Method)
+	}
+	if req.Notif {
+		h.notification(req)
+		return
+	}
+	h.mu.Lock()
+	initialized := h.initialized
+	h.mu.Unlock()
+	switch req.Method {
+	case "initialize":
+		if initialized {
+			// The MCP lifecycle has one initialize per session; a second
+			// one would change the negotiated revision mid-session.
+			h.respondError(conn, req.ID, codeInvalidRequest, "Invalid Request: this session is already initialized; initialize is sent once")
+			return
+		}
+		h.initialize(conn, req)
+	case "ping":
+		h.respond(conn, req.ID, struct{}{})
+	case "tools/list", "tools/call":
+		if !initialized {
+			h.respondError(conn, req.ID, codeInvalidRequest, "Invalid Request: "+req.Method+" before initialize; a session starts with initialize")
+			return
+		}
+		if req.Method == "tools/call" {
+			h.toolsCall(conn, req)
+			return
+		}
+		h.mu.Lock()
+		active := h.active
+		h.mu.Unlock()
+		h.respond(conn, req.ID, struct {
+			Tools any `json:"tools"`
+		}{toolList(h.opt.Link != nil, active, h.structured())})
+	default:
+		h.respondError(conn, req.ID, codeMethodNotFound, "Method not found: "+req.Method)
+	}
+}
+
+func (h *handler) notification(req *jsonrpc2.Request) {
+	switch req.Method {
+	case "notifications/cancelled":
+		m, _ := paramMap(req.Params)
+		raw, ok := m["requestId"]
+		if !ok {
+			return
+		}
+		// Ids in flight are unique (the stream refuses duplicates), so the
+		// cancellation reaches exactly the live request with that id; the
+		// id is free for the client at once.
+		id, ok := h.stream.cancel(raw)
+		if !ok {
+			return
+		}
+		h.mu.Lock()
+		if f, ok := h.inflight[id]; ok {
+			f.cancelled = true
+			f.cancel()
+		}
+		h.mu.Unlock()
+		var reason string
+		_ = jsonx.Unmarshal(m["reason"], &reason)
+		h.log.Debug("mcp: cancelled", "id", string(raw), "reason", reason)
+	case "notifications/initialized":
+		h.mu.Lock()
+		initialized := h.initialized
+		h.mu.Unlock()
+		if initialized {
+			h.startBootstrap()
+		}
+	}
+}
+
+func (h *handler) startBootstrap() {
+	if !h.opt.Bootstrap || h.opt.Link == nil {
+		return
+	}
+	h.bootOnce.Do(func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.shutdown {
+			return
+		}
+		h.calls.add()
+		go func() {
+			defer h.calls.done()
+			// Bootstrap bounds itself with the Link's call deadline.
+			name, err := h.opt.Link.Bootstrap(h.bootCtx)
+			if err != nil {
+				h.log.Info("start-up self bootstrap did not name this agent", "err", err)
+				return
+			}
+			h.log.Info("start-up self bootstrap", "name", name)
+		}()
+	})
+}
+
+func (h *handler) initialize(conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	// Keys match exactly; a key this server does not read is ignored, so
+	// that a newer client still connects.
+	var p struct{ protocolVersion, clientName, clientVersion string }
+	m, _ := paramMap(req.Params)
+	_ = jsonx.Unmarshal(m["protocolVersion"], &p.protocolVersion)
+	if ci, err := rawMap(m["clientInfo"]); err == nil {
+		_ = jsonx.Unmarshal(ci["name"], &p.clientName)
+		_ = jsonx.Unmarshal(ci["version"], &p.clientVersion)
+	}
+	rev := latestRevision
+	for _, r := range revisions {
+		if r == p.protocolVersion {
+			rev = r
+		}
+	}
+	h.mu.Lock()
+	h.revision = rev
+	h.initialized = true
+	h.mu.Unlock()
+	// Batches exist only in revision 2025-03-26.
+	h.stream.batches.Store(rev == "2025-03-26")
+	h.log.Info("mcp: initialize", "client", p.clientName, "client_version", p.clientVersion, "asked", p.protocolVersion, "revision", rev, "in_herdr", h.opt.Link != nil)
+	version := h.opt.Version
+	if version == "" {
+		version = "dev"
+	}
+	res := initializeResult{ProtocolVersion: rev, ServerInfo: serverInfo{Name: "herdr-link", Title: "Herdr Link", Version: version}}
+	res.Capabilities.Tools.ListChanged = true
+	if h.opt.Link != nil {
+		res.Instructions = instructionsInHerdr
+	} else {
+		res.Instructions = h.outside()
+		h.log.Warn("herdr-link: " + h.outside())
+	}
+	h.respond(conn, req.ID, res)
+	// Hosts that skip notifications/initialized still get the bootstrap.
+	h.startBootstrap()
+}
+
+// initializeResult is initialize's result, in the specification's order.
+type initializeResult struct {
+	ProtocolVersion string `json:"protocolVersion"`
+	Capabilities    struct {
+		Tools struct {
+			ListChanged bool `json:"listChanged"`
+		} `json:"tools"`
+	} `json:"capabilities"`
+	ServerInfo   serverInfo `json:"serverInfo"`
+	Instructions string     `json:"instructions"`
+}
+
+type serverInfo struct {
+	Name    string `json:"name"`
+	Title   string `json:"title"`
+	Version string `json:"version"`
+}
+
+func (h *handler) toolsCall(conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	p, msg := callParams(req.Params)
+	if msg != "" {
+		h.respondError(conn, req.ID, codeInvalidParams, msg)
+		return
+	}
+	if !knownTool(p.name) {
+		h.respondError(conn, req.ID, codeInvalidParams, "Unknown tool: "+p.name)
+		return
+	}
+	if h.opt.Link == nil {
+		h.respond(conn, req.ID, errorResult(link.ErrNotInHerdr.Code, h.outside()))
+		return
+	}
+	call, perr := parseCall(p.name, p.arguments)
+	// Any call of a herdr-link tool activates the connection, once.
+	h.activate(conn)
+	if perr != nil {
+		h.respond(conn, req.ID, h.withContract(errorResult(link.InvalidArgument, perr.Error())))
+		return
+	}
+	if call.action == "activate" {
+		h.respond(conn, req.ID, h.success(activationResult(h.claimContract())))
+		return
+	}
+	tctx, cancel := context.WithCancel(h.ctx)
+	f := &inflight{cancel: cancel}
+	h.mu.Lock()
+	if h.shutdown {
+		h.mu.Unlock()
+		cancel()
+		h.stream.forget(req.ID)
+		return
+	}
+	h.inflight[req.ID] = f
+	h.calls.add()
+	h.mu.Unlock()
+	h.workers.run(func() {
+		defer h.calls.done()
+		defer cancel()
+		res := h.run(tctx, call)
+		h.mu.Lock()
+		delete(h.inflight, req.ID)
+		cancelled := f.cancelled
+		h.mu.Unlock()
+		if cancelled {
+			h.stream.forget(req.ID)
+			return // the client cancelled: no response
+		}
+		h.respond(conn, req.ID, h.withContract(res))
+	})
+}
+
+// activate switches the connection to the active surface and notifies the
+// client, before the activating call's response.
+func (h *handler) activate(conn *jsonrpc2.Conn) {
+	h.mu.Lock()
+	was := h.active
+	h.active = true
+	h.mu.Unlock()
+	if !was {
+		h.log.Info("mcp: activated")
+		if err := conn.Notify(h.ctx, "notifications/tools/list_changed", nil); err != nil {
+			h.log.Debug("mcp: cannot notify", "err", err)
+		}
+	}
+}
+
+// respond answers request id with result, encoded once by the one wire
+// encoder (jsonx), through the connection. Not conn.Reply: it encodes with
+// encoding/json, which escapes "<" and ">" in the tool descriptions. The
+// connection serializes its writes, so ordering (list_changed before the
+// activating response) holds.
+func (h *handler) respond(conn *jsonrpc2.Conn, id jsonrpc2.ID, result any) {
+	b, err := jsonx.Marshal(result)
+	if err != nil {
+		h.log.Error("mcp: cannot encode a result", "err", err)
+		h.respondError(conn, id, codeInternalError, "Internal error")
+		return
+	}
+	raw := json.RawMessage(b)
+	if err := conn.SendResponse(h.ctx, &jsonrpc2.Response{ID: id, Result: &raw}); err != nil {
+		h.log.Debug("mcp: cannot answer", "err", err)
+	}
+}
+
+// respondError answers request id with a JSON-RPC error.
+func (h *handler) respondError(conn *jsonrpc2.Conn, id jsonrpc2.ID, code int, msg string) {
+	if err := conn.ReplyWithError(h.ctx, id, &jsonrpc2.Error{Code: int64(code), Message: msg}); err != nil {
+		h.log.Debug("mcp: cannot answer", "err", err)
+	}
+}
+
+// run executes a tool call and turns its outcome into a tool result.
+func (h *handler) run(ctx context.Context, c parsedCall) (res toolResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.log.Error("mcp: tool panic", "tool", c.tool, "panic", p, "stack", string(debug.Stack()))
+			res = errorResult(link.NotInHerdr, "herdr-link failed internally")
+		}
+	}()
+	l := h.opt.Link
+	start := time.Now()
+	var out any
+	var err error
+	switch c.action {
+	case "peers":
+		out, err = l.Peers(ctx)
+	case "send":
+		out, err = l.Send(ctx, c.send)
+	case "close":
+		out, err = l.Close(ctx, c.agent)
+	default:
+		err = fmt.Errorf("unknown action %q", c.action)
+	}
+	h.log.Debug("mcp: tool call", "tool", c.tool, "action", c.action, "took", time.Since(start), "err", err)
+	if err != nil {
+		var le *link.Error
+		if errors.As(err, &le) {
+			if cause := errors.Unwrap(le); cause != nil {
+				h.log.Info("mcp: tool failed", "tool", c.tool, "code", le.Code, "cause", cause)
+			}
+			return toolResult{Content: []content{{Type: "text", Text: le.Error()}}, IsError: true}
+		}
+		h.log.Error("mcp: unclassified failure", "err", err)
+		return errorResult(link.NotInHerdr, "herdr-link failed internally")
+	}
+	// Encoded once: the text content and structuredContent are the same
+	// bytes.
+	b, err := jsonx.Marshal(out)
+	if err != nil {
+		h.log.Error("mcp: cannot encode a tool result", "err", err)
+		return errorResult(link.NotInHerdr, "herdr-link failed internally")
+	}
+	return h.success(string(b), jsonx.RawMessage(b))
+}
+
+type content struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type toolResult struct {
+	Content           []content `json:"content"`
+	StructuredContent any       `json:"structuredContent,omitempty"`
+	IsError           bool      `json:"isError,omitempty"`
+}
+
+func (h *handler) success(text string, structured any) toolResult {
+	r := toolResult{Content: []content{{Type: "text", Text: text}}}
+	if h.structured() {
+		r.StructuredContent = structured
+	}
+	return r
+}
+
+func errorResult(code link.Code, detail string) toolResult {
+	return toolResult{Content: []content{{Type: "text", Text: string(code) + ": " + detail}}, IsError: true}
+}
