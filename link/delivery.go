@@ -83,7 +83,7 @@ func ConfirmBudget(n int) time.Duration {
 // submitted only on a new turn, else unconfirmed).
 func WorkingBehaviour(kind string) string {
 	switch kind {
-	case "claude", "opencode", "pi", "omp":
+	case "claude", "opencode", "pi", "omp", "gemini", "qwen", "copilot":
 		return DeliveryQueued
 	case "codex":
 		return DeliveryInterrupting

@@ -123,10 +123,10 @@ func TestDeliveryValues(t *testing.T) {
 		{"working opencode queues", "opencode", "working", nil, link.DeliveryConfirm, link.DeliveryQueued, 0},
 		{"working codex is interrupted", "codex", "working", nil, link.DeliveryConfirm, link.DeliveryInterrupting, 0},
 		{"stuck composer", "claude", "idle", nil, link.DeliveryConfirm, link.DeliveryUnconfirmed, link.ConfirmBudget(600)},
-		{"working unknown kind that stays working", "gemini", "working", nil, link.DeliveryConfirm, link.DeliveryUnconfirmed, link.ConfirmBudget(600)},
-		{"working unknown kind: turn ends, then a new one", "gemini", "working", after(500*time.Millisecond, "idle", "working"), link.DeliveryConfirm, link.DeliverySubmitted, 550 * time.Millisecond},
-		{"working unknown kind: turn ends, a new one seen later", "gemini", "working", slow(500*time.Millisecond, "idle", "working"), link.DeliveryConfirm, link.DeliverySubmitted, 1050 * time.Millisecond},
-		{"working unknown kind: turn ends, nothing follows", "gemini", "working", after(500*time.Millisecond, "idle"), link.DeliveryConfirm, link.DeliveryUnconfirmed, link.ConfirmBudget(600)},
+		{"working unknown kind that stays working", "kimi", "working", nil, link.DeliveryConfirm, link.DeliveryUnconfirmed, link.ConfirmBudget(600)},
+		{"working unknown kind: turn ends, then a new one", "kimi", "working", after(500*time.Millisecond, "idle", "working"), link.DeliveryConfirm, link.DeliverySubmitted, 550 * time.Millisecond},
+		{"working unknown kind: turn ends, a new one seen later", "kimi", "working", slow(500*time.Millisecond, "idle", "working"), link.DeliveryConfirm, link.DeliverySubmitted, 1050 * time.Millisecond},
+		{"working unknown kind: turn ends, nothing follows", "kimi", "working", after(500*time.Millisecond, "idle"), link.DeliveryConfirm, link.DeliveryUnconfirmed, link.ConfirmBudget(600)},
 		{"fast", "claude", "idle", after(300*time.Millisecond, "working"), link.DeliveryFast, link.DeliveryUnconfirmed, 0},
 	}
 	for _, tt := range tests {
