@@ -73,7 +73,7 @@ bench-go COUNT="10":
 fuzz SECONDS="20":
     bash scripts/fuzz.sh {{SECONDS}}
 
-# real agent hosts (Claude Code, Codex, OpenCode) end to end against a fake model; installs pinned hosts into ~/.cache/herdr-link-hosts
+# real agent hosts (Claude Code, Codex, OpenCode, Pi, Gemini CLI, Qwen Code, Copilot CLI) end to end against a fake model; installs pinned hosts into ~/.cache/herdr-link-hosts
 hosts *ARGS:
     bash scripts/hosts.sh {{ARGS}}
 

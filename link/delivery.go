@@ -3,7 +3,6 @@ package link
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 )
 
@@ -69,12 +68,6 @@ const (
 	ConfirmMax    = 30 * time.Second
 	// confirmPoll is the spacing of agent.get probes while watching.
 	confirmPoll = 50 * time.Millisecond
-	// defaultLockWait bounds the wait for the lock of a call without a
-	// deadline.
-	defaultLockWait = 10 * time.Second
-	// promptReserve is kept from a call's deadline for the prompt itself
-	// when waiting for the lock.
-	promptReserve = time.Second
 )
 
 // ConfirmBudget is how long Send in confirm mode watches for a text of
@@ -90,67 +83,12 @@ func ConfirmBudget(n int) time.Duration {
 // submitted only on a new turn, else unconfirmed).
 func WorkingBehaviour(kind string) string {
 	switch kind {
-	case "claude", "opencode", "pi", "omp":
+	case "claude", "opencode", "pi", "omp", "gemini", "qwen", "copilot":
 		return DeliveryQueued
 	case "codex":
 		return DeliveryInterrupting
 	}
 	return ""
-}
-
-// Locker serializes deliveries to one target terminal across every
-// herdr-link process of the machine.
-type Locker interface {
-	// Lock waits until this process holds the delivery lock of key (the
-	// target's terminal id, or "pane:" and its pane id when Herdr reports
-	// none), or ctx ends (its error is then returned). unlock releases
-	// it; it may be called from any goroutine, once.
-	Lock(ctx context.Context, key string) (unlock func(), err error)
-}
-
-// errLockWait: the wait for the delivery lock ended before the lock was
-// free; nothing was sent.
-var errLockWait = errors.New("waiting for the delivery lock: deadline")
-
-// lockDelivery takes the target's delivery lock, waiting at most until
-// ctx's deadline less promptReserve (or defaultLockWait). A lock that
-// cannot be taken for another reason than waiting is logged and skipped:
-// a delivery without serialization beats no delivery.
-func (l *Link) lockDelivery(ctx context.Context, target Agent) (func(), error) {
-	noop := func() {}
-	if l.Locker == nil {
-		return noop, nil
-	}
-	// The terminal id follows the pane across moves; a Herdr that does not
-	// report it still gets one lock per pane id. The key is a copy: a lock
-	// may outlive the call (SubmitHold), and the terminal id is part of a
-	// whole agent.list answer (agentList.SharesAnswer).
-	key := strings.Clone(target.TerminalID)
-	if key == "" {
-		key = "pane:" + target.PaneID
-	}
-	wait := defaultLockWait
-	if l.LockWait > 0 {
-		wait = l.LockWait
-	}
-	if dl, ok := ctx.Deadline(); ok {
-		left := time.Until(dl)
-		reserve := min(promptReserve, left/2)
-		wait = min(wait, left-reserve)
-	}
-	lctx, cancel := context.WithTimeout(ctx, max(wait, 0))
-	defer cancel()
-	unlock, err := l.Locker.Lock(lctx, key)
-	switch {
-	case err == nil:
-		return unlock, nil
-	case ctx.Err() != nil:
-		return nil, ctxErr(ctx)
-	case lctx.Err() != nil:
-		return nil, newErr(SendFailed, detailBusy, errLockWait)
-	}
-	l.log().Warn("delivery lock unavailable; delivering without it", "err", err)
-	return noop, nil
 }
 
 func (l *Link) submitHold() time.Duration {
@@ -240,9 +178,16 @@ func (l *Link) confirm(ctx context.Context, c Capabilities, target, before Agent
 			return b
 		}
 	}
+	// Herdr types Enter after the text: no turn can start before, so a
+	// state change seen until then is not a submission (a flap). A Herdr
+	// that answers after its Enter has typed it already.
+	enter := time.Now()
+	if !c.PromptAfterEnter {
+		enter = enter.Add(l.enterAfter())
+	}
 	wctx, cancel := detach(ctx, l.budget(textBytes))
 	defer cancel()
-	if l.watch(wctx, target, before, working, c.PromptAfterEnter) {
+	if l.watch(wctx, target, before, working, enter, c.PromptAfterEnter) {
 		return DeliverySubmitted
 	}
 	return DeliveryUnconfirmed
@@ -255,13 +200,39 @@ func kindOf(target, before Agent) string {
 	return target.Kind
 }
 
+// enterAfter is when, after Herdr's answer, its Enter is typed at the
+// earliest: the hold less 100 ms (Herdr: 300 ms of a 400 ms hold), and at
+// least a third of a shorter hold (a simulator's).
+func (l *Link) enterAfter() time.Duration {
+	h := l.submitHold()
+	return max(h-100*time.Millisecond, h/3)
+}
+
+// seqSteps is how far state_change_seq moved from then to now, wrap-safe:
+// a counter near 2^64 that wraps moved forward; one that went back (a
+// restarted Herdr) counts as one step.
+func seqSteps(then, now uint64) uint64 {
+	d := now - then
+	if d >= 1<<63 {
+		return 1
+	}
+	return d
+}
+
 // watch probes the target until it shows a new turn (true) or ctx ends
 // (false). A new turn is a change of state_change_seq to working or
 // blocked, or two changes between probes. A target that was working must
-// be seen at rest first (its running turn ended).
-func (l *Link) watch(ctx context.Context, target, before Agent, working, now bool) bool {
+// be seen at rest first (its running turn ended). No turn starts before
+// Herdr's Enter (enter): a change seen earlier decides nothing. If it is
+// back at rest by then it was a detection flap and only moved the
+// baseline; if the agent is still busy at the first probe after the
+// Enter, a turn is running. Another occupant of the pane (a new terminal,
+// or another agent kind in it) ends the watch: the text's fate is
+// unknown.
+func (l *Link) watch(ctx context.Context, target, before Agent, working bool, enter time.Time, now bool) bool {
 	sawRest := !working
 	seq := before.Seq
+	pending := false // busy since a change seen before the Enter
 	t := time.NewTimer(firstProbe(now))
 	defer t.Stop()
 	for {
@@ -270,30 +241,50 @@ func (l *Link) watch(ctx context.Context, target, before Agent, working, now boo
 			return false
 		case <-t.C:
 		}
+		early := time.Now().Before(enter)
 		a, err := l.Herdr.GetAgent(ctx, target.PaneID)
-		if err != nil || (before.TerminalID != "" && a.TerminalID != before.TerminalID) {
+		if err != nil || !sameTenant(before, a) {
 			// Gone, moved or replaced, or Herdr stopped answering: the
 			// text was accepted, its fate is unknown.
-			l.log().Debug("delivery watch ended", "pane_id", target.PaneID, "err", err)
+			l.log().Debug("delivery watch ended", "pane_id", target.PaneID, "err", err, "kind", a.Kind)
 			return false
 		}
-		if a.Seq != seq {
-			st := State(a.Status)
-			busy := st == "working" || st == "blocked"
-			switch {
-			case a.Seq >= seq+2 && (sawRest || busy):
-				// At least two changes between two probes: a turn
-				// started (and maybe ended already), or the running
-				// turn ended and a new one began.
-				return true
-			case sawRest && busy:
-				return true
-			case !busy:
-				// At rest: a detection change (unknown → idle) or the
-				// end of the running turn. Count from here.
-				sawRest, seq = true, a.Seq
+		st := State(a.Status)
+		busy := st == "working" || st == "blocked"
+		n := seqSteps(seq, a.Seq)
+		switch {
+		case early:
+			if n != 0 {
+				seq, pending = a.Seq, busy && sawRest
+				sawRest = sawRest || !busy
 			}
+		case pending && busy:
+			return true
+		case n >= 2 && (sawRest || busy):
+			// At least two changes between two probes: a turn started
+			// (and maybe ended already), or the running turn ended and
+			// a new one began.
+			return true
+		case n != 0 && sawRest && busy:
+			return true
+		case n != 0 && !busy:
+			// At rest: a detection change (unknown → idle), a flap that
+			// ended, or the end of the running turn. Count from here.
+			sawRest, seq = true, a.Seq
+		}
+		if !early {
+			pending = false
 		}
 		t.Reset(confirmPoll)
 	}
+}
+
+// sameTenant reports whether a probe still shows the agent the prompt
+// reached: the same terminal and the same agent kind (§12: another kind
+// in the same terminal is another occupant).
+func sameTenant(before, a Agent) bool {
+	if before.TerminalID != "" && a.TerminalID != before.TerminalID {
+		return false
+	}
+	return before.Kind == "" || a.Kind == before.Kind
 }

@@ -77,6 +77,8 @@ const (
 	detailMaybeSent   = "Herdr's answer was lost after the message was handed over: it may have been delivered; do not resend blindly"
 	detailMaybeClosed = "Herdr's answer was lost after the close was requested: the pane may have been closed; check herdr_link_peers before retrying"
 	detailBusy        = "another delivery to this agent is still in progress; nothing was delivered, try again shortly"
+	detailNoLock      = "the delivery lock is unavailable (no directory private to this user); nothing was delivered, the operator log says why"
+	detailStarting    = "the target agent is still starting up and cannot take a message yet; nothing was delivered, try again in a few seconds"
 	detailBlank       = "message must contain at least one non-whitespace character"
 	detailTooBig      = "message is too large: at most 256 KiB, and its escaped form (control characters count up to 7 bytes each) must fit Herdr's 1 MiB request line"
 	detailReplyTo     = "reply_to must be the id of a herdr-link/1 message (hl_<time>_<random>)"

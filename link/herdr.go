@@ -25,9 +25,11 @@ type Agent struct {
 	Kind string `json:"agent"`
 	// Seq is Herdr's state_change_seq.
 	Seq uint64 `json:"state_change_seq"`
-	// LaunchPending and InteractiveReady are a managed launch's
-	// (agent.start's) progress.
-	LaunchPending    bool `json:"launch_pending"`
+	// LaunchPending is Herdr's launch_pending: a managed launch that has
+	// not become active yet.
+	LaunchPending bool `json:"launch_pending"`
+	// InteractiveReady is Herdr's interactive_ready: the managed launch
+	// (agent.start) became active.
 	InteractiveReady bool `json:"interactive_ready"`
 }
 

@@ -74,8 +74,10 @@ type Link struct {
 	// Locker, when set, serializes deliveries to one target across
 	// processes (see the panelock package); nil delivers unserialized.
 	Locker Locker
-	// LockWait bounds the wait for a target's delivery lock when the
-	// call's context has no deadline (10 s when zero).
+	// LockWait bounds the wait for a target's delivery lock, and for its
+	// readiness, when the call's context has no deadline (10 s when
+	// zero); with a deadline (the operation deadline, CallTimeout) the
+	// wait lasts until a second before it.
 	LockWait time.Duration
 	// SubmitHold is how long after Herdr's answer a delivery keeps the
 	// target's lock at least, unless its submission was seen sooner

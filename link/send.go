@@ -58,13 +58,11 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	if err != nil {
 		return SendResult{}, newErr(InvalidArgument, detailBlank, err)
 	}
-	// Waiting for the target's delivery lock is Herdr-side work of the
-	// send too: bounded by the operation deadline.
-	unlock, err := l.lockDelivery(hctx, target)
+	target, lease, err := l.acquire(hctx, target)
 	if err != nil {
-		l.log().Info("delivery lock not acquired", "to", req.To, "pane_id", target.PaneID, "err", err)
 		return SendResult{}, err
 	}
+	unlock := lease.Unlock
 	// The pane id from this snapshot is workspace-scoped: if the target
 	// moved to another workspace since, Herdr no longer accepts it as an
 	// agent target and nothing crosses the boundary.
@@ -72,6 +70,7 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	sent := time.Now()
 	got, err := l.Herdr.Prompt(hctx, target.PaneID, text)
 	accepted := time.Now()
+	lease.Extend(l.leaseAfterPrompt(len(text)))
 	if err != nil {
 		if errors.Is(err, socket.ErrAfterWrite) {
 			// The text may be in the pane: keep the lock past the Enter.
@@ -98,20 +97,45 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	return SendResult{Status: "sent", ID: env.ID, To: req.To, Delivery: delivery}, nil
 }
 
+// acquire waits for a target that cannot take a turn yet (still
+// starting), then for its delivery lock — Herdr-side work of the send,
+// bounded by the operation deadline — and makes the lease's last check
+// before typing: a lease broken while this process was stopped is another
+// delivery's turn now. It returns the target as last seen.
+func (l *Link) acquire(hctx context.Context, target Agent) (Agent, Lease, error) {
+	target, err := l.awaitReady(hctx, target)
+	if err != nil {
+		return Agent{}, nil, err
+	}
+	lease, err := l.lockDelivery(hctx, target)
+	if err != nil {
+		l.log().Info("delivery lock not acquired", "to", target.Name, "pane_id", target.PaneID, "err", err)
+		return Agent{}, nil, err
+	}
+	if err := lease.Begin(untilDeadline(hctx)); err != nil {
+		lease.Unlock()
+		l.log().Warn("delivery lease lost while this process was stopped; not typing", "pane_id", target.PaneID, "err", err)
+		return Agent{}, nil, newErr(SendFailed, detailBusy, err)
+	}
+	return target, lease, nil
+}
+
 func (l *Link) sendError(err error) error {
 	return l.herdrError(opSend, "agent.prompt", err)
 }
 
-// release releases the delivery lock once Herdr's Enter is past: at once
-// when a turn was seen to start, else submitHold after Herdr's answer. A
+// release releases the delivery lock once Herdr's Enter is past:
+// submitHold after Herdr's answer (or at once when that is over). A
 // queued delivery does not hold through the running turn: further
 // deliveries join the queued turn (the host merges queued input by
 // design), each envelope on lines of its own.
-func (l *Link) release(delivery string, accepted time.Time, hold time.Duration, unlock func()) {
-	if delivery == DeliverySubmitted {
-		unlock()
-		return
-	}
+//
+// Even a delivery seen submitted keeps the lock until the hold has
+// passed: Herdr's status may flap (a state_change_seq step before Herdr's
+// Enter), and a lock released on such a sign would let the next sender
+// type into the same composer. (A Herdr that answers after its Enter
+// gives a hold of 0: the Enter is past.)
+func (l *Link) release(_ string, accepted time.Time, hold time.Duration, unlock func()) {
 	l.releaseAfter(accepted, hold, unlock)
 }
 

@@ -139,7 +139,7 @@ func (l *Link) launch(ctx, hctx context.Context, st Starter, plan startPlan, pan
 	// Readiness has a budget of its own, not the operation deadline.
 	rctx, rcancel := context.WithTimeout(ctx, budget)
 	defer rcancel()
-	ready, err := l.awaitReady(rctx, got)
+	ready, err := l.awaitStarted(rctx, got)
 	if err != nil {
 		return StartResult{}, err
 	}
@@ -303,11 +303,11 @@ func (l *Link) startError(op string, err error) error {
 	return newErr(StartFailed, detailStartFailed, err)
 }
 
-// awaitReady polls the started agent (by its pane) until Herdr reports it
+// awaitStarted polls the started agent (by its pane) until Herdr reports it
 // ready, as Herdr's own `agent start` does: working or unknown, or a
 // pending launch, is not yet; idle or done with interactive_ready is
 // ready; blocked, an exit, another occupant or a lost name fail.
-func (l *Link) awaitReady(ctx context.Context, started Agent) (Agent, error) {
+func (l *Link) awaitStarted(ctx context.Context, started Agent) (Agent, error) {
 	poll := l.StartPoll
 	if poll <= 0 {
 		poll = 100 * time.Millisecond

@@ -10,7 +10,8 @@
 #
 #   scripts/hosts.sh                      every host and mode
 #   scripts/hosts.sh claude/direct,codex  some (HOST or HOST/MODE, comma-separated); "tui" runs only
-#                                         the interactive TUIs as receivers (also run with claude or codex)
+#                                         the interactive TUIs as receivers (also run with claude, codex,
+#                                         gemini, qwen or copilot)
 #   scripts/hosts.sh --herdr-version 0.9.1 claude/direct
 #                                         the same against a simulated Herdr 0.9.1 (sets HERDR_SIM_VERSION,
 #                                         which herdr-sim serve and the in-process simulators follow)
@@ -41,7 +42,7 @@ export HERDR_LINK_E2E_BIN="$cache/bin"
 echo "== hosts (installs go to $cache/<host>-<version>)"
 set +e
 HERDR_LINK_HOSTS="$cache" HERDR_LINK_BIN="$cache/bin/herdr-link" HERDR_LINK_HOSTS_ONLY="$only" \
-  go -C e2e test -count=1 -timeout 15m -run '^TestHosts$' -v ./internal/hosttest/ 2>&1 | tee "$cache/last-test.log"
+  go -C e2e test -count=1 -timeout 25m -run '^TestHosts$' -v ./internal/hosttest/ 2>&1 | tee "$cache/last-test.log"
 status=${PIPESTATUS[0]}
 set -e
 
@@ -55,17 +56,18 @@ if [ -f "$report" ]; then
     echo "recorded e2e/internal/hosttest/testdata/report.md and the docs/hosts.md's host table"
   fi
 fi
-# The interactive Claude Code and Codex TUIs as receivers, in
+# The interactive TUIs (Claude Code, Codex, Gemini CLI, Qwen Code,
+# Copilot CLI) as receivers, in
 # simulator PTY panes (e2e/internal/tui): the delivery scenario table, and the
 # simulator's model checked against them. Runs with every host, or with
 # "tui" among the hosts asked for.
 case ",$only," in
-  ,, | *,tui,* | *,claude,* | *,codex,*)
+  ,, | *,tui,* | *,claude,* | *,codex,* | *,gemini,* | *,qwen,* | *,copilot,*)
     echo
     echo "== interactive TUIs as receivers (e2e/internal/tui)"
     set +e
     HERDR_LINK_HOSTS="$cache" HERDR_LINK_BIN="$cache/bin/herdr-link" \
-      go -C e2e test -count=1 -timeout 15m -run '^(TestTUIRecipes|TestDeliveryIntoTUIs)$' -v ./internal/tui/ 2>&1 | tee "$cache/last-tui.log"
+      go -C e2e test -count=1 -timeout 30m -run '^(TestTUIRecipes|TestDeliveryIntoTUIs)$' -v ./internal/tui/ 2>&1 | tee "$cache/last-tui.log"
     tui_status=${PIPESTATUS[0]}
     set -e
     grep -A12 'scenario summary' "$cache/last-tui.log" || true

@@ -18,48 +18,78 @@ import (
 type localLocks struct{}
 
 // Lock waits until this process holds the delivery lock of terminalID or
-// ctx ends (ctx's error is returned). The returned function releases it.
-func (l *Locker) Lock(ctx context.Context, terminalID string) (func(), error) {
-	dir := l.dir()
-	if err := ensureDir(dir); err != nil {
+// ctx ends (ctx's error is returned). The lease lasts d from now: a
+// holder stopped past it may lose the lock to a waiter (see [Lease]).
+func (l *Locker) Lock(ctx context.Context, terminalID string, d time.Duration) (*Lease, error) {
+	dir, err := l.DirPath()
+	if err != nil {
 		return nil, err
 	}
 	path := filepath.Join(dir, l.Key(terminalID))
 	var t *time.Timer
+	defer func() {
+		if t != nil {
+			t.Stop()
+		}
+	}()
 	for {
 		f, err := openLockFile(path)
 		if err != nil {
 			return nil, err
 		}
-		for {
-			err = flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
-			if err == nil || !errors.Is(err, syscall.EWOULDBLOCK) {
-				break
-			}
-			if t == nil {
-				t = time.NewTimer(l.poll())
-			} else {
-				t.Reset(l.poll())
-			}
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				f.Close()
-				return nil, ctx.Err()
-			case <-t.C:
-			}
-		}
-		if err != nil {
+		if err := l.wait(ctx, f, path, &t); err != nil {
 			f.Close()
-			return nil, fmt.Errorf("panelock: flock: %w", err)
+			if errors.Is(err, errBroken) {
+				continue // the stopped holder's file is gone: take a new one
+			}
+			return nil, err
 		}
 		if samePath(f, path) {
-			return unlocker(f, path), nil
+			le := &Lease{f: f, path: path}
+			if err := le.write(phaseHeld, d); err != nil {
+				le.Unlock()
+				return nil, err
+			}
+			sweep(dir, path)
+			return le, nil
 		}
 		// The previous holder removed the file before releasing it.
 		f.Close()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+	}
+}
+
+// errBroken: the waiter broke the lease of a stopped holder, or another
+// waiter did and the path names a new file.
+var errBroken = errors.New("panelock: lease broken")
+
+// wait takes the flock of f, polling, and breaks the lease of a holder
+// stopped past its deadline (errBroken).
+func (l *Locker) wait(ctx context.Context, f *os.File, path string, t **time.Timer) error {
+	for {
+		err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return fmt.Errorf("panelock: flock: %w", err)
+		}
+		// A file whose lease was broken stays locked by its stopped
+		// holder: its waiters start over on the file now at the path.
+		if breakStopped(f, path) || !samePath(f, path) {
+			return errBroken
+		}
+		if *t == nil {
+			*t = time.NewTimer(l.poll())
+		} else {
+			(*t).Reset(l.poll())
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-(*t).C:
 		}
 	}
 }
@@ -70,23 +100,6 @@ func flock(f *os.File, how int) error {
 		if !errors.Is(err, syscall.EINTR) {
 			return err
 		}
-	}
-}
-
-func unlocker(f *os.File, path string) func() {
-	done := false
-	return func() {
-		if done {
-			return
-		}
-		done = true
-		// Remove while still holding the lock: a waiter that gets this
-		// file next sees it is gone and starts over.
-		if samePath(f, path) {
-			_ = os.Remove(path)
-		}
-		_ = flock(f, syscall.LOCK_UN)
-		_ = f.Close()
 	}
 }
 
@@ -103,60 +116,73 @@ func samePath(f *os.File, path string) bool {
 func openLockFile(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("%w: lock file %s is a symbolic link", ErrUnsafeDir, filepath.Base(path))
+		}
 		return nil, fmt.Errorf("panelock: open lock file: %w", err)
 	}
-	st, err := f.Stat()
-	if err != nil {
+	if err := checkLockFile(f); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("panelock: %w", err)
-	}
-	if sys, ok := st.Sys().(*syscall.Stat_t); !ok || int(sys.Uid) != os.Getuid() || !st.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%w: lock file %s has another owner or type", ErrUnsafeDir, path)
+		return nil, err
 	}
 	return f, nil
 }
 
-// ensureDir creates dir 0700 if needed and checks that it is a directory
-// (not a link) owned by this user with no group or other permissions.
-func ensureDir(dir string) error {
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-		return fmt.Errorf("panelock: create %s: %w", dir, err)
-	}
-	st, err := os.Lstat(dir)
+func checkLockFile(f *os.File) error {
+	st, err := f.Stat()
 	if err != nil {
 		return fmt.Errorf("panelock: %w", err)
 	}
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	switch {
-	case !st.IsDir():
-		return fmt.Errorf("%w: %s is not a directory", ErrUnsafeDir, dir)
-	case !ok || int(sys.Uid) != os.Getuid():
-		return fmt.Errorf("%w: %s is owned by another user", ErrUnsafeDir, dir)
-	case st.Mode().Perm()&0o077 != 0:
-		return fmt.Errorf("%w: %s has mode %v, want 0700", ErrUnsafeDir, dir, st.Mode().Perm())
+	if sys, ok := st.Sys().(*syscall.Stat_t); !ok || int(sys.Uid) != os.Getuid() || !st.Mode().IsRegular() {
+		return fmt.Errorf("%w: lock file %s has another owner or type", ErrUnsafeDir, filepath.Base(f.Name()))
 	}
 	return nil
 }
 
-// ownedDir reports whether dir is a directory (after links) owned by this
-// user.
-func ownedDir(dir string) bool {
-	st, err := os.Stat(dir)
-	if err != nil || !st.IsDir() {
-		return false
+// sweep removes up to a few lock files that nobody holds (left by killed
+// holders) among the first entries of dir, never own and never one that
+// is held: each is removed only while this process holds its lock.
+func sweep(dir, own string) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return
 	}
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	return ok && int(sys.Uid) == os.Getuid()
+	ents, _ := d.ReadDir(sweepScan)
+	d.Close()
+	tried := 0
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		if tried == sweepTry || !e.Type().IsRegular() || !isLockName(e.Name()) || p == own {
+			continue
+		}
+		tried++
+		f, err := os.OpenFile(p, os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		if checkLockFile(f) == nil && flock(f, syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			removeHeld(f, p)
+			_ = flock(f, syscall.LOCK_UN)
+		}
+		f.Close()
+	}
 }
 
-// scopeID identifies the socket at path: its device and inode when it can
-// be stat'ed (symbolic links followed), else the cleaned path.
-func scopeID(path string) string {
-	if st, err := os.Stat(path); err == nil {
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-			return fmt.Sprintf("inode:%d:%d", uint64(sys.Dev), uint64(sys.Ino))
-		}
+// The bounds of one sweep: entries read, files tried.
+const (
+	sweepScan = 32
+	sweepTry  = 4
+)
+
+// removeHeld removes path while this process holds f's lock, if path
+// still names f; under the guard that lease breakers take.
+func removeHeld(f *os.File, path string) {
+	release, ok := guard(f, guardTries)
+	if !ok {
+		return // left for a later sweep
 	}
-	return "path:" + filepath.Clean(path)
+	defer release()
+	if samePath(f, path) {
+		_ = os.Remove(path)
+	}
 }

@@ -4,9 +4,9 @@ package panelock
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"sync"
+	"time"
 )
 
 // On systems without flock, deliveries are serialized within this process
@@ -16,9 +16,24 @@ type localLocks struct {
 	locks map[string]chan struct{}
 }
 
+// Lease is a held delivery lock (within this process only).
+type Lease struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+// Begin never fails here: no other process can break the lease.
+func (le *Lease) Begin(time.Duration) error { return nil }
+
+// Extend does nothing here.
+func (le *Lease) Extend(time.Duration) {}
+
+// Unlock releases the lock; more calls do nothing.
+func (le *Lease) Unlock() { le.once.Do(func() { <-le.ch }) }
+
 // Lock waits until this process holds the delivery lock of terminalID or
-// ctx ends (ctx's error is returned). The returned function releases it.
-func (l *Locker) Lock(ctx context.Context, terminalID string) (func(), error) {
+// ctx ends (ctx's error is returned).
+func (l *Locker) Lock(ctx context.Context, terminalID string, _ time.Duration) (*Lease, error) {
 	key := l.Key(terminalID)
 	l.local.mu.Lock()
 	if l.local.locks == nil {
@@ -35,16 +50,11 @@ func (l *Locker) Lock(ctx context.Context, terminalID string) (func(), error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	var once sync.Once
-	return func() { once.Do(func() { <-ch }) }, nil
+	return &Lease{ch: ch}, nil
 }
 
-// ownedDir reports whether dir is a directory (ownership is not checked
-// here).
-func ownedDir(dir string) bool {
-	st, err := os.Stat(dir)
-	return err == nil && st.IsDir()
-}
+// DirPath returns "": no lock directory is used here.
+func (l *Locker) DirPath() (string, error) { return "", nil }
 
 // scopeID identifies the socket at path by its cleaned path.
 func scopeID(path string) string { return "path:" + filepath.Clean(path) }

@@ -1,20 +1,30 @@
 // Package panelock serializes deliveries to one Herdr pane across every
 // herdr-link process of a user on the machine.
 //
-// A lock is an advisory file lock (flock) on a file in a private runtime
-// directory of the user, found from the user id alone, never from the
-// environment (MCP hosts pass their servers different environments, and
-// every process must find the same directory): /run/user/<uid>/herdr-link
-// when /run/user/<uid> is a directory owned by the user, else
-// /tmp/herdr-link-<uid>. The directory must be owned by the user, must not
-// be a symbolic link, and must grant nothing to group or others (it is
-// created 0700). A lock file's name is a hash of the Herdr socket (its
-// device and inode when it can be stat'ed, else its cleaned path) and the
-// target's terminal id; it holds nothing. The lock lives with the open file: a process that
-// dies releases it, so a crashed holder never blocks anyone. A releasing
-// holder removes the file while it still holds the lock; a waiter that
-// then wins the lock on the removed file notices (the path no longer
-// names its file) and starts over, so the directory does not fill up.
+// A lock is an advisory file lock (flock) on a file in a private
+// directory of the user. The directory is a function of the user id and
+// the file system alone, never of the environment (MCP hosts pass their
+// servers different environments, and every process must find the same
+// directory); see [Locker.DirPath] for the rule. Every component of its path
+// is checked: owned by root or the user and writable by nobody else
+// (a sticky directory such as /tmp excepted); the directory itself must
+// be the user's, mode 0700, not a symbolic link. A directory that fails
+// the checks is never used, and no lock is then taken at all: Lock fails
+// with [ErrUnsafeDir] and the caller must not deliver.
+//
+// A lock file's name is a hash of the Herdr socket (its device and inode
+// when it can be stat'ed, else its cleaned path) and the target's terminal
+// id. It holds one line, the holder's lease: its process id, the phase of
+// its delivery and a deadline. A holder that dies releases the lock with
+// its file descriptor. A holder that is stopped (SIGSTOP, Ctrl-Z) keeps
+// it only until its lease's deadline: after that a waiter that sees the
+// holder stopped (every thread of it, on Linux, from /proc) removes the
+// file and takes a new one, unless the holder was about to type (see
+// [Lease.Begin]). A releasing holder removes the file while it still holds
+// the lock; a waiter that then wins the lock on the removed file notices
+// (the path no longer names its file) and starts over, so the directory
+// does not fill up; each acquisition also removes a few files left by
+// killed holders.
 //
 // On systems without flock the lock only serializes within one process.
 package panelock
@@ -23,20 +33,20 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"os"
-	"path/filepath"
-	"strconv"
 	"time"
 )
 
-// Locker hands out delivery locks for the targets of one Herdr server. It
-// implements link.Locker. Its zero value is not usable; set Scope.
+// Locker hands out delivery locks for the targets of one Herdr server.
+// Its zero value is not usable; set Scope.
 type Locker struct {
 	// Scope identifies the Herdr server: its socket path.
 	Scope string
 	// Dir overrides the lock directory (tests); it is checked like the
 	// default one.
 	Dir string
+	// Roots overrides where the default directory is looked for (tests);
+	// nil is [SystemRoots].
+	Roots *Roots
 	// Poll is the spacing of attempts while the lock is taken (10 ms when
 	// zero).
 	Poll time.Duration
@@ -47,30 +57,29 @@ type Locker struct {
 	local localLocks
 }
 
+// Roots are the places the lock directory of a user is looked for.
+type Roots struct {
+	// UID is the user.
+	UID int
+	// Run is the parent of the per-user runtime directories (/run/user).
+	Run string
+	// Home returns the user's home directory from the user database
+	// (not $HOME).
+	Home func(uid int) (string, error)
+	// Tmp is the shared temporary directory (/tmp), used only when the
+	// user has no usable home entry.
+	Tmp string
+}
+
 // Errors.
 var (
-	// ErrUnsafeDir: the lock directory is not private to this user.
+	// ErrUnsafeDir: no lock directory private to this user could be
+	// found or made; nothing may be delivered unserialized.
 	ErrUnsafeDir = errors.New("panelock: lock directory is not private to this user")
+	// ErrLost: the lease was broken while its holder was stopped past its
+	// deadline; the holder must not type.
+	ErrLost = errors.New("panelock: the lease was broken while this process was stopped")
 )
-
-// DefaultDir returns the lock directory of this user. It depends on the
-// user id only: /run/user/<uid>/herdr-link when /run/user/<uid> is a
-// directory owned by the user, else /tmp/herdr-link-<uid> (literally /tmp,
-// not $TMPDIR).
-func DefaultDir() string {
-	uid := strconv.Itoa(os.Getuid())
-	if run := filepath.Join("/run/user", uid); ownedDir(run) {
-		return filepath.Join(run, "herdr-link")
-	}
-	return filepath.Join("/tmp", "herdr-link-"+uid)
-}
-
-func (l *Locker) dir() string {
-	if l.Dir != "" {
-		return l.Dir
-	}
-	return DefaultDir()
-}
 
 func (l *Locker) poll() time.Duration {
 	if l.Poll > 0 {
@@ -86,4 +95,13 @@ func (l *Locker) poll() time.Duration {
 func (l *Locker) Key(terminalID string) string {
 	h := sha256.Sum256([]byte("herdr-link/1 delivery\x00" + scopeID(l.Scope) + "\x00" + terminalID))
 	return hex.EncodeToString(h[:16]) + ".lock"
+}
+
+// isLockName reports whether name is a lock file's name.
+func isLockName(name string) bool {
+	if len(name) != 37 || name[32:] != ".lock" {
+		return false
+	}
+	_, err := hex.DecodeString(name[:32])
+	return err == nil
 }

@@ -25,11 +25,33 @@ func TestMain(m *testing.M) {
 		if dir == "default" {
 			l = &Locker{Scope: os.Getenv("PANELOCK_HELPER_SCOPE")}
 		}
-		if _, err := l.Lock(context.Background(), os.Getenv("PANELOCK_HELPER_TERM")); err != nil {
+		lease := time.Hour
+		if v := os.Getenv("PANELOCK_HELPER_LEASE"); v != "" {
+			lease, _ = time.ParseDuration(v)
+		}
+		le, err := l.Lock(context.Background(), os.Getenv("PANELOCK_HELPER_TERM"), lease)
+		if err != nil {
 			fmt.Println("error", err)
 			os.Exit(1)
 		}
+		if os.Getenv("PANELOCK_HELPER_BEGIN") == "first" {
+			_ = le.Begin(time.Millisecond) // phase w, its deadline passed at once
+			fmt.Println("writing")
+			time.Sleep(time.Hour)
+		}
 		fmt.Println("held")
+		if os.Getenv("PANELOCK_HELPER_BEGIN") == "later" {
+			// Wait for a line, then try to type.
+			var line string
+			_, _ = fmt.Scanln(&line)
+			if err := le.Begin(time.Minute); err != nil {
+				fmt.Println("lost")
+			} else {
+				fmt.Println("typing")
+			}
+			le.Unlock()
+			fmt.Println("released")
+		}
 		// Block until killed. (A bare select{} would end the process at
 		// once: the runtime sees every goroutine asleep.)
 		time.Sleep(time.Hour)
@@ -53,7 +75,7 @@ func TestMutualExclusion(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := 0; j < 10; j++ {
-				unlock, err := l.Lock(context.Background(), "term_1")
+				le, err := l.Lock(context.Background(), "term_1", time.Minute)
 				if err != nil {
 					t.Error(err)
 					return
@@ -65,8 +87,8 @@ func TestMutualExclusion(t *testing.T) {
 				total.Add(1)
 				time.Sleep(100 * time.Microsecond)
 				inside.Add(-1)
-				unlock()
-				unlock() // idempotent
+				le.Unlock()
+				le.Unlock() // idempotent
 			}
 		}()
 	}
@@ -88,23 +110,23 @@ func TestOtherTargetsAndScopesDoNotBlock(t *testing.T) {
 	dir := privateDir(t)
 	a := &Locker{Scope: "/run/a.sock", Dir: dir}
 	b := &Locker{Scope: "/run/b.sock", Dir: dir}
-	u1, err := a.Lock(context.Background(), "term_1")
+	u1, err := a.Lock(context.Background(), "term_1", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer u1()
+	defer u1.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	u2, err := a.Lock(ctx, "term_2")
+	u2, err := a.Lock(ctx, "term_2", time.Minute)
 	if err != nil {
 		t.Fatalf("another terminal blocked: %v", err)
 	}
-	u2()
-	u3, err := b.Lock(ctx, "term_1")
+	u2.Unlock()
+	u3, err := b.Lock(ctx, "term_1", time.Minute)
 	if err != nil {
 		t.Fatalf("another server blocked: %v", err)
 	}
-	u3()
+	u3.Unlock()
 	if a.Key("term_1") == b.Key("term_1") || a.Key("term_1") == a.Key("term_2") {
 		t.Fatal("keys collide")
 	}
@@ -116,15 +138,15 @@ func TestOtherTargetsAndScopesDoNotBlock(t *testing.T) {
 
 func TestWaitIsBoundedByContext(t *testing.T) {
 	l := &Locker{Scope: "s", Dir: privateDir(t)}
-	unlock, err := l.Lock(context.Background(), "t")
+	le, err := l.Lock(context.Background(), "t", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unlock()
+	defer le.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	if _, err := l.Lock(ctx, "t"); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := l.Lock(ctx, "t", time.Minute); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v", err)
 	}
 	if el := time.Since(start); el > 2*time.Second {
@@ -136,7 +158,7 @@ func TestWaitIsBoundedByContext(t *testing.T) {
 // the lock is free.
 func TestCrashedHolderNeverBlocks(t *testing.T) {
 	dir := privateDir(t)
-	if err := ensureDir(dir); err != nil {
+	if err := ensureLeaf(dir, os.Getuid()); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -152,7 +174,7 @@ func TestCrashedHolderNeverBlocks(t *testing.T) {
 	}
 	l := &Locker{Scope: "s", Dir: dir, Poll: time.Millisecond}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	if _, err := l.Lock(ctx, "term_x"); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := l.Lock(ctx, "term_x", time.Minute); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("lock held by another process was taken: %v", err)
 	}
 	cancel()
@@ -162,11 +184,11 @@ func TestCrashedHolderNeverBlocks(t *testing.T) {
 	_ = cmd.Wait()
 	ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	unlock, err := l.Lock(ctx, "term_x")
+	le, err := l.Lock(ctx, "term_x", time.Minute)
 	if err != nil {
 		t.Fatalf("lock of a killed holder: %v", err)
 	}
-	unlock()
+	le.Unlock()
 }
 
 func TestUnsafeDirectories(t *testing.T) {
@@ -192,7 +214,7 @@ func TestUnsafeDirectories(t *testing.T) {
 	}
 	for _, dir := range []string{open, link, file} {
 		l := &Locker{Scope: "s", Dir: dir}
-		if _, err := l.Lock(context.Background(), "t"); !errors.Is(err, ErrUnsafeDir) {
+		if _, err := l.Lock(context.Background(), "t", time.Minute); !errors.Is(err, ErrUnsafeDir) {
 			t.Errorf("%s: err = %v, want ErrUnsafeDir", filepath.Base(dir), err)
 		}
 	}
@@ -202,25 +224,11 @@ func TestUnsafeDirectories(t *testing.T) {
 	if err := os.Symlink(target, filepath.Join(private, l.Key("t"))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Lock(context.Background(), "t"); err == nil {
+	if _, err := l.Lock(context.Background(), "t", time.Minute); err == nil {
 		t.Fatal("lock through a symbolic link")
 	}
 	if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the link was followed: %v", err)
-	}
-}
-
-func TestDefaultDir(t *testing.T) {
-	uid := os.Getuid()
-	want := fmt.Sprintf("/tmp/herdr-link-%d", uid)
-	if run := fmt.Sprintf("/run/user/%d", uid); ownedDir(run) {
-		want = filepath.Join(run, "herdr-link")
-	}
-	// Nothing in the environment moves it.
-	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
-	t.Setenv("TMPDIR", t.TempDir())
-	if d := DefaultDir(); d != want {
-		t.Fatalf("DefaultDir() = %s, want %s", d, want)
 	}
 }
 
@@ -244,9 +252,9 @@ func TestEnvironmentDoesNotMoveTheLock(t *testing.T) {
 	l := &Locker{Scope: scope, Poll: time.Millisecond}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	if unlock, err := l.Lock(ctx, "term_env"); !errors.Is(err, context.DeadlineExceeded) {
+	if le, err := l.Lock(ctx, "term_env", time.Minute); !errors.Is(err, context.DeadlineExceeded) {
 		if err == nil {
-			unlock()
+			le.Unlock()
 		}
 		t.Fatalf("a process with another environment took a held lock: %v", err)
 	}

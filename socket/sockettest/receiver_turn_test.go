@@ -175,7 +175,7 @@ func TestSubmissionsExact(t *testing.T) {
 	}{
 		{"codex", func(s string) string { return s }},
 		{"pi", func(s string) string { return s }},
-		{"gemini", func(s string) string { return s }},
+		{"kimi", func(s string) string { return s }}, // a kind with no model of its own
 		{"opencode", func(s string) string { return s + " " }},
 		{"claude", func(s string) string { return claudeTag(1, s) }},
 	}

@@ -45,11 +45,12 @@ func (s *Server) resolve(p *parsed) (link []string, linkBytes int) {
 
 // canonicalName maps a host's tool name to a canonical one: the name
 // itself, or one ending in "_"+canonical (mcp__server__tool,
-// server_tool). The longest canonical match wins.
+// server_tool) or "-"+canonical (Copilot CLI's server-tool). The longest
+// canonical match wins.
 func canonicalName(name, namespace string, canon []string) string {
 	best := ""
 	for _, c := range canon {
-		if (name == c || strings.HasSuffix(name, "_"+c)) && len(c) > len(best) {
+		if (name == c || strings.HasSuffix(name, "_"+c) || strings.HasSuffix(name, "-"+c)) && len(c) > len(best) {
 			best = c
 		}
 	}

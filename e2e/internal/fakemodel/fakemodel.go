@@ -1,7 +1,8 @@
 // Package fakemodel is a scripted stand-in for the model APIs agent hosts
 // talk to: the Anthropic Messages API (/v1/messages), the OpenAI Responses
-// API (/v1/responses) and OpenAI Chat Completions (/v1/chat/completions),
-// streaming (SSE) or not, on 127.0.0.1.
+// API (/v1/responses), OpenAI Chat Completions (/v1/chat/completions) and
+// the Gemini API (/v1beta/models/M:generateContent, gemini.go), streaming
+// (SSE) or not, on 127.0.0.1.
 //
 // A Script says what the "model" does step by step: call a tool by its
 // canonical herdr-link name (resolved to the name, prefix or namespace the
@@ -241,6 +242,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		api, parse = "responses", parseResponses
 	case strings.HasSuffix(path, "/chat/completions"):
 		api, parse = "chat", parseChat
+	case geminiMethod(path) == "countTokens":
+		s.logSide("gemini", path, body)
+		writeJSON(w, map[string]any{"totalTokens": 1 + len(body)/4})
+		return
+	case geminiMethod(path) == "generateContent" || geminiMethod(path) == "streamGenerateContent":
+		api, parse = "gemini", parseGemini
 	case strings.HasSuffix(path, "/models"):
 		s.logSide("models", path, body)
 		writeJSON(w, map[string]any{"object": "list", "data": []any{map[string]any{"id": "fake-model", "object": "model", "owned_by": "fakemodel"}}, "models": []any{}})
@@ -251,7 +258,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var p parsed
-	if err := parse(body, &p); err != nil {
+	err = parse(body, &p)
+	if api == "gemini" {
+		p.stream = geminiMethod(path) == "streamGenerateContent"
+		if p.model == "" {
+			p.model = geminiModel(path)
+		}
+	}
+	if err != nil {
 		s.mu.Lock()
 		s.fail("%s %s: %v", api, path, err)
 		s.mu.Unlock()
@@ -266,6 +280,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeResponses(w, &p, req.Reply)
 	case "chat":
 		writeChat(w, &p, req.Reply)
+	case "gemini":
+		writeGemini(w, &p, req.Reply)
 	}
 }
 

@@ -37,6 +37,8 @@ func fuzzRequest(f *testing.F, api string, parse func([]byte, *parsed) error, se
 			writeAnthropic(w, &p, req.Reply)
 		case "responses":
 			writeResponses(w, &p, req.Reply)
+		case "gemini":
+			writeGemini(w, &p, req.Reply)
 		default:
 			writeChat(w, &p, req.Reply)
 		}

@@ -12,7 +12,7 @@ import (
 )
 
 // RunnerBudget bounds the whole runner (every host and mode).
-const RunnerBudget = 10 * time.Minute
+const RunnerBudget = 15 * time.Minute
 
 // TestHosts runs every registered host and mode end to end. It needs the
 // install cache: HERDR_LINK_HOSTS=DIR (scripts/hosts.sh sets it and

@@ -94,10 +94,21 @@ func newRig(t *testing.T, h tui.Host) *rig {
 	if _, err := srv.Client().AgentPrompt(ctx, schema.AgentPromptParams{Target: "reviewer", Text: warm}); err != nil {
 		t.Fatal(err)
 	}
-	if err := tap.Wait(ctx, func(ts []tui.Turn) bool { return len(ts) > 0 && contains(ts[0].New, warm) && !ts[0].End.IsZero() }); err != nil {
-		t.Fatalf("warm-up turn: %v", err)
+	// (A host may make side requests first: the turn is the main one
+	// holding the text.)
+	warmTurn := func(x tui.Turn) bool { return x.Main && contains(x.New, warm) }
+	warmDone := func(ts []tui.Turn) bool {
+		return slicesAny(ts, func(x tui.Turn) bool { return warmTurn(x) && !x.End.IsZero() })
 	}
-	t.Logf("%s: first turn started %v after its prompt", h, tap.Turns()[0].Start.Sub(start).Round(time.Millisecond))
+	if err := r.waitOrEnter(t, ctx, warm, 15*time.Second, warmDone); err != nil {
+		t.Fatalf("warm-up turn: %v; turns %+v; screen:\n%s", err, tap.Turns(), r.pane.Screen(false, false))
+	}
+	for _, x := range tap.Turns() {
+		if warmTurn(x) {
+			t.Logf("%s: first turn started %v after its prompt", h, x.Start.Sub(start).Round(time.Millisecond))
+			break
+		}
+	}
 	if !waitUntil(ctx, 10*time.Second, func() bool {
 		a, ok := srv.World.Agent(reviewerPane)
 		return ok && a.AgentStatus != schema.AgentStatusWorking
@@ -106,6 +117,28 @@ func newRig(t *testing.T, h tui.Host) *rig {
 	}
 	tap.SetDelay(answerDelay)
 	return r
+}
+
+// waitOrEnter waits until done holds for the tap's turns. A rig's own
+// prompt (text) still in the composer after first gets one more Enter,
+// logged: Gemini CLI 0.61.0 drops an Enter now and then (the first paste
+// after start, mostly), and the rig needs an agent in use. The measured
+// messages never get one.
+func (r *rig) waitOrEnter(t *testing.T, ctx context.Context, text string, first time.Duration, done func([]tui.Turn) bool) error {
+	t.Helper()
+	fctx, cancel := context.WithTimeout(ctx, first)
+	err := r.tap.Wait(fctx, done)
+	cancel()
+	if err == nil {
+		return nil
+	}
+	if strings.Contains(r.pane.Screen(false, false), text) {
+		t.Logf("%s: %q stayed in the composer; one more Enter", r.h, text)
+		if err := r.pane.Send([]byte("\r")); err != nil {
+			return err
+		}
+	}
+	return r.tap.Wait(ctx, done)
 }
 
 // play runs sc against the real TUI and reads the outcome from the tap's
@@ -144,15 +177,28 @@ func (r *rig) play(t *testing.T, sc Scenario) (Outcome, []sent) {
 		if _, err := r.srv.Client().AgentPrompt(ctx, schema.AgentPromptParams{Target: "reviewer", Text: busy}); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.tap.Wait(ctx, func(ts []tui.Turn) bool {
+		working := func(ts []tui.Turn) bool {
 			return len(ts) > 0 && contains(ts[len(ts)-1].New, busy) && ts[len(ts)-1].End.IsZero()
-		}); err != nil {
+		}
+		if err := r.waitOrEnter(t, ctx, busy, 10*time.Second, working); err != nil {
 			t.Fatalf("the target never started working: %v", err)
 		}
 		// The busy answer streams on; the next turns are ordinary again.
 		r.tap.SetDelay(answerDelay)
 	}
+	sendStart := time.Now()
 	results := sendAtOnce(t, ctx, senders, sc)
+	defer func() {
+		// Submission time: from the sends to the turn holding each.
+		for _, s := range results {
+			for _, x := range r.tap.Turns() {
+				if x.Main && strings.Contains(strings.Join(x.New, ""), s.id) {
+					t.Logf("%s %s: the turn holding %s started %v after the send began", r.h, sc.Name, s.id, x.Start.Sub(sendStart).Round(time.Millisecond))
+					break
+				}
+			}
+		}
+	}()
 	// Settle: every message in some finished turn, or the budget.
 	settle, cancelSettle := context.WithTimeout(ctx, 60*time.Second)
 	defer cancelSettle()
@@ -206,15 +252,24 @@ func TestDeliveryIntoTUIs(t *testing.T) {
 			t.Logf("scenario summary (host, scenario, TUI vs table, model vs TUI):\n%s", strings.Join(summary, "\n"))
 		}
 	}()
-	for _, h := range []tui.Host{tui.Claude, tui.Codex} {
+	for _, h := range tui.Hosts {
 		for _, sc := range Scenarios {
 			t.Run(string(h)+"/"+sc.Name, func(t *testing.T) {
+				if h == tui.Gemini && os.Getenv("HERDR_LINK_TUI_GEMINI") == "" {
+					// Gemini CLI 0.61.0 drops Herdr's Enter now and then (more
+					// often on a loaded machine; a 64 KiB paste then stays
+					// unsent): its table is not deterministic enough to gate CI.
+					t.Skip("Gemini CLI's scenario table: set HERDR_LINK_TUI_GEMINI=1 (its Enter is dropped now and then)")
+				}
 				r := newRig(t, h)
 				got, results := r.play(t, sc)
 				t.Logf("TUI:   %s", got)
 				// The fake model's own log agrees: each message is in a
 				// model request's last user message.
 				for _, s := range results {
+					if Expected(string(h), sc).Lost > 0 {
+						break // the table says the message never reaches the model
+					}
 					if !slicesAny(r.fake.Requests(), func(q fakemodel.Request) bool { return q.Main && strings.Contains(q.LastUser, s.id) }) {
 						t.Errorf("scenario %s: the fake model's log has no request whose last user message holds %s", sc.Name, s.id)
 					}

@@ -275,24 +275,30 @@ func newSince(prev, cur []string) []string {
 // (Codex's environment and instructions).
 var hostContext = []string{"<environment_context>", "<user_instructions>", "<permissions instructions>", "# AGENTS.md", "<INSTRUCTIONS>", "<user_shell_command>", "<turn_aborted>"}
 
-// userText is s without what the host added: Claude Code's
-// <system-reminder>…</system-reminder> sections are cut out (the user's
-// input may share their text block), Codex's context texts dropped
-// whole. ok is false when nothing of the user's is left.
+// hostSections are the sections hosts put into the user's own text
+// block, and what separates each from the user's text: Claude Code's
+// <system-reminder>, Copilot CLI's <current_datetime>.
+var hostSections = []struct{ name, sep string }{{"system-reminder", "\n"}, {"current_datetime", "\n\n"}}
+
+// userText is s without what the host added: the hostSections are cut
+// out (the user's input may share their text block), Codex's context
+// texts dropped whole. ok is false when nothing of the user's is left.
 func userText(s string) (string, bool) {
-	const open, end = "<system-reminder>", "</system-reminder>"
-	for {
-		i := strings.Index(s, open)
-		if i < 0 {
-			break
+	for _, tag := range hostSections {
+		open, end := "<"+tag.name+">", "</"+tag.name+">"
+		for {
+			i := strings.Index(s, open)
+			if i < 0 {
+				break
+			}
+			j := strings.Index(s[i:], end)
+			if j < 0 {
+				break
+			}
+			rest := s[i+j+len(end):]
+			rest = strings.TrimPrefix(rest, tag.sep)
+			s = s[:i] + rest
 		}
-		j := strings.Index(s[i:], end)
-		if j < 0 {
-			break
-		}
-		rest := s[i+j+len(end):]
-		rest = strings.TrimPrefix(rest, "\n")
-		s = s[:i] + rest
 	}
 	t := strings.TrimSpace(s)
 	if t == "" {
@@ -306,7 +312,8 @@ func userText(s string) (string, bool) {
 	return s, true
 }
 
-// parseRequest reads an Anthropic Messages or OpenAI Responses request:
+// parseRequest reads an Anthropic Messages, OpenAI Responses or Chat
+// Completions, or Gemini API request:
 // whether it lists tools (a main conversation request) and the texts of
 // its user input, in order.
 func parseRequest(body []byte) (main bool, users []string) {
@@ -316,7 +323,8 @@ func parseRequest(body []byte) (main bool, users []string) {
 			Role    string           `json:"role"`
 			Content jsonx.RawMessage `json:"content"`
 		} `json:"messages"`
-		Input jsonx.RawMessage `json:"input"`
+		Input    jsonx.RawMessage `json:"input"`
+		Contents jsonx.RawMessage `json:"contents"` // the Gemini API
 	}
 	if jsonx.Unmarshal(body, &req) != nil {
 		return false, nil
@@ -332,6 +340,9 @@ func parseRequest(body []byte) (main bool, users []string) {
 				add(s)
 			}
 		}
+	}
+	if len(req.Contents) > 0 {
+		geminiUsers(req.Contents, add)
 	}
 	if len(req.Input) > 0 {
 		var s string

@@ -121,7 +121,9 @@ func Prepare(h Host, o Options) (*Run, error) {
 		}
 		r.Command.Env = append(r.Command.Env, "CODEX_HOME="+r.CodexHome, codexKeyEnv+"="+o.APIKey)
 	default:
-		return nil, fmt.Errorf("tui: unknown host %q", h)
+		if err := prepareMore(h, o, r); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
 }
@@ -201,5 +203,5 @@ func ComposerSign(h Host) string {
 	case Codex:
 		return "›"
 	}
-	return ""
+	return moreComposerSign(h)
 }

@@ -22,7 +22,7 @@ const benchMessage = "benchmark message: please ignore"
 func socketRoute(t *target) *route {
 	c := &socket.Client{Path: t.path, Timeout: 30 * time.Second}
 	// Both take the target's delivery lock, as herdr-link's server does.
-	lock := &panelock.Locker{Scope: t.path}
+	lock := link.FileLocks(&panelock.Locker{Scope: t.path})
 	hold := time.Duration(0)
 	if t.srv != nil {
 		hold = benchSubmitHold

@@ -117,6 +117,10 @@ func TestConfigUsesResolvedExecutable(t *testing.T) {
 	}
 }
 
+// pointerOnly are the hosts whose snippet docs/hosts.md may leave to
+// 'herdr-link config HOST' (a snippet it does show is still checked).
+var pointerOnly = map[string]bool{"gemini": true, "qwen": true, "copilot": true, "grok": true}
+
 // docs/hosts.md's host sections show exactly what 'herdr-link config' prints
 // for a binary at readmeBin: each <!-- herdr-link config X --> marker is
 // followed by a fenced block holding that text.
@@ -147,7 +151,7 @@ func TestREADMEHostSnippets(t *testing.T) {
 		}
 	}
 	for name := range want {
-		if !seen[name] {
+		if !seen[name] && !pointerOnly[name] {
 			t.Errorf("docs/hosts.md lacks the %s snippet", name)
 		}
 	}

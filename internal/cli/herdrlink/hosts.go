@@ -33,6 +33,10 @@ var hosts = []host{
 	{"opencode", "OpenCode: an opencode.json entry", "merge it into ~/.config/opencode/opencode.json or the project's opencode.json", opencode},
 	{"pi", "Pi 0.73 (no built-in MCP): the herdr-link extension", "save it as ~/.pi/agent/extensions/herdr-link.ts", piExtension},
 	{"pi-mcp", "Pi 1.6 and later (built-in MCP): an mcp.json entry", "merge it into ~/.pi/agent/mcp.json", piMCP},
+	{"gemini", "Gemini CLI: a settings.json entry", "merge it into ~/.gemini/settings.json (or the project's .gemini/settings.json)", geminiSettings},
+	{"qwen", "Qwen Code: a settings.json entry", "merge it into ~/.qwen/settings.json (or the project's .qwen/settings.json)", geminiSettings},
+	{"copilot", "GitHub Copilot CLI: an mcp-config.json entry", "merge it into ~/.copilot/mcp-config.json (or $COPILOT_HOME/mcp-config.json)", copilot},
+	{"grok", "Grok CLI: a .grok/settings.json entry", "merge it into the project's .grok/settings.json (Grok CLI reads MCP servers per project)", grok},
 	{"generic", "any MCP host that reads the common mcpServers JSON (Claude Code's .mcp.json, Cursor, …)", "merge it into the host's MCP configuration", generic},
 }
 

@@ -242,7 +242,7 @@ func linkFromEnv(getenv func(string) string, timeout time.Duration, log *slog.Lo
 	c := &socket.Client{Path: g.Socket.Path, Timeout: timeout, Warn: func(m string) { log.Warn(m) },
 		AfterLargeAnswer: newReleaser().soon}
 	return &link.Link{Herdr: link.NewSocketHerdr(c), PaneID: g.PaneID, Logger: log, CallTimeout: timeout,
-		Locker: &panelock.Locker{Scope: g.Socket.Path}}, ""
+		Locker: link.FileLocks(&panelock.Locker{Scope: g.Socket.Path, Roots: e2eLockRoots()})}, ""
 }
 
 // dropWriter writes to w until a write fails, then drops everything: a log

@@ -179,6 +179,7 @@ func (w *World) submit(pn *pane, t *terminal, p schema.AgentPromptParams, text s
 	sub.start = func() {
 		t.prompts = append(t.prompts, p.Text)
 		w.write(t, text)
+		w.flapAfterPrompt(pn)
 		w.clock.AfterFunc(delay, func() {
 			w.mu.Lock()
 			defer w.mu.Unlock()

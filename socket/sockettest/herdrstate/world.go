@@ -87,6 +87,7 @@ type terminal struct {
 	interactiveReady bool
 	notForeground    bool
 	promptFails      bool
+	flap             time.Duration // see World.SetPromptFlap
 	seq              uint64
 	revision         uint64
 	writes           []string     // every write to the terminal

@@ -61,6 +61,9 @@ type kind struct {
 	// rawPerByte is how long raw (unbracketed) typing takes to read; an
 	// Enter that arrives before that is swallowed (codex: 0.85 s per KB).
 	rawPerByte time.Duration
+	// pastePerByte is the same for a bracketed paste (qwen: a 64 KiB
+	// paste is still being read when Enter comes, and stays unsent).
+	pastePerByte time.Duration
 	// latency is the delay from Enter to the turn starting for n bytes.
 	latency func(n int) time.Duration
 	// collapse reports whether a paste is shown as a placeholder.
@@ -112,7 +115,9 @@ func agentKind(label string) *kind {
 
 // Kinds lists the agent kinds with a behaviour of their own; every other
 // kind behaves as the plain default.
-func Kinds() []string { return []string{"claude", "codex", "opencode", "pi"} }
+func Kinds() []string {
+	return []string{"claude", "codex", "copilot", "gemini", "opencode", "pi", "qwen"}
+}
 
 // pendingSub is a submission between Enter and the turn starting.
 type pendingSub struct {
@@ -138,7 +143,7 @@ type Model struct {
 	queued   int     // submissions in queue
 	pending  []pendingSub
 	pasteN   int
-	ingest   time.Time // raw typing is read until then (rawPerByte)
+	ingest   time.Time // input is read until then (rawPerByte, pastePerByte)
 	stopped  bool
 	interrup int // turns whose partial answer a submission discarded
 
@@ -175,6 +180,7 @@ func (m *Model) Input(data string) {
 		case inputTyped:
 			m.typed(ev.text)
 		case inputPaste:
+			m.reading(len(ev.text), m.k.pastePerByte)
 			m.pasteN++
 			m.composer = append(m.composer, piece{text: ev.text, paste: true, id: m.pasteN})
 		case inputEnter:
@@ -184,13 +190,7 @@ func (m *Model) Input(data string) {
 }
 
 func (m *Model) typed(s string) {
-	if m.k.rawPerByte > 0 {
-		start := m.now()
-		if m.ingest.After(start) {
-			start = m.ingest
-		}
-		m.ingest = start.Add(time.Duration(len(s)) * m.k.rawPerByte)
-	}
+	m.reading(len(s), m.k.rawPerByte)
 	if n := len(m.composer); n > 0 && !m.composer[n-1].paste {
 		m.composer[n-1].text += s
 		return
@@ -205,8 +205,8 @@ func (m *Model) enter() {
 	switch {
 	case m.b.Stuck, len(m.composer) == 0, m.t.State() == schema.AgentStatusBlocked:
 		return // stuck; nothing to send; the key went to a dialog
-	case m.k.rawPerByte > 0 && m.now().Before(m.ingest):
-		return // still reading raw typing: Enter is swallowed
+	case m.now().Before(m.ingest):
+		return // still reading raw typing or a paste: Enter is swallowed
 	}
 	text := m.composer
 	m.composer = nil

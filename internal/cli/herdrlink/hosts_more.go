@@ -1,0 +1,42 @@
+package herdrlink
+
+// Registration snippets of the hosts verified after the first four:
+// Gemini CLI, Qwen Code (a Gemini CLI fork: the same settings.json
+// shape), GitHub Copilot CLI and Grok CLI.
+
+// geminiSettings is a settings.json entry of Gemini CLI and Qwen Code
+// (~/.gemini/settings.json, ~/.qwen/settings.json, or the project's
+// .gemini/ or .qwen/ folder). Both pass their own environment on to a
+// stdio server, so Herdr's variables need no listing.
+func geminiSettings(bin string) string {
+	return `{
+  "mcpServers": {
+    "` + serverName + `": { "command": ` + jsonString(bin) + `, "args": [] }
+  }
+}
+`
+}
+
+// copilot is an entry of ~/.copilot/mcp-config.json.
+func copilot(bin string) string {
+	return `{
+  "mcpServers": {
+    "` + serverName + `": { "type": "local", "command": ` + jsonString(bin) + `, "args": [], "tools": ["*"] }
+  }
+}
+`
+}
+
+// grok is the project's .grok/settings.json entry, as `grok mcp add`
+// writes it (Grok CLI reads MCP servers from the project only).
+func grok(bin string) string {
+	return `{
+  "mcpServers": {
+    "` + serverName + `": {
+      "name": "` + serverName + `",
+      "transport": { "type": "stdio", "command": ` + jsonString(bin) + `, "args": [], "env": {} }
+    }
+  }
+}
+`
+}

@@ -1,0 +1,190 @@
+package link
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/herdr-link/herdr-link/internal/panelock"
+	"github.com/herdr-link/herdr-link/socket"
+)
+
+// Locker serializes deliveries to one target terminal across every
+// herdr-link process of the machine.
+type Locker interface {
+	// Lock waits until this process holds the delivery lock of key (the
+	// target's terminal id, or "pane:" and its pane id when Herdr reports
+	// none), or ctx ends (its error is then returned). The lease lasts d
+	// from now: a holder stopped past it may lose the lock to a waiter.
+	// Any other error means no lock can be had: nothing may be delivered.
+	Lock(ctx context.Context, key string, d time.Duration) (Lease, error)
+}
+
+// Lease is a held delivery lock.
+type Lease interface {
+	// Begin is called right before the prompt; the lease then lasts d
+	// from now. An error means the lease was lost (broken while this
+	// process was stopped past its deadline): nothing may be typed.
+	Begin(d time.Duration) error
+	// Extend is called once Herdr answered the prompt: the lease lasts d
+	// from now, for the watch and the hold that follow.
+	Extend(d time.Duration)
+	// Unlock releases the lock; it may be called from any goroutine, more
+	// than once.
+	Unlock()
+}
+
+// FileLocks adapts a [panelock.Locker] (the machine-wide file locks) to
+// Locker.
+func FileLocks(pl *panelock.Locker) Locker { return fileLocks{pl} }
+
+type fileLocks struct{ pl *panelock.Locker }
+
+func (f fileLocks) Lock(ctx context.Context, key string, d time.Duration) (Lease, error) {
+	le, err := f.pl.Lock(ctx, key, d)
+	if err != nil {
+		return nil, err
+	}
+	return le, nil
+}
+
+// noLease is the lease of a Link without a Locker.
+type noLease struct{}
+
+func (noLease) Begin(time.Duration) error { return nil }
+func (noLease) Extend(time.Duration)      {}
+func (noLease) Unlock()                   {}
+
+const (
+	// defaultLockWait bounds the wait for the lock of a call without a
+	// deadline.
+	defaultLockWait = 10 * time.Second
+	// promptReserve is kept from a call's deadline for the prompt itself
+	// when waiting for the lock or for the target's readiness.
+	promptReserve = time.Second
+)
+
+// errLockWait: the wait for the delivery lock ended before the lock was
+// free; nothing was sent.
+var errLockWait = errors.New("waiting for the delivery lock: deadline")
+
+// waitBudget is how long a send may wait (for the lock, for readiness)
+// within ctx: its deadline less promptReserve (half of what is left when
+// that is under two seconds), or LockWait (10 s) without a deadline.
+func (l *Link) waitBudget(ctx context.Context) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		left := time.Until(dl)
+		return max(left-min(promptReserve, left/2), 0)
+	}
+	if l.LockWait > 0 {
+		return l.LockWait
+	}
+	return defaultLockWait
+}
+
+// lockDelivery takes the target's delivery lock, waiting at most
+// waitBudget. A lock that cannot be taken for another reason than
+// waiting (an unsafe lock directory) fails the send: a delivery without
+// serialization could merge with another one.
+func (l *Link) lockDelivery(ctx context.Context, target Agent) (Lease, error) {
+	if l.Locker == nil {
+		return noLease{}, nil
+	}
+	// The terminal id follows the pane across moves; a Herdr that does not
+	// report it still gets one lock per pane id. The key is a copy: a lock
+	// may outlive the call (SubmitHold), and the terminal id is part of a
+	// whole agent.list answer (agentList.SharesAnswer).
+	key := strings.Clone(target.TerminalID)
+	if key == "" {
+		key = "pane:" + target.PaneID
+	}
+	lctx, cancel := context.WithTimeout(ctx, l.waitBudget(ctx))
+	defer cancel()
+	lease, err := l.Locker.Lock(lctx, key, untilDeadline(ctx))
+	switch {
+	case err == nil:
+		return lease, nil
+	case ctx.Err() != nil:
+		return nil, ctxErr(ctx)
+	case lctx.Err() != nil:
+		return nil, newErr(SendFailed, detailBusy, errLockWait)
+	}
+	l.log().Error("delivery lock unusable; refusing to deliver unserialized", "err", err)
+	return nil, newErr(SendFailed, detailNoLock, err)
+}
+
+// untilDeadline is what is left of ctx's deadline (defaultLockWait plus
+// promptReserve without one).
+func untilDeadline(ctx context.Context) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		return max(time.Until(dl), 0)
+	}
+	return defaultLockWait + promptReserve
+}
+
+// leaseAfterPrompt is how long a delivery keeps its lease once Herdr
+// answered: the hold, and in confirm mode the watch's budget.
+func (l *Link) leaseAfterPrompt(textBytes int) time.Duration {
+	d := l.submitHold()
+	if l.Delivery == DeliveryConfirm {
+		d += l.budget(textBytes)
+	}
+	return d
+}
+
+// Ready reports whether Herdr shows a takes a turn: not a managed launch
+// still pending, and not a just-detected agent whose state Herdr has not
+// classified yet (status unknown: its input box may not be up, so typed
+// text would wait in it or be read raw).
+func Ready(a Agent) bool { return !a.LaunchPending && a.Status != "unknown" }
+
+// errNotReady: the target did not become ready within the call.
+var errNotReady = errors.New("the target agent did not become ready in time")
+
+// awaitReady returns target once Herdr shows it ready ([Ready]), probing
+// agent.get every 50 ms for at most waitBudget; nothing is typed before.
+func (l *Link) awaitReady(ctx context.Context, target Agent) (Agent, error) {
+	if Ready(target) {
+		return target, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, l.waitBudget(ctx))
+	defer cancel()
+	t := time.NewTimer(confirmPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return Agent{}, ctxErr(ctx)
+			}
+			l.log().Info("target not ready within the call", "pane_id", target.PaneID, "status", target.Status, "launch_pending", target.LaunchPending)
+			return Agent{}, newErr(SendFailed, detailStarting, errNotReady)
+		case <-t.C:
+		}
+		a, err := l.Herdr.GetAgent(wctx, target.PaneID)
+		switch {
+		case err != nil && wctx.Err() != nil:
+			continue // the wait's end, reported above
+		case err != nil:
+			return Agent{}, l.probeError(err)
+		case target.TerminalID != "" && a.TerminalID != target.TerminalID, a.Kind != target.Kind && target.Kind != "":
+			// Another occupant: the agent that was named is gone.
+			return Agent{}, newErr(PeerNotFound, detailPeer, nil)
+		case Ready(a):
+			a.Name, a.WorkspaceID = target.Name, target.WorkspaceID
+			return a, nil
+		}
+		t.Reset(confirmPoll)
+	}
+}
+
+// probeError maps a failed readiness probe: nothing was typed, so never
+// "maybe delivered"; a target gone meanwhile is PEER_NOT_FOUND.
+func (l *Link) probeError(err error) error {
+	if errors.Is(err, socket.ErrAgentNotFound) {
+		l.log().Info("target gone while waiting for it to be ready", "err", err)
+		return newErr(PeerNotFound, detailPeer, err)
+	}
+	return l.herdrError(opLookup, "agent.get", err)
+}
