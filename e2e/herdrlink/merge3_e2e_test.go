@@ -1,3 +1,5 @@
+//go:build unix
+
 package herdrlink
 
 import (
@@ -7,7 +9,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -63,7 +64,7 @@ func startProc(t *testing.T, bin string, srv *sockettest.Server, pane string, ar
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGCONT)
+		_ = cmd.Process.Signal(sigCont)
 		cs.Close()
 	})
 	p := hlProc{session{ClientSession: cs}, cmd}
@@ -262,7 +263,7 @@ func TestStoppedHolderBlocksOnlyItsLease(t *testing.T) {
 					}
 				}
 			}
-			if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			if err := a.cmd.Process.Signal(sigStop); err != nil {
 				t.Fatal(err)
 			}
 			later := sendEach(t, []hlProc{b}, targets(n))
@@ -271,7 +272,7 @@ func TestStoppedHolderBlocksOnlyItsLease(t *testing.T) {
 				out[k] = append(out[k], v...)
 			}
 			mu.Unlock()
-			if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+			if err := a.cmd.Process.Signal(sigCont); err != nil {
 				t.Fatal(err)
 			}
 			wg.Wait()
