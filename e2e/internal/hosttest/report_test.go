@@ -40,7 +40,7 @@ func TestTableGolden(t *testing.T) {
 var updateReadme = flag.Bool("update-readme", false, "rewrite the docs/hosts.md's host table from testdata/report.md")
 
 const (
-	readmeBegin = "<!-- hosts-table: generated from internal/hosttest/testdata/report.md by scripts/hosts.sh --record -->"
+	readmeBegin = "<!-- hosts-table: generated from e2e/internal/hosttest/testdata/report.md by scripts/hosts.sh --record -->"
 	readmeEnd   = "<!-- /hosts-table -->"
 )
 
