@@ -261,12 +261,13 @@ func TestDeliveryIntoTUIs(t *testing.T) {
 					// unsent): its table is not deterministic enough to gate CI.
 					t.Skip("Gemini CLI's scenario table: set HERDR_LINK_TUI_GEMINI=1 (its Enter is dropped now and then)")
 				}
-				if h == tui.Qwen && sc.Name == "64k" && os.Getenv("HERDR_LINK_TUI_QWEN_64K") == "" {
-					// Qwen Code 0.24.4 is still reading a 64 KiB paste when
-					// Herdr's Enter comes: whether the paste is submitted, or
-					// only sent in a follow-up suggestion request, depends on
-					// the machine's load (both were seen in CI runs).
-					t.Skip("Qwen Code's 64 KiB scenario: set HERDR_LINK_TUI_QWEN_64K=1 (its outcome depends on load)")
+				if (h == tui.Qwen || h == tui.Copilot) && sc.Name == "64k" && os.Getenv("HERDR_LINK_TUI_64K") == "" {
+					// Qwen Code 0.24.4 and Copilot CLI 1.0.102 may still be
+					// reading a 64 KiB paste when Herdr's Enter comes: whether
+					// it is submitted or stays in the composer depends on the
+					// machine's load and on the Herdr version's timing (both
+					// outcomes were seen, for each, in runs of this suite).
+					t.Skip("the 64 KiB scenario of this TUI: set HERDR_LINK_TUI_64K=1 (its outcome depends on load)")
 				}
 				r := newRig(t, h)
 				got, results := r.play(t, sc)
