@@ -81,7 +81,7 @@ const world = `{"workspaces":[
 
 func drive(t *testing.T, nodeBin, linkBin string, env []string) report {
 	t.Helper()
-	ext, _ := filepath.Abs("herdr-link.ts")
+	ext, _ := filepath.Abs(filepath.Join("..", "..", "..", "adapters", "pi", "herdr-link.ts"))
 	driver, _ := filepath.Abs(filepath.Join("testdata", "driver.mjs"))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
