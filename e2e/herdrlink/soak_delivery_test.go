@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/herdr-link/herdr-link/internal/mcpclient"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
 	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
@@ -56,23 +54,8 @@ func TestSoakDefaultDelivery(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := simtest.New(t, w) // Herdr's own 300 ms Enter
-	cmd := exec.Command(binary, "-no-bootstrap", "-log-level", "error")
-	cmd.Env = append(os.Environ(), srv.Env(paneOf(w, "brain"))...)
-	cl, err := mcpclient.StartCmd(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl, pid, idle := startActivated(t, srv.Env(paneOf(w, "brain")), "-no-bootstrap", "-log-level", "error")
 	ctx := context.Background()
-	if _, err := cl.Initialize(ctx, "2025-06-18"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cl.CallTool(ctx, "herdr_link", map[string]any{}); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(200 * time.Millisecond) // let start-up settle before measuring
-	pid := cmd.Process.Pid
-	idle := rssKiB(t, pid)
 
 	sem := make(chan struct{}, inFlight)
 	var wg sync.WaitGroup

@@ -43,23 +43,8 @@ func TestSoakBinary(t *testing.T) {
 	// target's lock past the simulator's 1 ms Enter, and in fast mode no
 	// longer, so 16 sends in flight to one reviewer do not queue behind
 	// confirmation watches. The soak measures robustness, not delivery.
-	cmd := exec.Command(binary, "-no-bootstrap", "-log-level", "error", "-delivery", "fast", "-submit-hold", "3ms")
-	cmd.Env = append(os.Environ(), srv.Env("w1:p1")...)
-	cl, err := mcpclient.StartCmd(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl, pid, idle := startActivated(t, srv.Env("w1:p1"), "-no-bootstrap", "-log-level", "error", "-delivery", "fast", "-submit-hold", "3ms")
 	ctx := context.Background()
-	if _, err := cl.Initialize(ctx, "2025-06-18"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cl.CallTool(ctx, "herdr_link", map[string]any{}); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(200 * time.Millisecond) // let start-up settle before measuring
-	pid := cmd.Process.Pid
-	idle := rssKiB(t, pid)
 
 	sem := make(chan struct{}, inFlight)
 	var wg sync.WaitGroup
@@ -138,4 +123,27 @@ func TestSoakBinary(t *testing.T) {
 	if after > 2*idle {
 		t.Errorf("RSS %d KiB after the soak, over 2× idle (%d KiB)", after, idle)
 	}
+}
+
+// startActivated starts the herdr-link binary with args in a pane's
+// environment, initializes and activates it, lets start-up settle, and
+// returns the client (closed when the test ends), its pid and its idle RSS.
+func startActivated(t *testing.T, env []string, args ...string) (*mcpclient.Client, int, int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cl, err := mcpclient.StartCmd(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	ctx := context.Background()
+	if _, err := cl.Initialize(ctx, "2025-06-18"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.CallTool(ctx, "herdr_link", map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // let start-up settle before measuring
+	return cl, cmd.Process.Pid, rssKiB(t, cmd.Process.Pid)
 }
