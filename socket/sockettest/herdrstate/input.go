@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/herdr-link/herdr-link/schema"
+	"github.com/herdr-link/herdr-link/socket"
 )
 
 // The input methods (upstream src/app/api/panes.rs handle_pane_send_text,
@@ -78,17 +79,69 @@ func paneSendText(c *call) (any, *herdrError) {
 func paneSendKeys(c *call) (any, *herdrError) {
 	return onPane(c, func(p *schema.PaneSendKeysParams) string { return p.PaneID },
 		func(w *World, pn *pane, p *schema.PaneSendKeysParams) (any, *herdrError) {
-			enc, e := encodeKeys(pn.term, p.Keys)
-			if e != nil {
+			if e := w.pressKeys(pn, p.Keys); e != nil {
 				return nil, e
-			}
-			for _, b := range enc {
-				if e := w.sendBytes(pn.term, b, "pane_send_failed"); e != nil {
-					return nil, e
-				}
 			}
 			return okResult, nil
 		})
+}
+
+func (w *World) pressKeys(pn *pane, keys []string) *herdrError {
+	enc, e := encodeKeys(pn.term, keys)
+	if e != nil {
+		return e
+	}
+	for _, b := range enc {
+		if e := w.sendBytes(pn.term, b, "pane_send_failed"); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// onPaneDirect runs f on paneID's pane with w locked, for the Go
+// counterparts of the methods: Herdr's refusal as a *[socket.Error].
+func (w *World) onPaneDirect(method, paneID string, f func(pn *pane) *herdrError) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	pn, e := w.paneArg(paneID)
+	if e == nil {
+		e = f(pn)
+	}
+	if e != nil {
+		return &socket.Error{Method: method, Code: e.code, Message: e.msg}
+	}
+	return nil
+}
+
+// TypeDraft types text into paneID's terminal as pane.send_text does (a
+// user typing: raw, no Enter), so that it waits in an agent's composer as
+// a user's draft.
+func (w *World) TypeDraft(paneID, text string) error {
+	return w.onPaneDirect(schema.MethodPaneSendText, paneID, func(pn *pane) *herdrError {
+		return w.sendBytes(pn.term, text, "pane_send_failed")
+	})
+}
+
+// PressKeys presses keys in paneID as pane.send_keys does (Herdr's key
+// syntax: "Enter", "Escape", "ctrl+u"…; an unknown key refuses them all
+// with invalid_key).
+func (w *World) PressKeys(paneID string, keys ...string) error {
+	return w.onPaneDirect(schema.MethodPaneSendKeys, paneID, func(pn *pane) *herdrError {
+		return w.pressKeys(pn, keys)
+	})
+}
+
+// ReportAgent applies p as pane.report_agent does: an agent integration
+// reporting the pane's agent and its state.
+func (w *World) ReportAgent(p schema.PaneReportAgentParams) error {
+	return w.onPaneDirect(schema.MethodPaneReportAgent, p.PaneID, func(pn *pane) *herdrError {
+		if reportedLabel(p.Agent) == "" {
+			return herr("invalid_agent", "agent label must not be empty")
+		}
+		w.reportAgent(pn, p)
+		return nil
+	})
 }
 
 // paneSendInput writes the text (in paste brackets when the program has
