@@ -145,7 +145,7 @@ type Model struct {
 	pasteN   int
 	ingest   time.Time // input is read until then (rawPerByte, pastePerByte)
 	stopped  bool
-	interrup int // turns whose partial answer a submission discarded
+	interrup int  // turns whose partial answer a submission discarded
 	escArmed bool // claude: one Escape pressed; a second clears the composer
 
 	pendingStop, turnStop, flushStop func() bool
