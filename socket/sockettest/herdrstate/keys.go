@@ -162,23 +162,31 @@ type keyEncoding struct {
 	kitty uint32
 }
 
-const kittyReportAllKeys = 8
+// The kitty keyboard flags that change how a key press is encoded.
+const (
+	kittyDisambiguate  = 1
+	kittyReportAllKeys = 8
+)
 
-// encode is the bytes Herdr writes for k (upstream src/input/encode.rs):
-// text for a plain or shifted character, kitty CSI u for a modified key
-// when the program asked for the kitty protocol, otherwise the legacy
-// (xterm) encoding.
+// encode is the bytes Herdr writes for k. Herdr encodes keys with
+// Ghostty's key encoder (upstream src/pane/terminal.rs
+// encode_terminal_key_once), its own encoder being the fallback
+// (src/input/encode.rs): without kitty flags the legacy (xterm) bytes;
+// with "disambiguate" a modified key and Escape as CSI u; with "report
+// all keys" every key as CSI u, Enter included. (Event types, alternate
+// keys and associated text are not modelled.)
 func (e keyEncoding) encode(k apiKey) string {
+	all := e.kitty&kittyReportAllKeys != 0
 	if k.code == keyEnter && k.mods == 0 {
 		return e.enter
 	}
-	if k.code == keyChar && (k.mods == 0 || k.mods == modShift) {
+	if !all && k.code == keyChar && (k.mods == 0 || k.mods == modShift) {
 		if s, ok := shiftedText(k); ok {
 			return s
 		}
 	}
-	if e.kitty != 0 {
-		if s, ok := csiU(k, e.kitty&kittyReportAllKeys != 0); ok {
+	if e.kitty&(kittyDisambiguate|kittyReportAllKeys) != 0 {
+		if s, ok := csiU(k, all); ok {
 			return s
 		}
 	}
@@ -213,7 +221,7 @@ func xtermModifier(m keyMods) int {
 }
 
 func csiU(k apiKey, all bool) (string, bool) {
-	if k.mods == 0 && !all {
+	if k.mods == 0 && !all && k.code != keyEsc {
 		return "", false
 	}
 	var cp int
@@ -229,21 +237,7 @@ func csiU(k apiKey, all bool) (string, bool) {
 	case keyEsc:
 		cp = 27
 	default:
-		if !all {
-			return "", false // arrows and F-keys keep their xterm forms
-		}
-		switch k.code {
-		case keyLeft:
-			cp = 57417
-		case keyRight:
-			cp = 57418
-		case keyUp:
-			cp = 57419
-		case keyDown:
-			cp = 57420
-		default:
-			return "", false
-		}
+		return "", false // arrows and F-keys keep their xterm forms, as the kitty protocol has them
 	}
 	mod := xtermModifier(k.mods)
 	if k.mods&modSuper != 0 {
@@ -251,6 +245,9 @@ func csiU(k apiKey, all bool) (string, bool) {
 	}
 	if k.mods&modHyper != 0 {
 		mod += 16
+	}
+	if mod == 1 {
+		return "\x1b[" + strconv.Itoa(cp) + "u", true
 	}
 	return "\x1b[" + strconv.Itoa(cp) + ";" + strconv.Itoa(mod) + "u", true
 }

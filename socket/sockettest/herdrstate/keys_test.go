@@ -11,6 +11,7 @@ import (
 func TestKeyEncoding(t *testing.T) {
 	legacy := keyEncoding{enter: "\r"}
 	kitty := keyEncoding{enter: "\r", kitty: 1}
+	allKeys := keyEncoding{enter: "\x1b[13u", kitty: 11}
 	tests := []struct {
 		key  string
 		enc  keyEncoding
@@ -20,7 +21,12 @@ func TestKeyEncoding(t *testing.T) {
 		{"Enter", legacy, "\r", false},
 		{"return", legacy, "\r", false},
 		{"Escape", legacy, "\x1b", false},
-		{"esc", kitty, "\x1b", false}, // unmodified keys stay legacy under kitty
+		{"esc", kitty, "\x1b[27u", false}, // kitty disambiguates Escape
+		{"x", kitty, "x", false},          // text stays text
+		{"x", allKeys, "\x1b[120u", false},
+		{"Enter", allKeys, "\x1b[13u", false},
+		{"ctrl+u", allKeys, "\x1b[117;5u", false},
+		{"tab", kitty, "\t", false},
 		{"ctrl+u", legacy, "\x15", false},
 		{"CTRL+U", legacy, "\x15", false},
 		{"ctrl+u", kitty, "\x1b[117;5u", false},
