@@ -31,14 +31,14 @@ type waitArgs struct {
 // Argument errors. Their text is fixed: arguments are never echoed back.
 var (
 	errArgsObject = errors.New("arguments must be a JSON object")
-	errSendArgs   = errors.New(`send needs {"to": string, "message": string, "reply_to"?: string, "when"?: "idle" | "now"}`)
+	errSendArgs   = errors.New(`send needs {"to": string, "message": string, "reply_to"?: string, "when"?: "idle" | "now", "expect_reply"?: boolean}`)
 	errCloseArgs  = errors.New(`close needs {"agent": string}`)
 	errWaitArgs   = errors.New(`wait needs {"id": string, "timeout_s"?: number of seconds, at most 50}`)
 	errAction     = errors.New(`action must be one of "activate", "peers", "start", "send", "wait", "close"`)
 
 	// A key the tool does not take (keys match exactly: "To" is not "to").
 	errPeersKeys   = errors.New(`peers takes no arguments (keys match exactly)`)
-	errSendKeys    = errors.New(`send takes only "to", "message", "reply_to" and "when" (keys match exactly)`)
+	errSendKeys    = errors.New(`send takes only "to", "message", "reply_to", "when" and "expect_reply" (keys match exactly)`)
 	errCloseKeys   = errors.New(`close takes only "agent" (keys match exactly)`)
 	errWaitKeys    = errors.New(`wait takes only "id" and "timeout_s" (keys match exactly)`)
 	errGatewayKeys = errors.New(`herdr_link takes only "action", "arguments" and the fields of its actions (keys match exactly)`)
@@ -47,14 +47,14 @@ var (
 // actionKeys are the argument keys of each action.
 var actionKeys = map[string][]string{
 	"peers": nil,
-	"send":  {"to", "message", "reply_to", "when"},
+	"send":  {"to", "message", "reply_to", "when", "expect_reply"},
 	"close": {"agent"},
 	"wait":  {"id", "timeout_s"},
 }
 
 var keysErr = map[string]error{"peers": errPeersKeys, "send": errSendKeys, "close": errCloseKeys, "wait": errWaitKeys}
 
-var gatewayKeys = []string{"action", "arguments", "to", "message", "reply_to", "when", "id", "timeout_s", "agent", "name", "kind", "args", "placement", "beside", "cwd"}
+var gatewayKeys = []string{"action", "arguments", "to", "message", "reply_to", "when", "expect_reply", "id", "timeout_s", "agent", "name", "kind", "args", "placement", "beside", "cwd"}
 
 // only reports whether every key of a is one of keys.
 func (a rawArgs) only(keys []string) bool {
@@ -105,6 +105,13 @@ func parseSend(a rawArgs) (link.SendRequest, error) {
 		return link.SendRequest{}, errSendArgs
 	}
 	req := link.SendRequest{To: to, Message: msg, ReplyTo: rt}
+	if v, ok := a["expect_reply"]; ok && string(bytes.TrimSpace(v)) != "null" {
+		var b bool
+		if jsonx.Unmarshal(v, &b) != nil {
+			return link.SendRequest{}, errSendArgs
+		}
+		req.ExpectReply = &b
+	}
 	if okWhen {
 		w, err := link.ParseWhen(when)
 		if err != nil {
