@@ -23,6 +23,8 @@ const (
 	// scanEvery is the spacing of the courier's scans of the outbox for
 	// messages whose accepting process is gone.
 	scanEvery = 2 * time.Second
+	// pruneEvery is the spacing of the courier's prunes of the store.
+	pruneEvery = time.Minute
 	// courierLockWait is how long the courier tries for a target's lock.
 	courierLockWait = 50 * time.Millisecond
 )
@@ -117,6 +119,7 @@ type courier struct {
 	targets  map[string]*courierTarget  // by target key hash
 	requests map[string]*watchedRequest // by message id
 	waker    *paneWaker
+	pruned   time.Time // the last prune of the store
 }
 
 // step serves every target and request that is due, and returns how long
@@ -184,7 +187,10 @@ func (c *courier) panes() []string {
 // keeps its due time.
 func (c *courier) scan(now time.Time) {
 	l := c.l
-	l.Outbox.Prune(now)
+	if now.Sub(c.pruned) >= pruneEvery {
+		l.Outbox.Prune(now)
+		c.pruned = now
+	}
 	ents, err := l.Outbox.List()
 	if err != nil {
 		l.log().Warn("outbox unreadable", "err", err)

@@ -71,27 +71,7 @@ func TestNoIDsInModelFacingText(t *testing.T) {
 				// Message ids are herdr-link's own; drop them before scanning.
 				texts = append(texts, regexp.MustCompile(`"id":"hl_[a-z0-9_]+"`).ReplaceAllString(string(b), ""))
 			}
-			st, err := outbox.Open(t.TempDir(), "privacy")
-			if err != nil {
-				t.Fatal(err)
-			}
-			l.Outbox = st
-			add(l.Peers(ctx))
-			var sent []string
-			for _, to := range targets {
-				r, err := l.Send(ctx, link.SendRequest{To: to, Message: "hello " + to})
-				add(r, err)
-				sent = append(sent, r.ID)
-				add(l.Send(ctx, link.SendRequest{To: to, Message: "now " + to, When: link.WhenNow}))
-				add(l.Send(ctx, link.SendRequest{To: to, Message: " "}))
-				add(l.Send(ctx, link.SendRequest{To: to, Message: "x", ReplyTo: "w1:p1"}))
-			}
-			// Held messages and requests show in peers; waits on them, on
-			// other ids and on ids that are not ids.
-			add(l.Peers(ctx))
-			for _, id := range append(sent, "hl_zz_00", "w1:p2", "term_1", "") {
-				add(l.WaitReply(ctx, id, time.Millisecond, nil))
-			}
+			sendAndWait(t, l, targets, add)
 			dir := t.TempDir()
 			l.Dir, l.Home, l.StartTimeout, l.StartPoll = dir, dir, 200*time.Millisecond, time.Millisecond
 			for i, beside := range targets {
@@ -121,6 +101,32 @@ func TestNoIDsInModelFacingText(t *testing.T) {
 		}
 	}
 	t.Logf("%d model-facing texts checked", checked)
+}
+
+// sendAndWait runs the sends of the privacy property from l, with an
+// outbox: held messages and requests then show in peers, and it waits on
+// them, on other ids and on ids that are not ids.
+func sendAndWait(t *testing.T, l *link.Link, targets []string, add func(any, error)) {
+	ctx := context.Background()
+	st, err := outbox.Open(t.TempDir(), "privacy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Outbox = st
+	add(l.Peers(ctx))
+	var sent []string
+	for _, to := range targets {
+		r, err := l.Send(ctx, link.SendRequest{To: to, Message: "hello " + to})
+		add(r, err)
+		sent = append(sent, r.ID)
+		add(l.Send(ctx, link.SendRequest{To: to, Message: "now " + to, When: link.WhenNow}))
+		add(l.Send(ctx, link.SendRequest{To: to, Message: " "}))
+		add(l.Send(ctx, link.SendRequest{To: to, Message: "x", ReplyTo: "w1:p1"}))
+	}
+	add(l.Peers(ctx))
+	for _, id := range append(sent, "hl_zz_00", "w1:p2", "term_1", "") {
+		add(l.WaitReply(ctx, id, time.Millisecond, nil))
+	}
 }
 
 // A notice holds the id of the message it is about and its recipient's
