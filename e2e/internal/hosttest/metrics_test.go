@@ -280,7 +280,7 @@ func TestInstallFailureIsClear(t *testing.T) {
 }
 
 func TestCheckSurface(t *testing.T) {
-	gw, all := []string{"herdr_link"}, []string{"herdr_link", "herdr_link_peers", "herdr_link_start", "herdr_link_send", "herdr_link_close"}
+	gw, all := []string{"herdr_link"}, []string{"herdr_link", "herdr_link_peers", "herdr_link_start", "herdr_link_send", "herdr_link_wait", "herdr_link_close"}
 	session := func(reqs ...fakemodel.Request) SessionResult {
 		for i := range reqs {
 			reqs[i].LinkTools = nil
