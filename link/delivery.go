@@ -170,8 +170,10 @@ func (l *Link) budget(n int) time.Duration {
 }
 
 // confirm watches the target after Herdr accepted a prompt (before is the
-// agent as Herdr's answer showed it) and returns the delivery value.
-func (l *Link) confirm(ctx context.Context, c Capabilities, target, before Agent, textBytes int) string {
+// agent as Herdr's answer showed it) and returns the delivery value. ev,
+// when not nil, is the target's status stream opened before the prompt:
+// each change it reports probes the target at once.
+func (l *Link) confirm(ctx context.Context, c Capabilities, target, before Agent, textBytes int, ev *eventWatch) string {
 	working := State(before.Status) == "working"
 	if working {
 		if b := WorkingBehaviour(kindOf(target, before)); b != "" {
@@ -187,7 +189,7 @@ func (l *Link) confirm(ctx context.Context, c Capabilities, target, before Agent
 	}
 	wctx, cancel := detach(ctx, l.budget(textBytes))
 	defer cancel()
-	if l.watch(wctx, target, before, working, enter, c.PromptAfterEnter) {
+	if l.watch(wctx, target, before, working, enter, c.PromptAfterEnter, ev.wake(wctx)) {
 		return DeliverySubmitted
 	}
 	return DeliveryUnconfirmed
@@ -229,7 +231,15 @@ func seqSteps(then, now uint64) uint64 {
 // Enter, a turn is running. Another occupant of the pane (a new terminal,
 // or another agent kind in it) ends the watch: the text's fate is
 // unknown.
-func (l *Link) watch(ctx context.Context, target, before Agent, working bool, enter time.Time, now bool) bool {
+//
+// Probes are confirmPoll apart, and a status change on wake (the target's
+// event stream) probes at once: an event carries no state_change_seq nor
+// terminal id, so the probe, not the event, decides, by the same rules.
+// A change seen before the Enter probes again at the Enter. A stream that
+// ends leaves the probes. The probes stay confirmPoll apart even with a
+// stream: Herdr writes events on a 100 ms tick, so they would otherwise
+// come later than today's probe.
+func (l *Link) watch(ctx context.Context, target, before Agent, working bool, enter time.Time, now bool, wake <-chan struct{}) bool {
 	sawRest := !working
 	seq := before.Seq
 	pending := false // busy since a change seen before the Enter
@@ -240,6 +250,11 @@ func (l *Link) watch(ctx context.Context, target, before Agent, working bool, en
 		case <-ctx.Done():
 			return false
 		case <-t.C:
+		case _, ok := <-wake:
+			if !ok {
+				wake = nil // the stream ended: probes only
+				continue
+			}
 		}
 		early := time.Now().Before(enter)
 		a, err := l.Herdr.GetAgent(ctx, target.PaneID)
@@ -272,10 +287,17 @@ func (l *Link) watch(ctx context.Context, target, before Agent, working bool, en
 			// ended, or the end of the running turn. Count from here.
 			sawRest, seq = true, a.Seq
 		}
-		if !early {
+		next := confirmPoll
+		if early {
+			// A change before the Enter decides at the first probe
+			// after it: do not wait for the next poll.
+			if d := time.Until(enter); pending && d < next {
+				next = d
+			}
+		} else {
 			pending = false
 		}
-		t.Reset(confirmPoll)
+		t.Reset(next)
 	}
 }
 

@@ -56,6 +56,10 @@ type Herdr interface {
 	GetPane(ctx context.Context, paneID string) (Pane, error)
 	// ClosePane is pane.close.
 	ClosePane(ctx context.Context, paneID string) error
+	// WatchStatus streams the agent status changes of a pane
+	// (events.subscribe, pane.agent_status_changed), from the moment it
+	// returns; an error means no stream (callers poll GetAgent instead).
+	WatchStatus(ctx context.Context, paneID string) (StatusWatch, error)
 }
 
 // SocketHerdr implements [Herdr] with a socket client. It decodes only the

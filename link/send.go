@@ -67,6 +67,8 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	// moved to another workspace since, Herdr no longer accepts it as an
 	// agent target and nothing crosses the boundary.
 	caps := l.capabilities(hctx)
+	ev := l.openWatch(hctx, target)
+	defer ev.close()
 	sent := time.Now()
 	got, err := l.Herdr.Prompt(hctx, target.PaneID, text)
 	accepted := time.Now()
@@ -89,7 +91,7 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	}
 	delivery := DeliveryUnconfirmed
 	if l.Delivery == DeliveryConfirm {
-		delivery = l.confirm(ctx, caps, target, got, len(text))
+		delivery = l.confirm(ctx, caps, target, got, len(text), ev)
 	}
 	l.release(delivery, accepted, l.holdAfterAnswer(caps, sent, accepted), unlock)
 	l.log().Debug("sent", "id", env.ID, "from", self, "to", req.To, "pane_id", target.PaneID, "bytes", len(text),
