@@ -235,8 +235,8 @@ func seqSteps(then, now uint64) uint64 {
 // Probes are confirmPoll apart, and a status change on wake (the target's
 // event stream) probes at once: an event carries no state_change_seq nor
 // terminal id, so the probe, not the event, decides, by the same rules.
-// A change seen before the Enter probes again at the Enter. A stream that
-// ends leaves the probes. The probes stay confirmPoll apart even with a
+// A change reported before the Enter, or seen by a probe then, probes at
+// the Enter. A stream that ends leaves the probes. The probes stay confirmPoll apart even with a
 // stream: Herdr writes events on a 100 ms tick, so they would otherwise
 // come later than today's probe.
 func (l *Link) watch(ctx context.Context, target, before Agent, working bool, enter time.Time, now bool, wake <-chan struct{}) bool {
@@ -245,14 +245,30 @@ func (l *Link) watch(ctx context.Context, target, before Agent, working bool, en
 	pending := false // busy since a change seen before the Enter
 	t := time.NewTimer(firstProbe(now))
 	defer t.Stop()
+	var atEnter <-chan time.Time // a probe at the Enter, once armed
 	for {
 		select {
 		case <-ctx.Done():
 			return false
 		case <-t.C:
+		case <-atEnter:
+			atEnter = nil
 		case _, ok := <-wake:
 			if !ok {
 				wake = nil // the stream ended: probes only
+				continue
+			}
+			if d := time.Until(enter); d > 0 {
+				// A change before the Enter decides nothing, and a
+				// probe now would move the baseline: a short turn that
+				// Herdr's Enter (a little before the one counted on)
+				// started would then pass for a flap. The first probe
+				// after the Enter comes at the Enter instead.
+				if atEnter == nil {
+					e := time.NewTimer(d)
+					defer e.Stop()
+					atEnter = e.C
+				}
 				continue
 			}
 		}
