@@ -187,7 +187,7 @@ func benchConfirmed(b *testing.B, v string, tick time.Duration, events bool) {
 		const n = 50
 		start := time.Now()
 		for range n {
-			s, err := h.WatchStatus(ctx, self.PaneID)
+			s, err := h.(link.PaneWatcher).WatchPanes(ctx, []string{self.PaneID})
 			if err != nil {
 				b.Fatal(err)
 			}

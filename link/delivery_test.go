@@ -24,8 +24,8 @@ type fakeHerdr struct {
 	locked   func() bool // reports whether the delivery lock is held
 	lockedAt []bool      // locked() at each prompt
 
-	// events turns on WatchStatus: each set is then an event on every
-	// open stream; without it WatchStatus refuses (watchErr or an error).
+	// events turns on WatchPanes: each set is then an event on every
+	// open stream; without it WatchPanes refuses (watchErr or an error).
 	events    bool
 	watchErr  error
 	streams   []*fakeStream
@@ -35,22 +35,22 @@ type fakeHerdr struct {
 
 // fakeStream is a controllable status stream.
 type fakeStream struct {
-	ch     chan link.StatusEvent
+	ch     chan string
 	done   chan struct{}
 	closed bool
 }
 
-func (s *fakeStream) Next(ctx context.Context) (link.StatusEvent, error) {
+func (s *fakeStream) Next(ctx context.Context) (string, error) {
 	select {
 	case e, ok := <-s.ch:
 		if !ok {
-			return link.StatusEvent{}, errors.New("fake: stream ended")
+			return "", errors.New("fake: stream ended")
 		}
 		return e, nil
 	case <-s.done:
-		return link.StatusEvent{}, errors.New("fake: stream closed")
+		return "", errors.New("fake: stream closed")
 	case <-ctx.Done():
-		return link.StatusEvent{}, ctx.Err()
+		return "", ctx.Err()
 	}
 }
 
@@ -62,7 +62,7 @@ func (s *fakeStream) Close() error {
 	return nil
 }
 
-func (f *fakeHerdr) WatchStatus(ctx context.Context, pane string) (link.StatusWatch, error) {
+func (f *fakeHerdr) WatchPanes(ctx context.Context, panes []string) (link.PaneEvents, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.watches++
@@ -72,7 +72,7 @@ func (f *fakeHerdr) WatchStatus(ctx context.Context, pane string) (link.StatusWa
 		}
 		return nil, errors.New("fake: no events")
 	}
-	s := &fakeStream{ch: make(chan link.StatusEvent, 64), done: make(chan struct{})}
+	s := &fakeStream{ch: make(chan string, 64), done: make(chan struct{})}
 	f.streams = append(f.streams, s)
 	return s, nil
 }
@@ -92,7 +92,7 @@ func (f *fakeHerdr) emit() {
 	for _, s := range f.streams {
 		select {
 		case <-s.done:
-		case s.ch <- link.StatusEvent{Status: f.target.Status, Kind: f.target.Kind, Received: time.Now()}:
+		case s.ch <- f.target.PaneID:
 		}
 	}
 }
@@ -222,7 +222,7 @@ func TestDeliveryValues(t *testing.T) {
 				l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: tt.mode, Locker: lk,
 					ConfirmBudget: func(int) time.Duration { return link.ConfirmBudget(600) }}
 				start := time.Now()
-				res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: msg})
+				res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: msg, When: link.WhenNow})
 				took := time.Since(start)
 				if err != nil {
 					t.Fatal(err)

@@ -140,11 +140,6 @@ func (f *fake) ClosePane(ctx context.Context, paneID string) error {
 	return f.wait(ctx)
 }
 
-// WatchStatus refuses: the confirmation watch polls.
-func (f *fake) WatchStatus(context.Context, string) (link.StatusWatch, error) {
-	return nil, errors.New("fake: no events")
-}
-
 func unnamedWorld() *fake {
 	return &fake{agents: []link.Agent{
 		{PaneID: "w1:p1", WorkspaceID: "w1", Status: "idle"}, // the caller, unnamed

@@ -75,7 +75,7 @@ func TestEventWatch(t *testing.T) {
 					l.Capabilities = &link.Capabilities{PromptAfterEnter: true}
 				}
 				start := time.Now()
-				res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "please review"})
+				res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "please review", When: link.WhenNow})
 				took := time.Since(start)
 				if err != nil {
 					t.Fatal(err)

@@ -114,9 +114,6 @@ func TestEventWatchSimulator(t *testing.T) {
 	}
 }
 
-// noEvents is a Herdr whose subscriptions fail (an older Herdr).
+// noEvents is a Herdr that streams no events (it is no
+// [link.PaneWatcher]).
 type noEvents struct{ link.Herdr }
-
-func (noEvents) WatchStatus(context.Context, string) (link.StatusWatch, error) {
-	return nil, fmt.Errorf("no events")
-}

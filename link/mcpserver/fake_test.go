@@ -135,11 +135,6 @@ func (f *fakeHerdr) GetPane(ctx context.Context, paneID string) (link.Pane, erro
 
 func (f *fakeHerdr) ClosePane(ctx context.Context, _ string) error { return f.call(ctx, "pane.close") }
 
-// WatchStatus refuses: the confirmation watch polls.
-func (f *fakeHerdr) WatchStatus(context.Context, string) (link.StatusWatch, error) {
-	return nil, errFake
-}
-
 // session is a server on in-memory pipes, for use inside a synctest
 // bubble: a test that waits for output that never comes is a deadlock,
 // which synctest reports, so no read needs a timeout.
