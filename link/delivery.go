@@ -68,6 +68,9 @@ const (
 	ConfirmMax    = 30 * time.Second
 	// confirmPoll is the spacing of agent.get probes while watching.
 	confirmPoll = 50 * time.Millisecond
+	// probeRamp is the first gap between probes after Herdr's Enter; it
+	// doubles up to confirmPoll.
+	probeRamp = 2 * time.Millisecond
 )
 
 // ConfirmBudget is how long Send in confirm mode watches for a text of
@@ -232,44 +235,36 @@ func seqSteps(then, now uint64) uint64 {
 // or another agent kind in it) ends the watch: the text's fate is
 // unknown.
 //
-// Probes are confirmPoll apart, and a status change on wake (the target's
-// event stream) probes at once: an event carries no state_change_seq nor
-// terminal id, so the probe, not the event, decides, by the same rules.
-// A change reported before the Enter, or seen by a probe then, probes at
-// the Enter. A stream that ends leaves the probes. The probes stay confirmPoll apart even with a
-// stream: Herdr writes events on a 100 ms tick, so they would otherwise
-// come later than today's probe.
+// Before the Enter, probes are confirmPoll apart, and one comes at the
+// Enter. After it they come closer first, when a turn most likely starts
+// (probeRamp: 2, 4, 8, 16, 32 ms apart), then confirmPoll apart. A
+// status change on wake (the target's event stream) probes at once after
+// the Enter: an event carries no state_change_seq nor terminal id, so the
+// probe, not the event, decides, by the same rules. (Before the Enter an
+// event probes nothing: the probe at the Enter follows, and a probe then
+// would move the baseline, so that a short turn which Herdr's Enter, a
+// little before the one counted on, started would pass for a flap.) A
+// stream that ends leaves the probes. The probes go on with a stream:
+// Herdr writes events on a 100 ms tick.
 func (l *Link) watch(ctx context.Context, target, before Agent, working bool, enter time.Time, now bool, wake <-chan struct{}) bool {
 	sawRest := !working
 	seq := before.Seq
 	pending := false // busy since a change seen before the Enter
-	t := time.NewTimer(firstProbe(now))
+	t := time.NewTimer(max(0, min(firstProbe(now), time.Until(enter))))
 	defer t.Stop()
-	var atEnter <-chan time.Time // a probe at the Enter, once armed
+	gap := probeRamp // the next gap after the Enter
 	for {
 		select {
 		case <-ctx.Done():
 			return false
 		case <-t.C:
-		case <-atEnter:
-			atEnter = nil
 		case _, ok := <-wake:
 			if !ok {
 				wake = nil // the stream ended: probes only
 				continue
 			}
-			if d := time.Until(enter); d > 0 {
-				// A change before the Enter decides nothing, and a
-				// probe now would move the baseline: a short turn that
-				// Herdr's Enter (a little before the one counted on)
-				// started would then pass for a flap. The first probe
-				// after the Enter comes at the Enter instead.
-				if atEnter == nil {
-					e := time.NewTimer(d)
-					defer e.Stop()
-					atEnter = e.C
-				}
-				continue
+			if time.Now().Before(enter) {
+				continue // the probe at the Enter follows
 			}
 		}
 		early := time.Now().Before(enter)
@@ -305,13 +300,10 @@ func (l *Link) watch(ctx context.Context, target, before Agent, working bool, en
 		}
 		next := confirmPoll
 		if early {
-			// A change before the Enter decides at the first probe
-			// after it: do not wait for the next poll.
-			if d := time.Until(enter); pending && d < next {
-				next = d
-			}
+			next = min(next, time.Until(enter))
 		} else {
 			pending = false
+			next, gap = gap, min(2*gap, confirmPoll)
 		}
 		t.Reset(next)
 	}

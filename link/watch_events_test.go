@@ -47,7 +47,8 @@ func TestEventWatch(t *testing.T) {
 		watches int           // subscriptions asked for
 	}{
 		{"idle target submits 6 ms after Enter", "claude", "idle", true, false, at(ms(306), "working"), link.DeliverySubmitted, ms(306), 1},
-		{"without events: the next probe", "claude", "idle", false, false, at(ms(306), "working"), link.DeliverySubmitted, ms(350), 1},
+		{"without events: the next probe (2, 4, 8… ms after Enter)", "claude", "idle", false, false, at(ms(305), "working"), link.DeliverySubmitted, ms(306), 1},
+		{"without events, a later turn", "claude", "idle", false, false, at(ms(340), "working"), link.DeliverySubmitted, ms(362), 1},
 		{"a short turn, over before the probe", "codex", "idle", true, false, at(ms(306), "working", ms(307), "idle"), link.DeliverySubmitted, ms(306), 1},
 		{"blocked at once", "claude", "idle", true, false, at(ms(306), "blocked"), link.DeliverySubmitted, ms(306), 1},
 		{"flap before Enter, then the turn", "claude", "idle", true, false, at(ms(100), "working", ms(110), "idle", ms(320), "working"), link.DeliverySubmitted, ms(320), 1},
@@ -58,8 +59,8 @@ func TestEventWatch(t *testing.T) {
 		{"working unknown kind stays working", "kimi", "working", true, false, nil, link.DeliveryUnconfirmed, link.ConfirmBudget(600), 1},
 		{"working claude queues: no subscription", "claude", "working", true, false, nil, link.DeliveryQueued, 0, 0},
 		{"working codex interrupts: no subscription", "codex", "working", true, false, nil, link.DeliveryInterrupting, 0, 0},
-		{"stream ends mid-watch: the probes go on", "claude", "idle", true, false, at(ms(100), end, ms(306), "working"), link.DeliverySubmitted, ms(350), 1},
-		{"stream ends at the change: the probes go on", "claude", "idle", true, false, at(ms(306), end, ms(306), "working"), link.DeliverySubmitted, ms(350), 1},
+		{"stream ends mid-watch: the probes go on", "claude", "idle", true, false, at(ms(100), end, ms(340), "working"), link.DeliverySubmitted, ms(362), 1},
+		{"stream ends at the change: the probes go on", "claude", "idle", true, false, at(ms(340), end, ms(340), "working"), link.DeliverySubmitted, ms(362), 1},
 		{"0.9: turn under way at the answer", "claude", "idle", true, true, at(ms(0), "working"), link.DeliverySubmitted, 0, 1},
 		{"0.9: the turn starts after the answer", "claude", "idle", true, true, at(ms(6), "working"), link.DeliverySubmitted, ms(6), 1},
 	}
@@ -110,11 +111,11 @@ func TestEventWatchRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake("claude", "idle")
 		f.watchErr = errors.New("invalid request: unknown variant `events.subscribe`")
-		f.script = at(ms(306), "working")
+		f.script = at(ms(340), "working")
 		l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: newLocker()}
 		start := time.Now()
 		res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"})
-		if err != nil || res.Delivery != link.DeliverySubmitted || time.Since(start) != ms(350) {
+		if err != nil || res.Delivery != link.DeliverySubmitted || time.Since(start) != ms(362) {
 			t.Fatalf("%+v %v after %v", res, err, time.Since(start))
 		}
 		time.Sleep(time.Second)
