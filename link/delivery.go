@@ -175,7 +175,7 @@ func (l *Link) budget(n int) time.Duration {
 // confirm watches the target after Herdr accepted a prompt (before is the
 // agent as Herdr's answer showed it) and returns the delivery value. ev,
 // when not nil, is the target's status stream opened before the prompt:
-// each change it reports probes the target at once.
+// each change it reports after Herdr's Enter probes the target at once.
 func (l *Link) confirm(ctx context.Context, c Capabilities, target, before Agent, textBytes int, ev *eventWatch) string {
 	working := State(before.Status) == "working"
 	if working {
