@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdr-link/herdr-link/internal/outbox"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
 )
@@ -196,4 +197,107 @@ func benchConfirmed(b *testing.B, v string, tick time.Duration, events bool) {
 		b.ReportMetric(float64(time.Since(start).Microseconds())/n/1000, "sub-ms/op")
 	}
 	_ = l.Wait(ctx)
+}
+
+// BenchmarkPeersWithLedger is herdr_link_peers with an empty store and
+// with 10,000 entries in it (requests of many senders, most of them
+// ended, and held messages): the store must cost peers little.
+func BenchmarkPeersWithLedger(b *testing.B) {
+	for _, n := range []int{0, 10000} {
+		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+			srv := sockettest.NewServer(nil)
+			defer srv.Close()
+			st, err := outbox.Open(b.TempDir(), "bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			fillLedger(b, st, n)
+			l := &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1", Outbox: st}
+			ctx := context.Background()
+			if _, err := l.Peers(ctx); err != nil {
+				b.Fatal(err)
+			}
+			// The store's listing is reused once the directory is a second old.
+			time.Sleep(1100 * time.Millisecond)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := l.Peers(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// fillLedger adds n entries to st: requests from 500 senders to 20
+// targets, four in five of them ended, and a held message every tenth.
+func fillLedger(b *testing.B, st *outbox.Store, n int) {
+	now := time.Now()
+	for i := range n {
+		from, to := fmt.Sprintf("term_s%d", i%500), fmt.Sprintf("term_t%d", i%20)
+		id := fmt.Sprintf("hl_b%d_x%d", i, i)
+		if i%10 == 9 {
+			to = fmt.Sprintf("term_t%d", (i/10)%20)
+			if _, err := st.Add(outbox.Message{ID: id, TargetKey: to, FromKey: from, Expires: now.Add(time.Hour), Text: "x"}, now); err != nil {
+				b.Fatal(err)
+			}
+			continue
+		}
+		r, err := st.AddRequest(outbox.Request{ID: id, TargetKey: to, FromKey: from, Expires: now.Add(time.Hour)}, now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if i%5 != 0 {
+			if _, _, err := st.EndRequest(r.Entry(), outbox.OutcomeHandled, now, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkWaitReplyLatency: how long after a request's outcome is
+// recorded (by another process's store handle) herdr_link_wait returns.
+func BenchmarkWaitReplyLatency(b *testing.B) {
+	srv := sockettest.NewServer(nil)
+	defer srv.Close()
+	dir := b.TempDir()
+	mine, err := outbox.Open(dir, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	theirs, err := outbox.Open(dir, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1", Outbox: mine}
+	self, ok := srv.World.Agent("w1:p1")
+	if !ok {
+		b.Fatal("no brain")
+	}
+	ctx := context.Background()
+	var lat []time.Duration
+	i := 0
+	for b.Loop() {
+		i++
+		r, err := mine.AddRequest(outbox.Request{ID: fmt.Sprintf("hl_w%d_y%d", i, i), To: "reviewer", TargetKey: "term_r", FromKey: self.TerminalID, Expires: time.Now().Add(time.Hour)}, time.Now())
+		if err != nil {
+			b.Fatal(err)
+		}
+		done := make(chan time.Time, 1)
+		go func() {
+			if _, err := l.WaitReply(ctx, r.ID, 10*time.Second, nil); err != nil {
+				b.Error(err)
+			}
+			done <- time.Now()
+		}()
+		time.Sleep(30 * time.Millisecond) // the wait is under way
+		changed := time.Now()
+		if _, _, err := theirs.EndRequest(r.Entry(), outbox.OutcomeReplied, changed, nil); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, (<-done).Sub(changed))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "ms-p50-after-change")
+	b.ReportMetric(float64(lat[len(lat)*9/10].Microseconds())/1000, "ms-p90-after-change")
 }

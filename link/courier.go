@@ -333,6 +333,13 @@ func (l *Link) claim(t *courierTarget, m outbox.Message) []outbox.Message {
 // settle records the outcome of typing the held message m.
 func (l *Link) settle(m outbox.Message, d string, err error) {
 	switch {
+	case err == nil && m.Notice:
+		// A notice leaves a record that it was typed: whoever ends its
+		// request again after a crash must not write it a second time.
+		l.crash("typed")
+		if err := l.Outbox.End(m, outbox.EndTyped, l.now()); err != nil {
+			l.log().Warn("outbox: typed notice not recorded", "id", m.ID, "err", err)
+		}
 	case err == nil:
 		l.crash("typed")
 		if err := l.Outbox.Done(m); err != nil {
