@@ -23,6 +23,7 @@ type fakeHerdr struct {
 	gets     int
 	locked   func() bool // reports whether the delivery lock is held
 	lockedAt []bool      // locked() at each prompt
+	screen   string      // what ReadScreen answers
 }
 
 func newFake(kind, status string) *fakeHerdr {
@@ -78,6 +79,11 @@ func (f *fakeHerdr) GetPane(context.Context, string) (link.Pane, error) {
 	return link.Pane{}, errors.New("unexpected pane.get")
 }
 func (f *fakeHerdr) ClosePane(context.Context, string) error { return nil }
+func (f *fakeHerdr) ReadScreen(context.Context, string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.screen, nil
+}
 
 // after returns a script that sleeps d and then sets the statuses in turn.
 func after(d time.Duration, statuses ...string) func(*fakeHerdr) {
