@@ -157,8 +157,11 @@ func codexComposer(ls []string) ComposerState {
 		return ComposerUnknown
 	}
 	text, ok := strings.CutPrefix(ls[at], "› ")
-	if !ok && ls[at] != "›" {
-		return ComposerUnknown
+	if !ok {
+		if ls[at] != "›" {
+			return ComposerUnknown
+		}
+		text = ""
 	}
 	if at+1 < len(ls) && strings.HasPrefix(ls[at+1], "  ") && strings.TrimSpace(ls[at+1]) != "" {
 		return ComposerDraft // a second row of text
@@ -174,22 +177,54 @@ func codexComposer(ls []string) ComposerState {
 	return ComposerDraft
 }
 
-// opencodeComposer: OpenCode (1.18.33) shows `Ask anything… "<an
-// example>"` in an empty composer. Its drawn text box was not captured
-// from the real TUI, so only the placeholder (empty) and a collapsed
-// paste "[Pasted ~N lines]" (a draft) are recognised; anything else is
-// unknown.
+// opencodePlaceholder begins what OpenCode (1.18.33) shows in an empty
+// composer: `Ask anything… "Fix a TODO in the codebase"` (the example
+// varies).
+const opencodePlaceholder = "Ask anything…"
+
+// opencodeComposer: OpenCode draws its composer as the last box with a
+// "┃" left border and a "╹▀▀▀" bottom: a blank row, the text rows (a
+// paste collapsed to "[Pasted ~N lines]"), a blank row, the agent and
+// model row ("Build · <model>"), then (on the start screen) blank rows
+// and a status row. The transcript's user messages are such
+// boxes too, higher up and without the "╹" bottom right under them. In a
+// session a sidebar may continue a row far to the right: a row's text
+// ends at a run of eight spaces.
 func opencodeComposer(ls []string) ComposerState {
-	for i := len(ls) - 1; i >= 0 && i >= len(ls)-12; i-- {
-		l := strings.TrimLeft(ls[i], " ┃│")
-		if strings.HasPrefix(l, "Ask anything…") || strings.HasPrefix(l, "Ask anything...") {
-			return ComposerEmpty
-		}
-		if strings.HasPrefix(l, "[Pasted ~") {
-			return ComposerDraft
+	// On the start screen the box is in the middle, the status row at
+	// the bottom: the last such bottom is the composer's.
+	bottom := -1
+	for i := len(ls) - 1; i >= 0; i-- {
+		if strings.HasPrefix(strings.TrimLeft(ls[i], " "), "╹▀") {
+			bottom = i
+			break
 		}
 	}
-	return ComposerUnknown
+	// The agent row is right above the bottom; the box's rows above it.
+	top := bottom - 1
+	for top > 0 && strings.HasPrefix(strings.TrimLeft(ls[top-1], " "), "┃") {
+		top--
+	}
+	if bottom < 0 || top < 0 || bottom-top < 4 {
+		return ComposerUnknown
+	}
+	var text []string
+	for _, l := range ls[top : bottom-1] {
+		l = strings.TrimPrefix(strings.TrimLeft(l, " "), "┃")
+		if i := strings.Index(l, "        "); i >= 0 {
+			l = l[:i]
+		}
+		if l = strings.TrimSpace(l); l != "" {
+			text = append(text, l)
+		}
+	}
+	switch {
+	case len(text) == 0:
+		return ComposerUnknown
+	case len(text) == 1 && strings.HasPrefix(text[0], opencodePlaceholder):
+		return ComposerEmpty
+	}
+	return ComposerDraft
 }
 
 // piComposer: Pi (0.73.1) draws its editor between two rules at the
