@@ -15,8 +15,9 @@ const (
 	// ComposerUnknown: the screen does not show a composer this parser
 	// recognises (an agent kind without rules, a dialog, a screen still
 	// starting, a TUI version that draws it differently). It says nothing
-	// about a draft: the caller decides; herdr-link treats it as "cannot
-	// tell" and does not hold a message for a draft it cannot see.
+	// about a draft either way: "cannot tell". A caller should not hold a
+	// message for a draft it cannot see (it would wait for a change the
+	// screen may never show); it holds only for [ComposerDraft].
 	ComposerUnknown ComposerState = iota
 	// ComposerEmpty: the composer is drawn and holds no text (a
 	// placeholder or a suggestion the TUI draws itself is not text).
@@ -37,7 +38,7 @@ func (s ComposerState) String() string {
 	return "unknown"
 }
 
-// ComposerKinds are the agent kinds [Composer] has rules for.
+// composerRules are [Composer]'s rules per agent kind.
 var composerRules = map[string]func(lines []string) ComposerState{
 	"claude":   claudeComposer,
 	"codex":    codexComposer,

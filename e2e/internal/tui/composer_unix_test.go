@@ -94,12 +94,21 @@ func composerSteps(h tui.Host) []composerStep {
 		// Seconds after a turn Claude Code sets its title to "✳ Claude
 		// Code" (an OSC the simulator's emulator once drew into the
 		// composer row): the composer is still empty.
-		steps = append(steps, composerStep{name: "idle-settled", act: func(*testing.T, *rig) { time.Sleep(5 * time.Second) },
+		steps = append(steps, composerStep{name: "idle-settled", act: func(t *testing.T, r *rig) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if !waitUntil(ctx, 30*time.Second, func() bool {
+				ts := r.tap.Turns()
+				return len(ts) > 0 && !ts[len(ts)-1].End.IsZero()
+			}) {
+				t.Fatal("the long turn never ended")
+			}
+			time.Sleep(5 * time.Second)
+		},
 			done: func(string) bool { return true }, want: link.ComposerEmpty})
 	}
 	return steps
 }
-
 
 // TestComposerRealTUI: link.Composer reads the composer of each real TUI
 // from its pane.read screen: empty when idle, a draft typed as a user
