@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/herdr-link/herdr-link/internal/outbox"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket"
 )
@@ -102,6 +103,27 @@ type Link struct {
 	// ready (DefaultStartTimeout when zero); StartPoll is the interval of
 	// its polls (100 ms when zero).
 	StartTimeout, StartPoll time.Duration
+	// Outbox, when set, holds messages sent with WhenIdle that the target
+	// cannot take yet; [Link.Deliver] types them. nil: such a send fails.
+	Outbox *outbox.Store
+	// HoldFor is how long a held message waits at most (DefaultHoldFor
+	// when zero).
+	HoldFor time.Duration
+	// CourierPoll is the spacing of the courier's fallback probes of the
+	// targets it waits for (DefaultCourierPoll when zero); Herdr's events
+	// wake it sooner.
+	CourierPoll time.Duration
+	// ReplyGrace is how long a recipient whose turn with a request ended
+	// has to answer before the request counts as handled
+	// (DefaultReplyGrace when zero); RequestTTL how long a request is
+	// tracked at most (DefaultRequestTTL when zero).
+	ReplyGrace, RequestTTL time.Duration
+	// NoNotices turns off the notices typed into a sender's pane when its
+	// request ends without a reply.
+	NoNotices bool
+	// CrashAt, when set, is called at each step of a held delivery
+	// ("claimed", "typed"): tests inject crashes there.
+	CrashAt func(step string)
 
 	mu       sync.Mutex
 	inflight *bootCall
@@ -112,6 +134,10 @@ type Link struct {
 	holdMu    sync.Mutex
 	holds     int
 	holdsDone chan struct{}
+
+	// kick wakes the courier (a message was held); made by Deliver.
+	kickOnce sync.Once
+	kick     chan struct{}
 }
 
 type bootCall struct {
@@ -147,6 +173,12 @@ func (l *Link) log() *slog.Logger {
 type Peer struct {
 	Name  string `json:"name"`
 	State string `json:"state"`
+	// Held counts the caller's messages held for this peer (left out
+	// when none).
+	Held int `json:"held,omitempty"`
+	// AwaitingReply lists the ids of the caller's requests to this peer
+	// that have no outcome yet (left out when none).
+	AwaitingReply []string `json:"awaiting_reply,omitempty"`
 }
 
 // PeersResult is what Peers returns.
@@ -196,9 +228,15 @@ func (l *Link) Peers(ctx context.Context) (PeersResult, error) {
 		}
 	}
 	out := PeersResult{Self: Peer{Name: name, State: State(s.self.Status)}, Peers: make([]Peer, 0, n)}
+	held, awaiting := l.owed(lockKey(*s.self))
 	for i := range s.agents {
 		if a := &s.agents[i]; s.isPeer(a) {
-			out.Peers = append(out.Peers, Peer{Name: a.Name, State: State(a.Status)})
+			p := Peer{Name: a.Name, State: State(a.Status)}
+			if held != nil || awaiting != nil {
+				h := l.Outbox.KeyHash(lockKey(*a))
+				p.Held, p.AwaitingReply = held[h], awaiting[h]
+			}
+			out.Peers = append(out.Peers, p)
 		}
 	}
 	return out, nil
