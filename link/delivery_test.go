@@ -31,6 +31,7 @@ type fakeHerdr struct {
 	streams   []*fakeStream
 	watches   int
 	openAtPut []bool // whether a stream was open at each prompt
+	screen    string // what ReadScreen answers
 }
 
 // fakeStream is a controllable status stream.
@@ -162,6 +163,11 @@ func (f *fakeHerdr) GetPane(context.Context, string) (link.Pane, error) {
 	return link.Pane{}, errors.New("unexpected pane.get")
 }
 func (f *fakeHerdr) ClosePane(context.Context, string) error { return nil }
+func (f *fakeHerdr) ReadScreen(context.Context, string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.screen, nil
+}
 
 // after returns a script that sleeps d and then sets the statuses in turn.
 func after(d time.Duration, statuses ...string) func(*fakeHerdr) {
