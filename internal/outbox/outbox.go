@@ -148,12 +148,17 @@ type Store struct {
 // the socket's, see panelock) in its own directory under base (the lock
 // directory, already checked private), making the directory 0700.
 func Open(base, scope string) (*Store, error) {
-	h := sha256.Sum256([]byte("herdr-link/1 outbox\x00" + scope))
-	dir := filepath.Join(base, "outbox-"+hex.EncodeToString(h[:8]))
+	dir := filepath.Join(base, dirName(scope))
 	if err := ensurePrivate(dir); err != nil {
 		return nil, err
 	}
 	return &Store{Dir: dir, scope: scope}, nil
+}
+
+// dirName is the name of the store directory of scope.
+func dirName(scope string) string {
+	h := sha256.Sum256([]byte("herdr-link/1 outbox\x00" + scope))
+	return "outbox-" + hex.EncodeToString(h[:8])
 }
 
 // ensurePrivate makes dir 0700 if needed and checks that it is a
