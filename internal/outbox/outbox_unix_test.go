@@ -217,4 +217,3 @@ func TestNothingReadableByOthers(t *testing.T) {
 		t.Errorf("only %d entries checked", checked)
 	}
 }
-
