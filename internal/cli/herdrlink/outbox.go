@@ -160,6 +160,9 @@ func (c outboxConfig) rows(st *outbox.Store) ([]outboxItem, error) {
 	rows := []outboxItem{}
 	alive := map[string]bool{}
 	for _, e := range ents {
+		if !e.Held() && e.State != outbox.StateEnded {
+			continue // a request's record: its message is listed by its own entry
+		}
 		m, err := st.Read(e)
 		if errors.Is(err, outbox.ErrNotFound) {
 			continue
