@@ -79,7 +79,12 @@ func (f outboxFixture) seed(t *testing.T) {
 	if err := f.st.End(ended, outbox.EndCancelled, outboxNow.Add(-10*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	f.add(t, f.st, "hl_held1", "brain", "reviewer", strings.Repeat("x", 412), 65*time.Second, 30*time.Minute)
+	held := f.add(t, f.st, "hl_held1", "brain", "reviewer", strings.Repeat("x", 412), 65*time.Second, 30*time.Minute)
+	// It expects a reply: its request record is no row of its own.
+	if _, err := f.st.AddRequest(outbox.Request{ID: held.ID, To: held.To, From: held.From, TargetKey: held.TargetKey, FromKey: held.FromKey,
+		Expires: held.Expires}, held.Accepted); err != nil {
+		t.Fatal(err)
+	}
 	typing := f.add(t, f.st, "hl_typing", "tester", "reviewer", "hello", 50*time.Second, 30*time.Minute)
 	if err := f.st.Claim(&typing); err != nil {
 		t.Fatal(err)
