@@ -62,6 +62,8 @@ const (
 	EndGone           = "gone"            // its target's pane closed, or another occupant took it
 	EndCancelled      = "cancelled"       // an operator cancelled it
 	EndMaybeDelivered = "maybe_delivered" // its typer died after the claim
+	// EndTyped: a notice that was typed (kept so it is never written twice).
+	EndTyped = "typed"
 )
 
 // Defaults of a Store's bounds.
