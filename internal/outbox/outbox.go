@@ -82,6 +82,8 @@ var (
 	ErrFull = errors.New("outbox: full")
 	// ErrNotFound: no such message (it was typed, ended or cancelled).
 	ErrNotFound = errors.New("outbox: no such message")
+	// ErrBadID: Add was given an id that cannot stand in a file name.
+	ErrBadID = errors.New("outbox: message id unfit for a file name")
 )
 
 // Message is one held message.
@@ -145,8 +147,9 @@ type Store struct {
 	scope string
 
 	mu      sync.Mutex
-	token   string   // this process's owner token ("" until Own)
+	token   string   // this process's owner token ("" until Token)
 	alive   *os.File // the owner file's flock, held for the process's life
+	ownPath string   // the owner file's path
 	lastSeq int64
 	cache   *snap
 }
@@ -155,12 +158,17 @@ type Store struct {
 // the socket's, see panelock) in its own directory under base (the lock
 // directory, already checked private), making the directory 0700.
 func Open(base, scope string) (*Store, error) {
-	h := sha256.Sum256([]byte("herdr-link/1 outbox\x00" + scope))
-	dir := filepath.Join(base, "outbox-"+hex.EncodeToString(h[:8]))
+	dir := filepath.Join(base, dirName(scope))
 	if err := ensurePrivate(dir); err != nil {
 		return nil, err
 	}
 	return &Store{Dir: dir, scope: scope}, nil
+}
+
+// dirName is the name of the store directory of scope.
+func dirName(scope string) string {
+	h := sha256.Sum256([]byte("herdr-link/1 outbox\x00" + scope))
+	return "outbox-" + hex.EncodeToString(h[:8])
 }
 
 // ensurePrivate makes dir 0700 if needed and checks that it is a
@@ -201,11 +209,12 @@ func (s *Store) Token() (string, error) {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	tok := hex.EncodeToString(b[:])
-	f, err := holdOwner(filepath.Join(s.Dir, "owner."+tok))
+	path := filepath.Join(s.Dir, "owner."+tok)
+	f, err := holdOwner(path)
 	if err != nil {
 		return "", err
 	}
-	s.token, s.alive = tok, f
+	s.token, s.alive, s.ownPath = tok, f, path
 	return tok, nil
 }
 
@@ -216,10 +225,9 @@ func (s *Store) Release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.alive != nil {
-		name := s.alive.Name()
 		s.alive.Close()
-		_ = os.Remove(name)
-		s.alive, s.token = nil, ""
+		_ = os.Remove(s.ownPath)
+		s.alive, s.token, s.ownPath = nil, "", ""
 	}
 }
 
@@ -275,6 +283,9 @@ func (e *FullError) Is(target error) bool { return target == ErrFull }
 // index fields set. The bounds are checked first (a store shared by
 // processes may briefly exceed them by what is added concurrently).
 func (s *Store) Add(m Message, now time.Time) (Message, error) {
+	if !validID(m.ID) {
+		return Message{}, fmt.Errorf("%w: %q", ErrBadID, m.ID)
+	}
 	tok, err := s.Token()
 	if err != nil {
 		return Message{}, err
@@ -420,10 +431,19 @@ func (s *Store) End(m Message, why string, now time.Time) error {
 	return nil
 }
 
-// Forget removes an ended record (its sender has learned of it).
+// Forget removes an ended record (its sender has learned of it), and
+// first any held or typing file of the same message that a crash between
+// the two steps of End left: without its ended record, that file would
+// show the message held again.
 func (s *Store) Forget(e Entry) error {
 	if e.State != StateEnded {
 		return fmt.Errorf("outbox: forget of a message in state %c", e.State)
+	}
+	for _, st := range []byte{StateHeld, StateTyping} {
+		p := filepath.Join(s.Dir, fileName(e.Seq, e.Target, e.Sender, e.Owner, e.ID, st))
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("outbox: %w", err)
+		}
 	}
 	err := os.Remove(filepath.Join(s.Dir, e.name))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -433,11 +453,21 @@ func (s *Store) Forget(e Entry) error {
 }
 
 // Prune removes ended records older than EndedTTL, temporary files left
-// by a crash mid-write, and the owner files of processes that are gone.
+// by a crash mid-write, the owner files of processes that are gone, and
+// the held or typing file of a message that also has an ended record (a
+// crash between the two steps of End): that file is finished off before
+// its ended record can expire, so that the message never shows held
+// again.
 func (s *Store) Prune(now time.Time) {
 	d, err := os.ReadDir(s.Dir)
 	if err != nil {
 		return
+	}
+	ended := map[string]bool{}
+	for _, de := range d {
+		if e, ok := parseName(de.Name()); ok && e.State == StateEnded {
+			ended[e.ID] = true
+		}
 	}
 	for _, de := range d {
 		name := de.Name()
@@ -453,7 +483,12 @@ func (s *Store) Prune(now time.Time) {
 				removeOwner(p)
 			}
 		default:
-			if e, ok := parseName(name); ok && (e.State == StateEnded || e.State == StateAnswered) {
+			e, ok := parseName(name)
+			switch {
+			case !ok:
+			case e.Held() && ended[e.ID]:
+				os.Remove(p)
+			case e.State == StateEnded || e.State == StateAnswered:
 				if info, err := de.Info(); err == nil && now.Sub(info.ModTime()) > EndedTTL {
 					os.Remove(p)
 				}
