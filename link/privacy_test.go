@@ -183,7 +183,7 @@ func TestHeldPathErrors(t *testing.T) {
 // held messages: a send held (for a working, blocked or busy-locked
 // target, or behind messages held before), peers with held counts, the
 // errors of a full or unusable outbox, and Herdr's failures on the way
-// (their messages carry ids), from several senders.
+// (their messages carry ids), from several senders. Long: one world and one store serve the whole property, so every path shares its set-up.
 func TestNoIDsInHeldPaths(t *testing.T) {
 	ctx := context.Background()
 	faults := []struct {

@@ -30,7 +30,6 @@
 package outbox
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -38,7 +37,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -196,50 +194,6 @@ func ensurePrivate(dir string) error {
 func (s *Store) KeyHash(key string) string {
 	h := sha256.Sum256([]byte("herdr-link/1 outbox key\x00" + s.scope + "\x00" + key))
 	return hex.EncodeToString(h[:8])
-}
-
-// Token returns this process's owner token, creating and locking its
-// owner file on first use.
-func (s *Store) Token() (string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.token != "" {
-		return s.token, nil
-	}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	tok := hex.EncodeToString(b[:])
-	path := filepath.Join(s.Dir, "owner."+tok)
-	f, err := holdOwner(path)
-	if err != nil {
-		return "", err
-	}
-	s.token, s.alive, s.ownPath = tok, f, path
-	return tok, nil
-}
-
-// Release gives up this process's ownership: its held messages are then
-// delivered by any other process serving the same Herdr (and by this
-// one, as orphans). Tests call it to play a crash.
-func (s *Store) Release() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.alive != nil {
-		s.alive.Close()
-		_ = os.Remove(s.ownPath)
-		s.alive, s.token, s.ownPath = nil, "", ""
-	}
-}
-
-// OwnerAlive reports whether the process of owner token tok still runs.
-func (s *Store) OwnerAlive(tok string) bool {
-	s.mu.Lock()
-	own := s.token
-	s.mu.Unlock()
-	if tok == own && own != "" {
-		return true
-	}
-	return ownerHeld(filepath.Join(s.Dir, "owner."+tok))
 }
 
 // nextSeq is the acceptance time of a new message: now in Unix
@@ -450,51 +404,6 @@ func (s *Store) Forget(e Entry) error {
 		return fmt.Errorf("outbox: %w", err)
 	}
 	return nil
-}
-
-// Prune removes ended records older than EndedTTL, temporary files left
-// by a crash mid-write, the owner files of processes that are gone, and
-// the held or typing file of a message that also has an ended record (a
-// crash between the two steps of End): that file is finished off before
-// its ended record can expire, so that the message never shows held
-// again.
-func (s *Store) Prune(now time.Time) {
-	d, err := os.ReadDir(s.Dir)
-	if err != nil {
-		return
-	}
-	ended := map[string]bool{}
-	for _, de := range d {
-		if e, ok := parseName(de.Name()); ok && e.State == StateEnded {
-			ended[e.ID] = true
-		}
-	}
-	for _, de := range d {
-		name := de.Name()
-		p := filepath.Join(s.Dir, name)
-		switch {
-		case strings.HasPrefix(name, ".tmp-"):
-			if info, err := de.Info(); err == nil && now.Sub(info.ModTime()) > time.Minute {
-				os.Remove(p)
-			}
-		case strings.HasPrefix(name, "owner."):
-			tok := strings.TrimPrefix(name, "owner.")
-			if !s.OwnerAlive(tok) {
-				removeOwner(p)
-			}
-		default:
-			e, ok := parseName(name)
-			switch {
-			case !ok:
-			case e.Held() && ended[e.ID]:
-				os.Remove(p)
-			case e.State == StateEnded || e.State == StateAnswered:
-				if info, err := de.Info(); err == nil && now.Sub(info.ModTime()) > EndedTTL {
-					os.Remove(p)
-				}
-			}
-		}
-	}
 }
 
 // Find returns the entry of held message id, in whatever state (not its
