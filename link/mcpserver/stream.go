@@ -54,11 +54,10 @@ const DefaultMaxLineBytes = 4 << 20
 // TestJSONRPC2AloneNeedsTheEdge shows jsonrpc2 on its own against each of
 // these.
 //
-// Messages reach the connection as the smallest lines jsonrpc2 reads as a
-// request, {"id":ID,"method":M}, or a notification, {"method":M}, built
-// here from the one decode of the client's line: jsonrpc2 decodes every
-// line twice, reflectively (8 µs for a line like that on the 2-vCPU
-// machine, 13 µs with "jsonrpc" in it, and far more with params), and
+// Messages reach the connection decoded, from the one decode of the
+// client's line ([messageSlots]): jsonrpc2 would decode every line twice,
+// reflectively (25 allocations for a tools/call, 8 µs for the smallest
+// request line on the 2-vCPU machine, far more with params), and
 // "jsonrpc" was checked here already.
 type stream struct {
 	r   *ndjson.Reader
@@ -71,6 +70,8 @@ type stream struct {
 	batches atomic.Bool
 	// queue holds messages of a batch not yet handed to the connection.
 	queue []admitted
+	// slots is where jsonrpc2's message takes a decoded request.
+	slots messageSlots
 	// params are the params of the request ReadObject returned last; the
 	// connection's read loop passes them to [stream.received].
 	params *json.RawMessage
@@ -103,13 +104,26 @@ type batch struct {
 	lines [][]byte
 }
 
-// admitted is a message that passed admit: the line for the connection
-// and the params the handler gets as sent.
+// admitted is a message that passed admit: the request for the
+// connection, with its params as sent, and the JSON of its connection id
+// and method (for [admitted.line]).
 type admitted struct {
-	line   []byte
-	id     jsonrpc2.ID
-	isReq  bool
-	params *json.RawMessage
+	req            *jsonrpc2.Request
+	idJSON, method []byte
+}
+
+// line is the message as the smallest line jsonrpc2 decodes into the
+// same request: {"id":ID,"method":M}, or {"method":M} for a
+// notification (params are given back by [stream.received]).
+func (a admitted) line() []byte {
+	line := make([]byte, 0, 20+len(a.idJSON)+len(a.method))
+	if !a.req.Notif {
+		line = append(append(append(line, `{"id":`...), a.idJSON...), ',')
+	} else {
+		line = append(line, '{')
+	}
+	line = append(append(line, `"method":`...), a.method...)
+	return append(line, '}')
 }
 
 func newStream(in io.Reader, out io.Writer, max int, log *slog.Logger) *stream {
@@ -125,12 +139,10 @@ func newStream(in io.Reader, out io.Writer, max int, log *slog.Logger) *stream {
 }
 
 // ReadObject returns the next request or notification, answering
-// everything else on the way.
+// everything else on the way. The request is handed over decoded
+// (inject.go); only when jsonrpc2's message type is not laid out as the
+// stream expects does the connection decode it from a line.
 func (s *stream) ReadObject(v any) error {
-	u, ok := v.(json.Unmarshaler)
-	if !ok {
-		return fmt.Errorf("mcpserver: cannot read into %T", v)
-	}
 	for {
 		a, err := s.next()
 		if err != nil {
@@ -138,23 +150,33 @@ func (s *stream) ReadObject(v any) error {
 			s.readOnce.Do(func() { close(s.readDone) })
 			return err
 		}
-		if err := u.UnmarshalJSON(a.line); err != nil {
-			// Cannot happen: the line is built by admit in jsonrpc2's
-			// shape. Should it, the request is answered here.
+		s.params = a.req.Params // [stream.received] gives them back
+		if slot := s.slots.request(v); slot != nil {
+			*slot = a.req
+			return nil
+		}
+		u, ok := v.(json.Unmarshaler)
+		if !ok {
+			return fmt.Errorf("mcpserver: cannot read into %T", v)
+		}
+		if err := u.UnmarshalJSON(a.line()); err != nil {
+			// Cannot happen: the line is built in jsonrpc2's shape.
+			// Should it, the request is answered here.
+			s.params = nil
 			s.log.Error("mcp: jsonrpc2 refused a request line", "err", err)
-			if a.isReq {
-				_ = s.finish(a.id, func(raw json.RawMessage) []byte { return errorLine(raw, codeInternalError, "Internal error") })
+			if !a.req.Notif {
+				_ = s.finish(a.req.ID, func(raw json.RawMessage) []byte { return errorLine(raw, codeInternalError, "Internal error") })
 			}
 			continue
 		}
-		s.params = a.params
 		return nil
 	}
 }
 
 // received is the connection's OnRecv hook. It runs in the read loop
 // right after ReadObject, before the handler, and gives the request its
-// params as the client sent them.
+// params as the client sent them (a request decoded by the connection
+// from its line has none; a request handed over has them already).
 func (s *stream) received(req *jsonrpc2.Request, _ *jsonrpc2.Response) {
 	if req != nil {
 		req.Params, s.params = s.params, nil
@@ -355,7 +377,7 @@ func (s *stream) next() (admitted, error) {
 		if reply != nil {
 			s.write(reply)
 		}
-		if a.line != nil {
+		if a.req != nil {
 			return a, nil
 		}
 	}
@@ -383,7 +405,7 @@ func (s *stream) splitBatch(msg []byte) {
 		if reply != nil {
 			s.addToBatch(b, reply)
 		}
-		if a.line != nil {
+		if a.req != nil {
 			s.queue = append(s.queue, a)
 		}
 	}
@@ -422,13 +444,19 @@ func (s *stream) admit(msg []byte, b *batch) (a admitted, reply []byte) {
 		s.log.Debug("mcp: ignoring a response")
 		return a, nil
 	}
+	name, ok := methodName(method)
+	if !ok {
+		// Cannot happen: classify decoded it.
+		return a, nil
+	}
 	// The members are copies of the line (json.RawMessage copies what it
 	// decodes), so they outlive the reader's buffer.
+	req := &jsonrpc2.Request{Method: name, Notif: !isReq}
 	if params, ok := m["params"]; ok {
-		a.params = &params
+		req.Params = &params
 	}
+	a.req, a.method = req, method
 	if !isReq {
-		a.line = append(append(append(make([]byte, 0, 12+len(method)), `{"method":`...), method...), '}')
 		return a, nil
 	}
 	raw = bytes.TrimSpace(raw)
@@ -441,11 +469,6 @@ func (s *stream) admit(msg []byte, b *batch) (a admitted, reply []byte) {
 	if !ok {
 		return admitted{}, errorLine(raw, codeInvalidRequest, "Invalid Request: id "+string(raw)+" is already used by a request in flight")
 	}
-	line := make([]byte, 0, 20+len(idJSON)+len(method))
-	line = append(line, `{"id":`...)
-	line = append(line, idJSON...)
-	line = append(line, `,"method":`...)
-	line = append(line, method...)
-	a.line, a.id, a.isReq = append(line, '}'), cid, true
+	req.ID, a.idJSON = cid, idJSON
 	return a, nil
 }
