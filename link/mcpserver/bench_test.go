@@ -28,7 +28,8 @@ func BenchmarkToolsCall(b *testing.B) {
 			defer srv.Close()
 			inR, inW := io.Pipe()
 			outR, outW := io.Pipe()
-			opt := mcpserver.Options{Link: &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1"}}
+			// As the binary runs it: NewSocketHerdr sizes each agent list from the last.
+			opt := mcpserver.Options{Link: &link.Link{Herdr: link.NewSocketHerdr(srv.Client()), PaneID: "w1:p1"}}
 			go func() { _ = mcpserver.Serve(context.Background(), inR, outW, opt); outW.Close() }()
 			cl := mcpclient.New(outR, inW)
 			defer cl.Close()

@@ -165,7 +165,7 @@ func (s *stream) ReadObject(v any) error {
 			s.params = nil
 			s.log.Error("mcp: jsonrpc2 refused a request line", "err", err)
 			if !a.req.Notif {
-				_ = s.finish(a.req.ID, func(raw json.RawMessage) []byte { return errorLine(raw, codeInternalError, "Internal error") })
+				_ = s.finish(a.req.ID, reply{code: codeInternalError, msg: "Internal error"})
 			}
 			continue
 		}
@@ -199,24 +199,41 @@ func (s *stream) WriteObject(any) error {
 	case o.resp != nil:
 		r := o.resp
 		if r.Error != nil {
-			code, msg := int(r.Error.Code), r.Error.Message
-			return s.finish(r.ID, func(raw json.RawMessage) []byte { return errorLine(raw, code, msg) })
+			return s.finish(r.ID, reply{code: int(r.Error.Code), msg: r.Error.Message})
 		}
 		if r.Result == nil {
 			return errors.New("mcpserver: a response without result or error")
 		}
-		result := *r.Result
-		return s.finish(r.ID, func(raw json.RawMessage) []byte { return resultLine(raw, result) })
+		return s.finish(r.ID, reply{result: *r.Result})
 	case o.req != nil && o.req.Notif && o.req.Params == nil:
 		return s.writeLine(notificationLine(o.req.Method))
 	}
 	return errors.New("mcpserver: the server writes only responses and notifications without params")
 }
 
+// reply is a response to write: an encoded result, or an error (code
+// not 0); the zero reply is none.
+type reply struct {
+	result []byte
+	code   int
+	msg    string
+}
+
+// line is the response to the request whose id is raw (nil: none).
+func (r reply) line(raw json.RawMessage) []byte {
+	switch {
+	case r.code != 0:
+		return errorLine(raw, r.code, r.msg)
+	case r.result != nil:
+		return resultLine(raw, r.result)
+	}
+	return nil
+}
+
 // finish retires the request the connection knows as id and writes its
-// response (none when build is nil, or when the client cancelled it),
+// response (none for the zero reply, or when the client cancelled it),
 // alone or as part of its batch.
-func (s *stream) finish(id jsonrpc2.ID, build func(raw json.RawMessage) []byte) error {
+func (s *stream) finish(id jsonrpc2.ID, r reply) error {
 	s.idmu.Lock()
 	p, ok := s.ids.retire(id)
 	if !ok {
@@ -228,10 +245,7 @@ func (s *stream) finish(id jsonrpc2.ID, build func(raw json.RawMessage) []byte) 
 		s.idmu.Unlock()
 		return nil // cancelled: the client expects no response
 	}
-	var line []byte
-	if build != nil {
-		line = build(p.raw)
-	}
+	line := r.line(p.raw)
 	b := p.batch
 	if b == nil {
 		s.idmu.Unlock()
@@ -254,7 +268,7 @@ func (s *stream) finish(id jsonrpc2.ID, build func(raw json.RawMessage) []byte) 
 
 // forget retires a request that gets no response (a cancelled call, or
 // one refused at shutdown).
-func (s *stream) forget(id jsonrpc2.ID) { _ = s.finish(id, nil) }
+func (s *stream) forget(id jsonrpc2.ID) { _ = s.finish(id, reply{}) }
 
 // cancel marks the live request the client calls raw as cancelled: it
 // gets no response, and its id is free for the client at once. The
