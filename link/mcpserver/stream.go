@@ -106,23 +106,24 @@ type batch struct {
 
 // admitted is a message that passed admit: the request for the
 // connection, with its params as sent, and the JSON of its connection id
-// and method (for [admitted.line]).
+// (for [admitted.line]).
 type admitted struct {
-	req            *jsonrpc2.Request
-	idJSON, method []byte
+	req    *jsonrpc2.Request
+	idJSON []byte
 }
 
 // line is the message as the smallest line jsonrpc2 decodes into the
 // same request: {"id":ID,"method":M}, or {"method":M} for a
 // notification (params are given back by [stream.received]).
 func (a admitted) line() []byte {
-	line := make([]byte, 0, 20+len(a.idJSON)+len(a.method))
+	method, _ := json.Marshal(a.req.Method)
+	line := make([]byte, 0, 20+len(a.idJSON)+len(method))
 	if !a.req.Notif {
 		line = append(append(append(line, `{"id":`...), a.idJSON...), ',')
 	} else {
 		line = append(line, '{')
 	}
-	line = append(append(line, `"method":`...), a.method...)
+	line = append(append(line, `"method":`...), method...)
 	return append(line, '}')
 }
 
@@ -450,26 +451,26 @@ func (s *stream) admit(msg []byte, b *batch) (a admitted, reply []byte) {
 		}
 		return a, errorLine(id, code, why)
 	}
-	raw, isReq := m["id"]
-	method, hasMethod := m["method"]
-	if !hasMethod {
+	raw, isReq := m.id, m.id != nil
+	if m.method == nil {
 		// A response. The server sends no requests, so it answers none of
 		// them: the connection would drop it as a stray.
 		s.log.Debug("mcp: ignoring a response")
 		return a, nil
 	}
-	name, ok := methodName(method)
+	name, ok := methodName(m.method)
 	if !ok {
 		// Cannot happen: classify decoded it.
 		return a, nil
 	}
-	// The members are copies of the line (json.RawMessage copies what it
-	// decodes), so they outlive the reader's buffer.
+	// The members are parts of msg, which the reader reuses: what the
+	// request keeps is copied.
 	req := &jsonrpc2.Request{Method: name, Notif: !isReq}
-	if params, ok := m["params"]; ok {
+	if m.params != nil {
+		params := json.RawMessage(bytes.Clone(m.params))
 		req.Params = &params
 	}
-	a.req, a.method = req, method
+	a.req = req
 	if !isReq {
 		return a, nil
 	}
