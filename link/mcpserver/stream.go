@@ -44,8 +44,8 @@ const DefaultMaxLineBytes = 4 << 20
 //   - Batches (JSON arrays, revision 2025-03-26 only) are split here into
 //     requests the connection handles one by one, and their responses are
 //     joined here into one array (jsonrpc2 has no batches).
-//   - Params reach the handler as sent (the [stream.received] hook), never
-//     through jsonrpc2's reflective decode and re-encode.
+//   - Params reach the handler as sent, never through jsonrpc2's
+//     reflective decode and re-encode.
 //   - Responses are written by the one encoder of wire.go: jsonrpc2 would
 //     encode them with encoding/json, which escapes "<" in results and
 //     puts "jsonrpc" last. [stream.sending] sees each message the
@@ -54,11 +54,14 @@ const DefaultMaxLineBytes = 4 << 20
 // TestJSONRPC2AloneNeedsTheEdge shows jsonrpc2 on its own against each of
 // these.
 //
-// Messages reach the connection decoded, from the one decode of the
-// client's line ([messageSlots]): jsonrpc2 would decode every line twice,
+// Messages reach the connection as *jsonrpc2.Request values, put in the
+// library's message directly ([messageSlots]) from the one scan of the
+// client's line (classify): jsonrpc2 would decode every line twice,
 // reflectively (25 allocations for a tools/call, 8 µs for the smallest
 // request line on the 2-vCPU machine, far more with params), and
-// "jsonrpc" was checked here already.
+// "jsonrpc" was checked here already. Only when its message type is not
+// laid out as expected does the connection decode a line built for it,
+// and the [stream.received] hook gives the request its params.
 type stream struct {
 	r   *ndjson.Reader
 	max int
