@@ -13,4 +13,4 @@ const Contract = `Herdr Link connects agents that run in the same Herdr workspac
 6. Call herdr_link_close only once you have decided that a named agent's pane should close. If it needs a last message, send that first and close in a later step, after herdr_link_send returned "sent".
 7. Address agents only by name; never use pane ids, UI focus, terminal input or the Herdr CLI to talk to another agent.
 8. Agents outside your workspace are invisible: they are never listed, and messages to them fail.
-9. A send's "delivery" says what followed: "submitted" (a turn started with it), "queued" (the agent is busy and reads it when its turn ends), "interrupting" (the agent, e.g. Codex, was working and is interrupted), "unconfirmed" (no sign yet). Never resend because of it.`
+9. A send's "delivery" says what followed: "submitted" (a turn started with it), "held" (the agent is busy, or its user is typing: it gets the message as a turn of its own once ready), "queued" or "interrupting" (only with "when": "now", which does not wait: the busy agent reads it when its turn ends, or is interrupted), "unconfirmed" (no sign yet). Never resend because of it.`

@@ -138,7 +138,7 @@ func TestDeliveryValues(t *testing.T) {
 				l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: tt.mode, Locker: lk,
 					ConfirmBudget: func(int) time.Duration { return link.ConfirmBudget(600) }}
 				start := time.Now()
-				res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: msg})
+				res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: msg, When: link.WhenNow})
 				took := time.Since(start)
 				if err != nil {
 					t.Fatal(err)

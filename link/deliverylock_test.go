@@ -73,7 +73,7 @@ func TestDeliveryLock(t *testing.T) {
 			lk := newLocker()
 			f.locked = lk.isHeld
 			l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk}
-			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"}); err != nil {
+			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow}); err != nil {
 				t.Fatal(err)
 			}
 			if len(f.lockedAt) != 1 || !f.lockedAt[0] || len(lk.keys) != 1 || lk.keys[0] != "term_2" {
@@ -82,7 +82,7 @@ func TestDeliveryLock(t *testing.T) {
 			time.Sleep(link.SubmitHold)
 			// Without a terminal id, the pane id keys the lock.
 			f.target.TerminalID = ""
-			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"}); err != nil || lk.keys[1] != "pane:w1:p2" {
+			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow}); err != nil || lk.keys[1] != "pane:w1:p2" {
 				t.Fatalf("%v, keys %v", err, lk.keys)
 			}
 			time.Sleep(link.SubmitHold)
@@ -98,7 +98,7 @@ func TestDeliveryLock(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
 			defer cancel()
 			start := time.Now()
-			_, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "x"})
+			_, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
 			if !errors.Is(err, link.ErrSendFailed) || err.Error() != "SEND_FAILED: another delivery to this agent is still in progress; nothing was delivered, try again shortly" {
 				t.Fatalf("err = %v", err)
 			}
@@ -118,7 +118,7 @@ func TestDeliveryLock(t *testing.T) {
 			defer held.Unlock()
 			l := &link.Link{Herdr: newFake("codex", "idle"), PaneID: "w1:p1", Locker: lk, LockWait: 2 * time.Second}
 			start := time.Now()
-			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"}); !errors.Is(err, link.ErrSendFailed) || time.Since(start) != 4*time.Second {
+			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow}); !errors.Is(err, link.ErrSendFailed) || time.Since(start) != 4*time.Second {
 				t.Fatalf("err = %v after %v", err, time.Since(start))
 			}
 		})
@@ -129,11 +129,11 @@ func TestDeliveryLock(t *testing.T) {
 			lk := newLocker()
 			l := &link.Link{Herdr: f, PaneID: "w1:p1", Locker: lk}
 			f.promptFn = func() error { return &socket.Error{Code: "agent_prompt_failed", Message: "no capacity"} }
-			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"}); !errors.Is(err, link.ErrSendFailed) || lk.isHeld() {
+			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow}); !errors.Is(err, link.ErrSendFailed) || lk.isHeld() {
 				t.Fatalf("refused: %v, held %v", err, lk.isHeld())
 			}
 			f.promptFn = func() error { return socket.AfterWrite(socket.ErrTimeout) }
-			_, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"})
+			_, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
 			if !errors.Is(err, link.ErrSendFailed) || !lk.isHeld() {
 				t.Fatalf("after the write: %v, held %v", err, lk.isHeld())
 			}
@@ -154,7 +154,7 @@ func TestWaitForHolds(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"}); err != nil || !lk.isHeld() {
+		if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow}); err != nil || !lk.isHeld() {
 			t.Fatalf("%v, held %v", err, lk.isHeld())
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), link.SubmitHold/2)
@@ -181,14 +181,14 @@ func TestQueuedDeliveryHoldsPastTheEnterOnly(t *testing.T) {
 		lk := newLocker()
 		l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk}
 		start := time.Now()
-		res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"})
+		res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
 		if err != nil || res.Delivery != link.DeliveryQueued || time.Since(start) != 0 {
 			t.Fatalf("%+v %v after %v", res, err, time.Since(start))
 		}
 		// A second sender joins the queued turn once Herdr's Enter is
 		// past, not after the running turn.
 		l2 := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk}
-		res, err = l2.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "y"})
+		res, err = l2.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "y", When: link.WhenNow})
 		if el := time.Since(start); err != nil || el < link.SubmitHold || el > link.SubmitHold+50*time.Millisecond || res.Delivery != link.DeliveryQueued {
 			t.Fatalf("second send %+v %v after %v", res, err, el)
 		}

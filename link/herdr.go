@@ -3,6 +3,7 @@ package link
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -220,3 +221,39 @@ func (h SocketHerdr) GetPane(ctx context.Context, paneID string) (Pane, error) {
 func (h SocketHerdr) ClosePane(ctx context.Context, paneID string) error {
 	return h.Client.PaneClose(ctx, paneID)
 }
+
+// WatchPanes implements [PaneWatcher]: one events.subscribe stream of
+// pane.agent_status_changed for each pane.
+func (h SocketHerdr) WatchPanes(ctx context.Context, paneIDs []string) (PaneEvents, error) {
+	subs := make([]schema.Subscription, len(paneIDs))
+	for i, p := range paneIDs {
+		subs[i] = schema.Subscription{PaneAgentStatusChanged: &schema.SubscriptionPaneAgentStatusChanged{PaneID: p}}
+	}
+	s, err := h.Client.Subscribe(ctx, schema.EventsSubscribeParams{Subscriptions: subs})
+	if err != nil {
+		return nil, err
+	}
+	return paneEvents{s}, nil
+}
+
+type paneEvents struct{ s *socket.Subscription }
+
+func (p paneEvents) Next(ctx context.Context) (string, error) {
+	for {
+		ev, err := p.s.Next(ctx)
+		if errors.Is(err, socket.ErrMalformedResponse) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		var d struct {
+			PaneID string `json:"pane_id"`
+		}
+		if jsonx.Unmarshal(ev.Data, &d) == nil && d.PaneID != "" {
+			return d.PaneID, nil
+		}
+	}
+}
+
+func (p paneEvents) Close() error { return p.s.Close() }

@@ -132,7 +132,7 @@ func TestTurnStartedBeforeAnswer(t *testing.T) {
 	// Working in the answer: queued, on either release.
 	c := link.CapabilitiesFor("0.9.1")
 	l := &link.Link{Herdr: newFake("claude", "working"), PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Capabilities: &c}
-	if r, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "hi"}); err != nil || r.Delivery != link.DeliveryQueued {
+	if r, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "hi", When: link.WhenNow}); err != nil || r.Delivery != link.DeliveryQueued {
 		t.Errorf("working target: %q, %v", r.Delivery, err)
 	}
 }

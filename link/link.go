@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/herdr-link/herdr-link/internal/outbox"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket"
 )
@@ -102,6 +103,19 @@ type Link struct {
 	// ready (DefaultStartTimeout when zero); StartPoll is the interval of
 	// its polls (100 ms when zero).
 	StartTimeout, StartPoll time.Duration
+	// Outbox, when set, holds messages sent with WhenIdle that the target
+	// cannot take yet; [Link.Deliver] types them. nil: such a send fails.
+	Outbox *outbox.Store
+	// HoldFor is how long a held message waits at most (DefaultHoldFor
+	// when zero).
+	HoldFor time.Duration
+	// CourierPoll is the spacing of the courier's fallback probes of the
+	// targets it waits for (DefaultCourierPoll when zero); Herdr's events
+	// wake it sooner.
+	CourierPoll time.Duration
+	// CrashAt, when set, is called at each step of a held delivery
+	// ("claimed", "typed"): tests inject crashes there.
+	CrashAt func(step string)
 
 	mu       sync.Mutex
 	inflight *bootCall
@@ -112,6 +126,10 @@ type Link struct {
 	holdMu    sync.Mutex
 	holds     int
 	holdsDone chan struct{}
+
+	// kick wakes the courier (a message was held); made by Deliver.
+	kickOnce sync.Once
+	kick     chan struct{}
 }
 
 type bootCall struct {
@@ -147,6 +165,9 @@ func (l *Link) log() *slog.Logger {
 type Peer struct {
 	Name  string `json:"name"`
 	State string `json:"state"`
+	// Held counts the caller's messages held for this peer (left out
+	// when none).
+	Held int `json:"held,omitempty"`
 }
 
 // PeersResult is what Peers returns.
@@ -196,9 +217,14 @@ func (l *Link) Peers(ctx context.Context) (PeersResult, error) {
 		}
 	}
 	out := PeersResult{Self: Peer{Name: name, State: State(s.self.Status)}, Peers: make([]Peer, 0, n)}
+	held := l.heldBy(lockKey(*s.self))
 	for i := range s.agents {
 		if a := &s.agents[i]; s.isPeer(a) {
-			out.Peers = append(out.Peers, Peer{Name: a.Name, State: State(a.Status)})
+			p := Peer{Name: a.Name, State: State(a.Status)}
+			if held != nil {
+				p.Held = held[l.Outbox.KeyHash(lockKey(*a))]
+			}
+			out.Peers = append(out.Peers, p)
 		}
 	}
 	return out, nil

@@ -13,6 +13,8 @@ type SendRequest struct {
 	To      string
 	Message string
 	ReplyTo string
+	// When says when to type it: WhenIdle (the zero value) or WhenNow.
+	When When
 }
 
 // Send delivers a herdr-link/1 envelope to the agent named req.To in the
@@ -58,10 +60,32 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	if err != nil {
 		return SendResult{}, newErr(InvalidArgument, detailBlank, err)
 	}
+	if req.When == WhenIdle {
+		return l.sendIdle(ctx, hctx, s, target, env, text)
+	}
 	target, lease, err := l.acquire(hctx, target)
 	if err != nil {
 		return SendResult{}, err
 	}
+	delivery, err := l.typeLocked(ctx, hctx, target, text, lease)
+	if err != nil {
+		return SendResult{}, err
+	}
+	l.log().Debug("sent", "id", env.ID, "from", self, "to", req.To, "pane_id", target.PaneID, "bytes", len(text), "delivery", delivery)
+	return SendResult{Status: "sent", ID: env.ID, To: req.To, Delivery: delivery}, nil
+}
+
+// typeLocked types text into target under lease (held, and begun): the
+// prompt, the occupant check, the confirmation watch in confirm mode,
+// and the release of the lock once Herdr's Enter is past. hctx bounds the
+// prompt; the watch runs on ctx with its own budget.
+func (l *Link) typeLocked(ctx, hctx context.Context, target Agent, text string, lease Lease) (string, error) {
+	return l.typeWatched(ctx, hctx, target, text, lease, l.Delivery == DeliveryConfirm)
+}
+
+// typeWatched is typeLocked, with the confirmation watch when watch is
+// set whatever the delivery mode.
+func (l *Link) typeWatched(ctx, hctx context.Context, target Agent, text string, lease Lease, watch bool) (string, error) {
 	unlock := lease.Unlock
 	// The pane id from this snapshot is workspace-scoped: if the target
 	// moved to another workspace since, Herdr no longer accepts it as an
@@ -78,23 +102,23 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 		} else {
 			unlock()
 		}
-		return SendResult{}, l.sendError(err)
+		return "", l.sendError(err)
 	}
 	// Herdr accepted the prompt: the operation deadline is spent here. Any
 	// work after acceptance (a delivery-confirmation watch) runs on ctx
 	// with a budget of its own, not on hctx.
 	if err := l.checkOccupant(target, got); err != nil {
 		l.releaseAfter(accepted, l.submitHold(), unlock)
-		return SendResult{}, err
+		return "", err
 	}
 	delivery := DeliveryUnconfirmed
-	if l.Delivery == DeliveryConfirm {
+	if watch {
 		delivery = l.confirm(ctx, caps, target, got, len(text))
 	}
 	l.release(delivery, accepted, l.holdAfterAnswer(caps, sent, accepted), unlock)
-	l.log().Debug("sent", "id", env.ID, "from", self, "to", req.To, "pane_id", target.PaneID, "bytes", len(text),
+	l.log().Debug("typed", "pane_id", target.PaneID, "bytes", len(text),
 		"kind", got.Kind, "status_before", got.Status, "delivery", delivery, "took", time.Since(accepted))
-	return SendResult{Status: "sent", ID: env.ID, To: req.To, Delivery: delivery}, nil
+	return delivery, nil
 }
 
 // acquire waits for a target that cannot take a turn yet (still

@@ -23,7 +23,8 @@ func TestSend(t *testing.T) {
 	if res.Status != "sent" || res.To != "reviewer" || !link.ValidMessageID(res.ID) {
 		t.Fatalf("result %+v", res)
 	}
-	if rt := strings.Join(e.roundTrips(), ","); rt != "agent.list,agent.prompt" {
+	// When idle (the default): the target is looked at once under its lock.
+	if rt := strings.Join(e.roundTrips(), ","); rt != "agent.list,agent.get,agent.prompt" {
 		t.Errorf("round trips %s", rt)
 	}
 	in := e.w.Prompts("w1:p2")
@@ -35,7 +36,8 @@ func TestSend(t *testing.T) {
 		t.Fatalf("delivered envelope %+v (%v) from %q", env, ok, in[0])
 	}
 	// The reply carries reply_to.
-	rep, err := reviewer.Send(ctx, link.SendRequest{To: env.From, Message: "LGTM", ReplyTo: env.ID})
+	// brain is working: the reply must not wait for it here.
+	rep, err := reviewer.Send(ctx, link.SendRequest{To: env.From, Message: "LGTM", ReplyTo: env.ID, When: link.WhenNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +111,7 @@ func TestSendFailures(t *testing.T) {
 		{"flaky", link.SendFailed, "SEND_FAILED: Herdr did not accept the message"},
 	}
 	for _, tt := range tests {
-		_, err := l.Send(ctx, link.SendRequest{To: tt.to, Message: "hi"})
+		_, err := l.Send(ctx, link.SendRequest{To: tt.to, Message: "hi", When: link.WhenNow})
 		if code(err) != tt.want || err.Error() != tt.text {
 			t.Errorf("send to %s: %v", tt.to, err)
 		}

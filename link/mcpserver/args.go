@@ -21,13 +21,13 @@ type parsedCall struct {
 // Argument errors. Their text is fixed: arguments are never echoed back.
 var (
 	errArgsObject = errors.New("arguments must be a JSON object")
-	errSendArgs   = errors.New(`send needs {"to": string, "message": string, "reply_to"?: string}`)
+	errSendArgs   = errors.New(`send needs {"to": string, "message": string, "reply_to"?: string, "when"?: "idle" | "now"}`)
 	errCloseArgs  = errors.New(`close needs {"agent": string}`)
 	errAction     = errors.New(`action must be one of "activate", "peers", "start", "send", "close"`)
 
 	// A key the tool does not take (keys match exactly: "To" is not "to").
 	errPeersKeys   = errors.New(`peers takes no arguments (keys match exactly)`)
-	errSendKeys    = errors.New(`send takes only "to", "message" and "reply_to" (keys match exactly)`)
+	errSendKeys    = errors.New(`send takes only "to", "message", "reply_to" and "when" (keys match exactly)`)
 	errCloseKeys   = errors.New(`close takes only "agent" (keys match exactly)`)
 	errGatewayKeys = errors.New(`herdr_link takes only "action", "arguments" and the fields of its actions (keys match exactly)`)
 )
@@ -35,13 +35,13 @@ var (
 // actionKeys are the argument keys of each action.
 var actionKeys = map[string][]string{
 	"peers": nil,
-	"send":  {"to", "message", "reply_to"},
+	"send":  {"to", "message", "reply_to", "when"},
 	"close": {"agent"},
 }
 
 var keysErr = map[string]error{"peers": errPeersKeys, "send": errSendKeys, "close": errCloseKeys}
 
-var gatewayKeys = []string{"action", "arguments", "to", "message", "reply_to", "agent", "name", "kind", "args", "placement", "beside", "cwd"}
+var gatewayKeys = []string{"action", "arguments", "to", "message", "reply_to", "when", "agent", "name", "kind", "args", "placement", "beside", "cwd"}
 
 // only reports whether every key of a is one of keys.
 func (a rawArgs) only(keys []string) bool {
@@ -87,10 +87,19 @@ func parseSend(a rawArgs) (link.SendRequest, error) {
 	to, okTo, err1 := a.str("to")
 	msg, okMsg, err2 := a.str("message")
 	rt, _, err3 := a.str("reply_to")
-	if !okTo || !okMsg || err1 != nil || err2 != nil || err3 != nil {
+	when, okWhen, err4 := a.str("when")
+	if !okTo || !okMsg || err1 != nil || err2 != nil || err3 != nil || err4 != nil {
 		return link.SendRequest{}, errSendArgs
 	}
-	return link.SendRequest{To: to, Message: msg, ReplyTo: rt}, nil
+	req := link.SendRequest{To: to, Message: msg, ReplyTo: rt}
+	if okWhen {
+		w, err := link.ParseWhen(when)
+		if err != nil {
+			return link.SendRequest{}, errSendArgs
+		}
+		req.When = w
+	}
+	return req, nil
 }
 
 func parseClose(a rawArgs) (string, error) {

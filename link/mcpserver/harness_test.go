@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/internal/outbox"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/link/mcpserver"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
@@ -83,7 +84,7 @@ func start(t testing.TB, o hopt) *harness {
 		if o.timeout > 0 {
 			c.Timeout = o.timeout
 		}
-		opt.Link = &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: pane, CallTimeout: c.Timeout}
+		opt.Link = &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: pane, CallTimeout: c.Timeout, Outbox: testOutbox(t)}
 	}
 	if o.opts != nil {
 		o.opts(&opt)
@@ -280,4 +281,14 @@ func TestGoldenTranscripts(t *testing.T) {
 			runTranscript(t, filepath.Join("testdata", tt.file), tt.o)
 		})
 	}
+}
+
+// testOutbox is an outbox of its own for one test.
+func testOutbox(t testing.TB) *outbox.Store {
+	t.Helper()
+	st, err := outbox.Open(t.TempDir(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

@@ -78,6 +78,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 	h := &handler{opt: opt, log: log, ctx: ctx, bootCtx: bootCtx, inflight: map[jsonrpc2.ID]*inflight{}, stream: st, workers: newWorkers()}
 	// The connection outlives ctx: answers to the calls already read are
 	// still written while they wind down. Serve closes it at the end.
+	courierDone := startCourier(ctx, opt.Link, log)
 	connCtx, closeConn := context.WithCancel(context.WithoutCancel(ctx))
 	defer closeConn()
 	conn := jsonrpc2.NewConn(connCtx, st, h, jsonrpc2.SetLogger(discardLogger{}),
@@ -115,8 +116,28 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 	} else if !waitChan(st.readDone, grace) {
 		log.Warn("mcp: the input cannot be closed; its read goroutine ends when the read returns")
 	}
+	cancel()
+	<-courierDone
 	waitHolds(opt.Link, log)
 	return nil
+}
+
+// startCourier runs the Link's courier (its held messages) for the
+// session; the channel is closed when it has stopped, after a delivery
+// under way has finished.
+func startCourier(ctx context.Context, l *link.Link, log *slog.Logger) <-chan struct{} {
+	done := make(chan struct{})
+	if l == nil || l.Outbox == nil {
+		close(done)
+		return done
+	}
+	go func() {
+		defer close(done)
+		if err := l.Deliver(ctx); err != nil {
+			log.Error("courier: held messages cannot be delivered by this process", "err", err)
+		}
+	}()
+	return done
 }
 
 // waitChan waits for c to be closed, at most d.

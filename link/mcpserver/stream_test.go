@@ -49,7 +49,7 @@ func TestSoak(t *testing.T) {
 			case 0:
 				name = "herdr_link_peers"
 			case 1:
-				name, args = "herdr_link_send", map[string]any{"to": "reviewer", "message": fmt.Sprint("m", i)}
+				name, args = "herdr_link_send", map[string]any{"to": "reviewer", "message": fmt.Sprint("m", i), "when": "now"}
 			case 2:
 				name, args = "herdr_link", map[string]any{"action": "send", "to": "ops", "message": "x"}
 			case 3:

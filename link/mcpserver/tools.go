@@ -52,7 +52,7 @@ const (
 
 	peersDescription = `List the live, named agents of your Herdr workspace (not you), each with an advisory state.`
 
-	sendDescription = `Send a message to another agent of your Herdr workspace, by name. To answer a herdr-link/1 message, send to its "from" with reply_to set to its "id". A message to a working Codex agent interrupts its turn.`
+	sendDescription = `Send a message to another agent of your Herdr workspace, by name. To answer a herdr-link/1 message, send to its "from" with reply_to set to its "id". A busy agent gets it when ready; "when":"now" interrupts it.`
 
 	startDescription = `Start a new agent "name" in your workspace: "kind" (claude, codex…) with "args", or a configured "agent". Opens beside you or "beside" a peer, waits until it is ready, sends it "message".`
 
@@ -65,7 +65,7 @@ const (
 const gatewayUsage = `The herdr_link_peers, herdr_link_start, herdr_link_send and herdr_link_close tools may appear only from your next step on, and your host may show them with a prefix or in a namespace (for example mcp__herdr_link__herdr_link_send or herdr_link_herdr_link_send). Until you see them, and whenever you prefer, call this herdr_link tool with an action; it does the same:
 - {"action":"peers"}: the agents of your workspace, {"self":{"name","state"},"peers":[{"name","state"}]}.
 - {"action":"start","name":"<name>","kind":"<kind>"} (or "agent":"<a key of .agents/agent_config.json>"), optional "args":[…], "placement":"right"|"down"|"tab", "beside":"<peer>", "cwd", "message": starts a new agent of your workspace and waits until it is ready: {"status":"started","agent","state"}, with "id" and "delivery" when it sent "message".
-- {"action":"send","to":"<name>","message":"<text>"}, with "reply_to":"<id>" when answering: {"status":"sent","id","to","delivery"}.
+- {"action":"send","to":"<name>","message":"<text>"}, with "reply_to":"<id>" when answering, "when":"now" to interrupt a busy agent (by default it waits until the agent is ready: "delivery":"held"): {"status":"sent","id","to","delivery"}.
 - {"action":"close","agent":"<name>"}: {"status":"closed","agent"}.
 The fields may also be nested, as in {"action":"send","arguments":{"to":"<name>","message":"<text>"}}. Failures read "CODE: detail", CODE one of NOT_IN_HERDR, SELF_UNNAMED, PEER_NOT_FOUND, SEND_FAILED, CLOSE_FAILED, INVALID_ARGUMENT, and for start START_INPUT_INVALID, START_CONFIG_NOT_FOUND, START_CONFIG_INVALID, START_AGENT_NOT_FOUND, START_NAME_TAKEN, START_FAILED.`
 
@@ -74,8 +74,8 @@ const (
 	gatewayInput = `{"type":"object","properties":{` +
 		`"action":{"type":"string","enum":["activate","peers","start","send","close"]},` +
 		`"arguments":{"type":"object"},` +
-		`"to":{"type":"string"},"message":{"type":"string"},"reply_to":{"type":"string"},"agent":{"type":"string"}}}`
-	sendInput = `{"type":"object","properties":{"to":{"type":"string"},"message":{"type":"string","description":"Free text, at most 256 KiB."},"reply_to":{"type":"string"}},` +
+		`"to":{"type":"string"},"message":{"type":"string"},"reply_to":{"type":"string"},"when":{"enum":["idle","now"]},"agent":{"type":"string"}}}`
+	sendInput = `{"type":"object","properties":{"to":{"type":"string"},"message":{"type":"string","description":"Free text, at most 256 KiB."},"reply_to":{"type":"string"},"when":{"enum":["idle","now"]}},` +
 		`"required":["to","message"],"additionalProperties":false}`
 	startInput = `{"type":"object","properties":{"name":{"type":"string"},` +
 		`"kind":{"type":"string"},"agent":{"type":"string"},"args":{"type":"array","items":{"type":"string"}},` +
@@ -83,10 +83,10 @@ const (
 		`"required":["name"],"additionalProperties":false}`
 	closeInput = `{"type":"object","properties":{"agent":{"type":"string"}},"required":["agent"],"additionalProperties":false}`
 
-	peerSchema  = `{"type":"object","properties":{"name":{"type":"string"},"state":{"type":"string","enum":["idle","working","blocked","done","unknown"]}},"required":["name","state"]}`
+	peerSchema  = `{"type":"object","properties":{"name":{"type":"string"},"state":{"type":"string","enum":["idle","working","blocked","done","unknown"]},"held":{"type":"integer"}},"required":["name","state"]}`
 	peersOutput = `{"type":"object","properties":{"self":` + peerSchema + `,"peers":{"type":"array","items":` + peerSchema + `}},"required":["self","peers"]}`
 	sendOutput  = `{"type":"object","properties":{"status":{"const":"sent"},"id":{"type":"string"},"to":{"type":"string"},` +
-		`"delivery":{"enum":["submitted","queued","interrupting","unconfirmed"],"description":"submitted: a turn started with it; queued: the agent is busy and reads it when its turn ends; interrupting: it interrupted the working agent's turn (Codex); unconfirmed: no sign yet. Never resend because of it."}},` +
+		`"delivery":{"enum":["submitted","held","queued","interrupting","unconfirmed"],"description":"submitted: a turn started with it; held: typed when the agent is ready; queued: read when the busy agent's turn ends; interrupting: it interrupted the agent's turn; unconfirmed: no sign yet. Never resend because of it."}},` +
 		`"required":["status","id","to","delivery"]}`
 	startOutput  = `{"type":"object","properties":{"status":{"const":"started"},"agent":{"type":"string"},"state":{"type":"string"},"id":{"type":"string"},"delivery":{"type":"string"}},"required":["status","agent","state"]}`
 	closeOutput  = `{"type":"object","properties":{"status":{"const":"closed"},"agent":{"type":"string"}},"required":["status","agent"]}`

@@ -25,6 +25,7 @@ import (
 
 	"github.com/herdr-link/herdr-link/internal/buildinfo"
 	"github.com/herdr-link/herdr-link/internal/cliflag"
+	"github.com/herdr-link/herdr-link/internal/outbox"
 	"github.com/herdr-link/herdr-link/internal/panelock"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/link/mcpserver"
@@ -163,6 +164,8 @@ type serveConfig struct {
 	delivery link.DeliveryMode
 	// submitHold is -submit-hold.
 	submitHold time.Duration
+	// holdFor is -hold.
+	holdFor time.Duration
 }
 
 func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
@@ -176,6 +179,7 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 		c.delivery, err = link.ParseDeliveryMode(v)
 		return err
 	})
+	fs.DurationVar(&c.holdFor, "hold", link.DefaultHoldFor, "how long a message for a busy agent waits at most before it expires (undelivered)")
 	fs.DurationVar(&c.submitHold, "submit-hold", link.SubmitHold, "how long a delivery keeps its target's lock at least, unless its submission is seen sooner (Herdr types Enter 300 ms after the text; lower it only for a simulator with a shorter delay); at most 30s")
 	return fs, c
 }
@@ -207,13 +211,17 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	if c.holdFor <= 0 {
+		fmt.Fprintf(stderr, "herdr-link: -hold %v: must be positive (for example 30m)\n", c.holdFor)
+		return 2
+	}
 	if c.submitHold <= 0 || c.submitHold > maxSubmitHold {
 		fmt.Fprintf(stderr, "herdr-link: -submit-hold %v: must be positive and at most %v\n", c.submitHold, maxSubmitHold)
 		return 2
 	}
 	l, outside := linkFromEnv(os.Getenv, c.timeout, log)
 	if l != nil {
-		l.Delivery, l.SubmitHold = c.delivery, c.submitHold
+		l.Delivery, l.SubmitHold, l.HoldFor = c.delivery, c.submitHold, c.holdFor
 	}
 	stdin, restore := pollable(stdin)
 	defer restore()
@@ -241,8 +249,26 @@ func linkFromEnv(getenv func(string) string, timeout time.Duration, log *slog.Lo
 	log.Info("herdr-link", "version", buildinfo.Version(), "socket", g.Socket.Path, "socket_rule", g.Socket.Rule, "pane_id", g.PaneID)
 	c := &socket.Client{Path: g.Socket.Path, Timeout: timeout, Warn: func(m string) { log.Warn(m) },
 		AfterLargeAnswer: newReleaser().soon}
+	pl := &panelock.Locker{Scope: g.Socket.Path, Roots: e2eLockRoots()}
 	return &link.Link{Herdr: link.NewSocketHerdr(c), PaneID: g.PaneID, Logger: log, CallTimeout: timeout,
-		Locker: link.FileLocks(&panelock.Locker{Scope: g.Socket.Path, Roots: e2eLockRoots()})}, ""
+		Locker: link.FileLocks(pl), Outbox: openOutbox(pl, log)}, ""
+}
+
+// openOutbox opens the outbox beside the lock directory, or returns nil
+// (messages to a busy target then fail instead of waiting) when the lock
+// directory is not private.
+func openOutbox(pl *panelock.Locker, log *slog.Logger) *outbox.Store {
+	dir, err := pl.DirPath()
+	if err != nil {
+		log.Error("no outbox: messages to a busy agent cannot wait", "err", err)
+		return nil
+	}
+	st, err := outbox.Open(dir, pl.ScopeID())
+	if err != nil {
+		log.Error("no outbox: messages to a busy agent cannot wait", "err", err)
+		return nil
+	}
+	return st
 }
 
 // dropWriter writes to w until a write fails, then drops everything: a log

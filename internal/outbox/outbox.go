@@ -1,0 +1,465 @@
+// Package outbox is the machine-wide, per-user store of herdr-link
+// messages held for a target that cannot take them yet.
+//
+// One Store serves one Herdr server (its socket's identity, like the
+// delivery locks): a directory only the user can read, beside the lock
+// directory, holding one file per message. A file's name is its index:
+//
+//	<seq>.<target>.<sender>.<owner>.<id>.<state>
+//
+// seq is the acceptance time in Unix nanoseconds (20 digits: names sort in
+// acceptance order), target and sender are 16 hex digits of a hash of the
+// target's and the sender's terminal (they reveal neither), owner is the
+// token of the accepting process, id the message id. The state is h
+// (held), t (being typed: claimed by the process that holds the target's
+// delivery lock, recorded before the prompt) or e (ended without being
+// typed, or typed with its fate unknown; the record says why). A file's
+// content is written once, to a temporary name, and renamed into place:
+// a reader sees a whole record or none.
+//
+// Exactly once: only a process holding the target's delivery lock moves
+// a message from h to t, and it does so before it types. A t file that a
+// lock holder finds was left by a typer that died after its claim: the
+// message may have been typed, it is never typed again (it ends as
+// [EndMaybeDelivered]).
+//
+// Accepting processes are alive while they hold the flock of their owner
+// file (owner.<token>): a message whose owner file is free was accepted
+// by a process that is gone, and any process serving the same Herdr
+// delivers it.
+package outbox
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/herdr-link/herdr-link/internal/jsonx"
+)
+
+// The states of a message file.
+const (
+	StateHeld   = 'h'
+	StateTyping = 't'
+	StateEnded  = 'e'
+)
+
+// Why a held message ended without being typed (Message.End).
+const (
+	EndExpired        = "expired"         // its hold lifetime passed
+	EndGone           = "gone"            // its target's pane closed, or another occupant took it
+	EndCancelled      = "cancelled"       // an operator cancelled it
+	EndMaybeDelivered = "maybe_delivered" // its typer died after the claim
+)
+
+// Defaults of a Store's bounds.
+const (
+	DefaultMaxPerTarget = 64
+	DefaultMaxMessages  = 1024
+	DefaultMaxBytes     = 64 << 20
+	// EndedTTL is how long an ended record is kept for its sender.
+	EndedTTL = time.Hour
+)
+
+// Errors.
+var (
+	// ErrFull: the target already has MaxPerTarget held messages, or the
+	// store holds MaxMessages or MaxBytes.
+	ErrFull = errors.New("outbox: full")
+	// ErrNotFound: no such message (it was typed, ended or cancelled).
+	ErrNotFound = errors.New("outbox: no such message")
+)
+
+// Message is one held message.
+type Message struct {
+	ID       string    `json:"id"`
+	Seq      int64     `json:"seq"`
+	Accepted time.Time `json:"accepted"`
+	Expires  time.Time `json:"expires"`
+	// To and From are the agent names; FromKey and TargetKey the terminal
+	// keys of sender and target (a terminal id, or "pane:" and a pane id).
+	To        string `json:"to"`
+	From      string `json:"from"`
+	TargetKey string `json:"target_key"`
+	FromKey   string `json:"from_key"`
+	// PaneID, TerminalID, Kind and WorkspaceID are the target as resolved
+	// at acceptance: it is typed into only if it is still that occupant,
+	// in that workspace.
+	PaneID      string `json:"pane_id"`
+	TerminalID  string `json:"terminal_id"`
+	Kind        string `json:"kind"`
+	WorkspaceID string `json:"workspace_id"`
+	// FromPane is the sender's pane at acceptance.
+	FromPane string `json:"from_pane"`
+	// Text is what is typed: the wrapped envelope.
+	Text string `json:"text"`
+	// End and Ended are set on an ended record.
+	End   string    `json:"end,omitempty"`
+	Ended time.Time `json:"ended,omitzero"`
+
+	// Index fields, from the file name (not stored in the content).
+	State  byte   `json:"-"`
+	Owner  string `json:"-"`
+	Target string `json:"-"` // hash of TargetKey
+	Sender string `json:"-"` // hash of FromKey
+	name   string
+}
+
+// Entry is a message as its file name shows it, without its content.
+type Entry struct {
+	Seq    int64
+	Target string
+	Sender string
+	Owner  string
+	ID     string
+	State  byte
+	name   string
+}
+
+// Store is the outbox of one Herdr server. Open makes one.
+type Store struct {
+	// Dir is the store's directory.
+	Dir string
+	// MaxPerTarget, MaxMessages and MaxBytes bound the held messages
+	// (the defaults when zero).
+	MaxPerTarget, MaxMessages int
+	MaxBytes                  int64
+
+	scope string
+
+	mu      sync.Mutex
+	token   string   // this process's owner token ("" until Own)
+	alive   *os.File // the owner file's flock, held for the process's life
+	lastSeq int64
+}
+
+// Open returns the store of the Herdr server scope (an opaque identity:
+// the socket's, see panelock) in its own directory under base (the lock
+// directory, already checked private), making the directory 0700.
+func Open(base, scope string) (*Store, error) {
+	h := sha256.Sum256([]byte("herdr-link/1 outbox\x00" + scope))
+	dir := filepath.Join(base, "outbox-"+hex.EncodeToString(h[:8]))
+	if err := ensurePrivate(dir); err != nil {
+		return nil, err
+	}
+	return &Store{Dir: dir, scope: scope}, nil
+}
+
+// ensurePrivate makes dir 0700 if needed and checks that it is a
+// directory of this user, not a link, with no group or other permission.
+func ensurePrivate(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	st, err := os.Lstat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("outbox: %w", err)
+	case !st.IsDir():
+		return fmt.Errorf("outbox: %s is not a directory", dir)
+	case st.Mode().Perm()&0o077 != 0:
+		return fmt.Errorf("outbox: %s has mode %v, want 0700", dir, st.Mode().Perm())
+	case !ownedByMe(st):
+		return fmt.Errorf("outbox: %s is owned by another user", dir)
+	}
+	return nil
+}
+
+// KeyHash is the 16 hex digits that stand for a terminal key in file
+// names.
+func (s *Store) KeyHash(key string) string {
+	h := sha256.Sum256([]byte("herdr-link/1 outbox key\x00" + s.scope + "\x00" + key))
+	return hex.EncodeToString(h[:8])
+}
+
+// Token returns this process's owner token, creating and locking its
+// owner file on first use.
+func (s *Store) Token() (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.token != "" {
+		return s.token, nil
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	tok := hex.EncodeToString(b[:])
+	f, err := holdOwner(filepath.Join(s.Dir, "owner."+tok))
+	if err != nil {
+		return "", err
+	}
+	s.token, s.alive = tok, f
+	return tok, nil
+}
+
+// Release gives up this process's ownership: its held messages are then
+// delivered by any other process serving the same Herdr (and by this
+// one, as orphans). Tests call it to play a crash.
+func (s *Store) Release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.alive != nil {
+		name := s.alive.Name()
+		s.alive.Close()
+		_ = os.Remove(name)
+		s.alive, s.token = nil, ""
+	}
+}
+
+// OwnerAlive reports whether the process of owner token tok still runs.
+func (s *Store) OwnerAlive(tok string) bool {
+	s.mu.Lock()
+	own := s.token
+	s.mu.Unlock()
+	if tok == own && own != "" {
+		return true
+	}
+	return ownerHeld(filepath.Join(s.Dir, "owner."+tok))
+}
+
+// nextSeq is the acceptance time of a new message: now in Unix
+// nanoseconds, strictly after this process's previous one.
+func (s *Store) nextSeq(now time.Time) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := max(now.UnixNano(), s.lastSeq+1)
+	s.lastSeq = n
+	return n
+}
+
+func (s *Store) maxPerTarget() int { return cmpOr(s.MaxPerTarget, DefaultMaxPerTarget) }
+func (s *Store) maxMessages() int  { return cmpOr(s.MaxMessages, DefaultMaxMessages) }
+func (s *Store) maxBytes() int64   { return cmpOr(s.MaxBytes, DefaultMaxBytes) }
+
+func cmpOr[T int | int64](v, d T) T {
+	if v > 0 {
+		return v
+	}
+	return d
+}
+
+// FullError says which bound a full store hit.
+type FullError struct {
+	// Target is true when the target's own bound was hit.
+	Target bool
+	Limit  int64
+}
+
+func (e *FullError) Error() string {
+	if e.Target {
+		return fmt.Sprintf("outbox: the target already has %d held messages", e.Limit)
+	}
+	return fmt.Sprintf("outbox: the store is full (%d)", e.Limit)
+}
+
+func (e *FullError) Is(target error) bool { return target == ErrFull }
+
+// Add stores m as held, owned by this process, and returns it with its
+// index fields set. The bounds are checked first (a store shared by
+// processes may briefly exceed them by what is added concurrently).
+func (s *Store) Add(m Message, now time.Time) (Message, error) {
+	tok, err := s.Token()
+	if err != nil {
+		return Message{}, err
+	}
+	ents, err := s.List()
+	if err != nil {
+		return Message{}, err
+	}
+	m.Target, m.Sender = s.KeyHash(m.TargetKey), s.KeyHash(m.FromKey)
+	held, perTarget := 0, 0
+	var bytes int64
+	for _, e := range ents {
+		if e.State == StateEnded {
+			continue
+		}
+		held++
+		if e.Target == m.Target {
+			perTarget++
+		}
+		if info, err := os.Stat(filepath.Join(s.Dir, e.name)); err == nil {
+			bytes += info.Size()
+		}
+	}
+	switch {
+	case perTarget >= s.maxPerTarget():
+		return Message{}, &FullError{Target: true, Limit: int64(s.maxPerTarget())}
+	case held >= s.maxMessages():
+		return Message{}, &FullError{Limit: int64(s.maxMessages())}
+	case bytes+int64(len(m.Text)) > s.maxBytes():
+		return Message{}, &FullError{Limit: s.maxBytes()}
+	}
+	m.Seq = s.nextSeq(now)
+	m.Accepted = now
+	m.Owner, m.State = tok, StateHeld
+	m.name = fileName(m.Seq, m.Target, m.Sender, m.Owner, m.ID, StateHeld)
+	if err := s.write(m.name, m); err != nil {
+		return Message{}, err
+	}
+	return m, nil
+}
+
+// write stores m under name atomically: a temporary file, synced, renamed.
+func (s *Store) write(name string, m Message) error {
+	b, err := jsonx.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	f, err := os.CreateTemp(s.Dir, ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(b)
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("outbox: write: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(s.Dir, name)); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("outbox: %w", err)
+	}
+	return nil
+}
+
+// Read returns the message of entry e with its content.
+func (s *Store) Read(e Entry) (Message, error) {
+	b, err := os.ReadFile(filepath.Join(s.Dir, e.name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Message{}, ErrNotFound
+	}
+	if err != nil {
+		return Message{}, fmt.Errorf("outbox: %w", err)
+	}
+	var m Message
+	if err := jsonx.Unmarshal(b, &m); err != nil {
+		return Message{}, fmt.Errorf("outbox: record %s: %w", e.ID, err)
+	}
+	m.State, m.Owner, m.Target, m.Sender, m.name = e.State, e.Owner, e.Target, e.Sender, e.name
+	return m, nil
+}
+
+// Claim moves a held message to typing. The caller must hold the
+// target's delivery lock, and types the message only when Claim returned
+// nil: the claim is on disk before the prompt.
+func (s *Store) Claim(m *Message) error {
+	if m.State != StateHeld {
+		return fmt.Errorf("outbox: claim of a message in state %c", m.State)
+	}
+	name := fileName(m.Seq, m.Target, m.Sender, m.Owner, m.ID, StateTyping)
+	if err := os.Rename(filepath.Join(s.Dir, m.name), filepath.Join(s.Dir, name)); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return ErrNotFound
+		}
+		return fmt.Errorf("outbox: claim: %w", err)
+	}
+	if err := syncDir(s.Dir); err != nil {
+		return err
+	}
+	m.name, m.State = name, StateTyping
+	return nil
+}
+
+// Unclaim moves a claimed message back to held: Herdr refused it before
+// typing anything.
+func (s *Store) Unclaim(m *Message) error {
+	if m.State != StateTyping {
+		return fmt.Errorf("outbox: unclaim of a message in state %c", m.State)
+	}
+	name := fileName(m.Seq, m.Target, m.Sender, m.Owner, m.ID, StateHeld)
+	if err := os.Rename(filepath.Join(s.Dir, m.name), filepath.Join(s.Dir, name)); err != nil {
+		return fmt.Errorf("outbox: unclaim: %w", err)
+	}
+	m.name, m.State = name, StateHeld
+	return nil
+}
+
+// Done removes a message that was typed.
+func (s *Store) Done(m Message) error {
+	err := os.Remove(filepath.Join(s.Dir, m.name))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	return nil
+}
+
+// End records that m ended without being typed (or typed with its fate
+// unknown), why, and removes its held or typing file. The ended record
+// keeps everything but the text.
+func (s *Store) End(m Message, why string, now time.Time) error {
+	old := m.name
+	m.End, m.Ended, m.Text = why, now, ""
+	name := fileName(m.Seq, m.Target, m.Sender, m.Owner, m.ID, StateEnded)
+	if err := s.write(name, m); err != nil {
+		return err
+	}
+	if err := os.Remove(filepath.Join(s.Dir, old)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	return nil
+}
+
+// Forget removes an ended record (its sender has learned of it).
+func (s *Store) Forget(e Entry) error {
+	if e.State != StateEnded {
+		return fmt.Errorf("outbox: forget of a message in state %c", e.State)
+	}
+	err := os.Remove(filepath.Join(s.Dir, e.name))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	return nil
+}
+
+// Prune removes ended records older than EndedTTL, temporary files left
+// by a crash mid-write, and the owner files of processes that are gone.
+func (s *Store) Prune(now time.Time) {
+	d, err := os.ReadDir(s.Dir)
+	if err != nil {
+		return
+	}
+	for _, de := range d {
+		name := de.Name()
+		p := filepath.Join(s.Dir, name)
+		switch {
+		case strings.HasPrefix(name, ".tmp-"):
+			if info, err := de.Info(); err == nil && now.Sub(info.ModTime()) > time.Minute {
+				os.Remove(p)
+			}
+		case strings.HasPrefix(name, "owner."):
+			tok := strings.TrimPrefix(name, "owner.")
+			if !s.OwnerAlive(tok) {
+				removeOwner(p)
+			}
+		default:
+			if e, ok := parseName(name); ok && e.State == StateEnded {
+				if info, err := de.Info(); err == nil && now.Sub(info.ModTime()) > EndedTTL {
+					os.Remove(p)
+				}
+			}
+		}
+	}
+}
+
+// Find returns the entry of message id, in whatever state.
+func (s *Store) Find(id string) (Entry, error) {
+	ents, err := s.List()
+	if err != nil {
+		return Entry{}, err
+	}
+	for _, e := range ents {
+		if e.ID == id {
+			return e, nil
+		}
+	}
+	return Entry{}, ErrNotFound
+}

@@ -1,0 +1,80 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package outbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// holdOwner creates the owner file at path and takes its flock for the
+// life of the process (the descriptor is never closed until Release).
+func holdOwner(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: owner file: %w", err)
+	}
+	if err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("outbox: owner lock: %w", err)
+	}
+	return f, nil
+}
+
+// ownerHeld reports whether some process holds the flock of the owner
+// file at path. A missing file is a process that is gone.
+func ownerHeld(path string) bool {
+	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return !errors.Is(err, fs.ErrNotExist)
+	}
+	defer f.Close()
+	if err := flock(f, syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		return errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	_ = flock(f, syscall.LOCK_UN)
+	return false
+}
+
+// removeOwner removes the owner file of a process that is gone, while
+// holding its flock (so never one that a live process holds).
+func removeOwner(path string) {
+	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if flock(f, syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+		_ = os.Remove(path)
+	}
+}
+
+func flock(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return fmt.Errorf("outbox: sync: %w", err)
+	}
+	return nil
+}
+
+func ownedByMe(st fs.FileInfo) bool {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	return ok && int(sys.Uid) == os.Getuid()
+}
