@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/internal/outbox"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
@@ -70,12 +71,7 @@ func TestNoIDsInModelFacingText(t *testing.T) {
 				// Message ids are herdr-link's own; drop them before scanning.
 				texts = append(texts, regexp.MustCompile(`"id":"hl_[a-z0-9_]+"`).ReplaceAllString(string(b), ""))
 			}
-			add(l.Peers(ctx))
-			for _, to := range targets {
-				add(l.Send(ctx, link.SendRequest{To: to, Message: "hello " + to}))
-				add(l.Send(ctx, link.SendRequest{To: to, Message: " "}))
-				add(l.Send(ctx, link.SendRequest{To: to, Message: "x", ReplyTo: "w1:p1"}))
-			}
+			sendAndWait(t, l, targets, add)
 			dir := t.TempDir()
 			l.Dir, l.Home, l.StartTimeout, l.StartPoll = dir, dir, 200*time.Millisecond, time.Millisecond
 			for i, beside := range targets {
@@ -105,4 +101,53 @@ func TestNoIDsInModelFacingText(t *testing.T) {
 		}
 	}
 	t.Logf("%d model-facing texts checked", checked)
+}
+
+// sendAndWait runs the sends of the privacy property from l, with an
+// outbox: held messages and requests then show in peers, and it waits on
+// them, on other ids and on ids that are not ids.
+func sendAndWait(t *testing.T, l *link.Link, targets []string, add func(any, error)) {
+	ctx := context.Background()
+	st, err := outbox.Open(t.TempDir(), "privacy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Outbox = st
+	add(l.Peers(ctx))
+	var sent []string
+	for _, to := range targets {
+		r, err := l.Send(ctx, link.SendRequest{To: to, Message: "hello " + to})
+		add(r, err)
+		sent = append(sent, r.ID)
+		add(l.Send(ctx, link.SendRequest{To: to, Message: "now " + to, When: link.WhenNow}))
+		add(l.Send(ctx, link.SendRequest{To: to, Message: " "}))
+		add(l.Send(ctx, link.SendRequest{To: to, Message: "x", ReplyTo: "w1:p1"}))
+	}
+	add(l.Peers(ctx))
+	for _, id := range append(sent, "hl_zz_00", "w1:p2", "term_1", "") {
+		add(l.WaitReply(ctx, id, time.Millisecond, nil))
+	}
+}
+
+// A notice holds the id of the message it is about and its recipient's
+// name, nothing else of the world: checked over every outcome.
+func TestNoticesHoldNoIDs(t *testing.T) {
+	e := setup(t)
+	ids := map[string]bool{}
+	for _, id := range e.w.IDs() {
+		ids[id] = true
+	}
+	for _, what := range []string{"handled", "blocked", "gone", "expired", "cancelled"} {
+		text := link.NoticeText(link.Notice{Protocol: link.Protocol, Notice: what, About: "hl_mx5a_b2c3", Peer: "reviewer"})
+		if l := leaks(strings.ReplaceAll(text, "hl_mx5a_b2c3", ""), ids); len(l) > 0 {
+			t.Errorf("%s notice %q leaks %v", what, text, l)
+		}
+		got := link.ExtractNotices(text)
+		if len(got) != 1 || got[0].Notice != what || len(link.ExtractAll(text)) != 0 {
+			t.Errorf("%s notice %q extracts as %+v", what, text, got)
+		}
+		if !strings.HasPrefix(text, "\n") || !strings.HasSuffix(text, "}\n") {
+			t.Errorf("%s notice %q does not stand on lines of its own", what, text)
+		}
+	}
 }
