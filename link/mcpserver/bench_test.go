@@ -20,7 +20,8 @@ func BenchmarkToolsCall(b *testing.B) {
 		args map[string]any
 	}{
 		{"tool=peers", "herdr_link_peers", nil},
-		{"tool=send", "herdr_link_send", map[string]any{"to": "reviewer", "message": "benchmark"}},
+		// "when": "now": typed at once, as every send was before messages could wait.
+		{"tool=send", "herdr_link_send", map[string]any{"to": "reviewer", "message": "benchmark", "when": "now"}},
 		{"tool=gateway-activate", "herdr_link", nil},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
