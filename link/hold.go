@@ -238,7 +238,7 @@ func (l *Link) hold(s snapshot, target Agent, env Envelope, text, why string) (S
 		ID: env.ID, Expires: now.Add(l.holdFor()),
 		To: env.To, From: env.From, TargetKey: lockKey(target), FromKey: lockKey(*s.self),
 		PaneID: target.PaneID, TerminalID: target.TerminalID, Kind: target.Kind, WorkspaceID: target.WorkspaceID,
-		FromPane: s.self.PaneID, Text: text,
+		FromPane: s.self.PaneID, FromKind: s.self.Kind, FromWorkspace: s.self.WorkspaceID, Text: text,
 	}
 	m, err := l.Outbox.Add(m, now)
 	if err != nil {
