@@ -141,6 +141,9 @@ func (s *Server) decide(c *conversation, p *parsed) (Reply, int) {
 		if err != nil {
 			s.fail("step %d: %v", idx+1, err)
 		}
+		if a, err = fillResultID(a, lastResultID(p.newResults)); err != nil {
+			s.fail("step %d: %v", idx+1, err)
+		}
 		args = a
 	}
 	if t := find(p.tools, st.Call, false); t != nil {

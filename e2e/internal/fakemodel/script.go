@@ -21,7 +21,9 @@ import (
 //
 // Args and Text may hold placeholders filled from the last herdr-link/1
 // envelope in the conversation's user messages: ${envelope.id},
-// ${envelope.from}, ${envelope.to}, ${envelope.message}.
+// ${envelope.from}, ${envelope.to}, ${envelope.message}; and
+// ${result.id}, the "hl_…" id of the last herdr-link result the request
+// carries back (a send's), e.g. for herdr_link_wait.
 type Step struct {
 	Call string         `json:"call,omitempty"`
 	Args map[string]any `json:"args,omitempty"`
@@ -145,6 +147,55 @@ func fill(s string, env *Envelope) (string, error) {
 		}
 	})
 	return out, missing
+}
+
+var resultID = regexp.MustCompile(`"id"\s*:\s*"(hl_[A-Za-z0-9_-]+)"`)
+
+// lastResultID is the "hl_…" id in the last of results that has one.
+func lastResultID(results []Result) string {
+	for i := len(results) - 1; i >= 0; i-- {
+		if m := resultID.FindStringSubmatch(results[i].Text); m != nil {
+			return m[1]
+		}
+	}
+	return ""
+}
+
+const resultIDPlaceholder = "${result.id}"
+
+// fillResultID fills ${result.id} in the strings of v with id.
+func fillResultID(v any, id string) (any, error) {
+	switch x := v.(type) {
+	case string:
+		if !strings.Contains(x, resultIDPlaceholder) {
+			return x, nil
+		}
+		if id == "" {
+			return x, fmt.Errorf("%s: no herdr-link result with an id in the request", resultIDPlaceholder)
+		}
+		return strings.ReplaceAll(x, resultIDPlaceholder, id), nil
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			f, err := fillResultID(e, id)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = f
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			f, err := fillResultID(e, id)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = f
+		}
+		return out, nil
+	}
+	return v, nil
 }
 
 func fillArgs(v any, env *Envelope) (any, error) {

@@ -66,6 +66,10 @@ func TestHosts(t *testing.T) {
 	cfg := Config{Cache: cache, LinkBin: linkBin, SimBin: simBin, Root: out, Repo: repo, Reference: ref}
 	ctx, cancel := context.WithTimeout(context.Background(), RunnerBudget)
 	defer cancel()
+	if os.Getenv("HERDR_LINK_HOSTS_WAITLIMIT") == "1" {
+		waitLimits(ctx, t, cfg)
+		return
+	}
 	start := time.Now()
 	var results []*Result
 	for _, h := range Hosts() {
@@ -112,6 +116,41 @@ func TestHosts(t *testing.T) {
 		}
 	}
 	t.Logf("report: %s\n%s", filepath.Join(out, "report.md"), Table(results))
+}
+
+// waitLimits runs the wait-limit scenario (waitlimit.go) instead of the
+// messaging one, for every selected host and mode, and writes
+// waitlimit.md and waitlimit.json beside the sessions. A host's limit is a
+// measurement: only a scenario that could not run fails.
+func waitLimits(ctx context.Context, t *testing.T, cfg Config) {
+	var ws []*WaitLimit
+	for _, h := range Hosts() {
+		if !selected(h.Name, "") {
+			continue
+		}
+		if err := h.Install(ctx, cfg.Cache); err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		for _, m := range h.Modes {
+			if !selected(h.Name, m.Name) {
+				continue
+			}
+			t.Run(h.Name+"/"+m.Name, func(t *testing.T) {
+				w := RunWaitLimit(ctx, h, m, cfg)
+				ws = append(ws, w)
+				if !w.Called {
+					t.Errorf("no wait call reached herdr-link: %s", w.Err)
+				}
+				t.Logf("%s %s %s: %s (%s)", w.Display, w.Version, w.Mode, w.Verdict(), w.Err)
+			})
+		}
+	}
+	table, err := writeWaitLimit(cfg.Root, ws)
+	if err != nil {
+		t.Error(err)
+	}
+	t.Logf("wait limits: %s\n%s", filepath.Join(cfg.Root, "waitlimit.md"), table)
 }
 
 func selected(host, mode string) bool {
