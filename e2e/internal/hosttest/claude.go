@@ -33,13 +33,17 @@ func init() {
 				Note: "ENABLE_TOOL_SEARCH=false: MCP tools listed directly"},
 		},
 		Env: func(s *Session) []string {
-			return []string{
+			env := []string{
 				"ANTHROPIC_BASE_URL=" + s.ModelURL,
 				"ANTHROPIC_API_KEY=" + claudeKey,
 				"DISABLE_AUTOUPDATER=1",
 				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 				"DISABLE_TELEMETRY=1",
 			}
+			if s.ToolTimeout > 0 {
+				env = append(env, fmt.Sprintf("MCP_TOOL_TIMEOUT=%d", s.ToolTimeout.Milliseconds()))
+			}
+			return env
 		},
 		Command: func(s *Session) (*exec.Cmd, error) {
 			if err := claudeRegister(s); err != nil {

@@ -41,6 +41,9 @@ func init() {
 			if !strings.HasPrefix(snippet, "[mcp_servers.herdr_link]") {
 				return nil, fmt.Errorf("herdr-link config codex printed %q, want an [mcp_servers.herdr_link] table", snippet)
 			}
+			if s.ToolTimeout > 0 {
+				snippet = strings.TrimSpace(snippet) + fmt.Sprintf("\ntool_timeout_sec = %d\n", int(s.ToolTimeout.Seconds()))
+			}
 			q := strconv.Quote
 			cfg := fmt.Sprintf(`model = "fake-model"
 model_provider = "fake"

@@ -187,6 +187,10 @@ type Session struct {
 	// Marker is an environment variable (NAME=VALUE) set on every process
 	// of the session, so strays (daemons) can be found and stopped.
 	Marker string
+	// ToolTimeout, when set, is written into the host's MCP tool-call
+	// timeout setting where it has one (Codex tool_timeout_sec, Claude
+	// Code MCP_TOOL_TIMEOUT); zero leaves the host's default.
+	ToolTimeout time.Duration
 }
 
 // Lookup returns the value of a variable in PaneEnv.

@@ -66,8 +66,12 @@ func TestHosts(t *testing.T) {
 	cfg := Config{Cache: cache, LinkBin: linkBin, SimBin: simBin, Root: out, Repo: repo, Reference: ref}
 	ctx, cancel := context.WithTimeout(context.Background(), RunnerBudget)
 	defer cancel()
-	if os.Getenv("HERDR_LINK_HOSTS_WAITLIMIT") == "1" {
-		waitLimits(ctx, t, cfg)
+	if v := os.Getenv("HERDR_LINK_HOSTS_WAITLIMIT"); v != "" {
+		probe, ok := Probes[v]
+		if !ok {
+			t.Fatalf("HERDR_LINK_HOSTS_WAITLIMIT=%s: want 1, hold, hold-silent or timeout-20", v)
+		}
+		waitLimits(ctx, t, cfg, probe)
 		return
 	}
 	start := time.Now()
@@ -122,7 +126,7 @@ func TestHosts(t *testing.T) {
 // messaging one, for every selected host and mode, and writes
 // waitlimit.md and waitlimit.json beside the sessions. A host's limit is a
 // measurement: only a scenario that could not run fails.
-func waitLimits(ctx context.Context, t *testing.T, cfg Config) {
+func waitLimits(ctx context.Context, t *testing.T, cfg Config, probe Probe) {
 	var ws []*WaitLimit
 	for _, h := range Hosts() {
 		if !selected(h.Name, "") {
@@ -137,7 +141,7 @@ func waitLimits(ctx context.Context, t *testing.T, cfg Config) {
 				continue
 			}
 			t.Run(h.Name+"/"+m.Name, func(t *testing.T) {
-				w := RunWaitLimit(ctx, h, m, cfg)
+				w := RunWaitLimit(ctx, h, m, cfg, probe)
 				ws = append(ws, w)
 				if !w.Called {
 					t.Errorf("no wait call reached herdr-link: %s", w.Err)

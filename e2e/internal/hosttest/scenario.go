@@ -28,6 +28,9 @@ type Config struct {
 	SessionTimeout time.Duration
 	// Reference holds the footprint limits per host (testdata/reference.json).
 	Reference map[string]Reference
+	// ToolTimeout, when set, is the MCP tool-call timeout configured in
+	// hosts that have a setting for it (Session.ToolTimeout).
+	ToolTimeout time.Duration
 }
 
 // Reference is the largest footprint allowed for a host: bytes of
@@ -330,7 +333,7 @@ func runSession(ctx context.Context, h *Host, m Mode, cfg Config, srv *Sim, name
 	dir := filepath.Join(cfg.Root, h.Name+"-"+m.Name, name)
 	s := &Session{Host: h, Mode: m, Name: name, Dir: dir, Home: filepath.Join(dir, "home"), Work: filepath.Join(dir, "work"),
 		HostBin: h.BinPath(cfg.Cache), HostDir: h.Dir(cfg.Cache), Repo: cfg.Repo, LinkBin: cfg.LinkBin, PaneEnv: paneEnv(srv, pane), Prompt: prompt,
-		Marker: "HERDR_LINK_HOSTTEST=" + tag + "-" + name}
+		Marker: "HERDR_LINK_HOSTTEST=" + tag + "-" + name, ToolTimeout: cfg.ToolTimeout}
 	for _, d := range []string{s.Home, s.Work} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			sr.Err = err.Error()

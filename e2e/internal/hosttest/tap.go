@@ -34,7 +34,17 @@ const tapName = "herdr-link"
 type tapConfig struct {
 	Real string `json:"real"`
 	Log  string `json:"log"`
+	// Hold, when set, keeps herdr-link's answer to a herdr_link_wait call
+	// from the host until Hold after the call (or its cancellation), so
+	// the host's own limit shows past herdr-link's maximum; Progress sends
+	// notifications/progress every 5 s meanwhile (when the call has a
+	// progressToken), as herdr-link does while it waits.
+	Hold     time.Duration `json:"hold,omitempty"`
+	Progress bool          `json:"progress,omitempty"`
 }
+
+// tapProgressEvery is the spacing of the tap's progress while it holds.
+const tapProgressEvery = 5 * time.Second
 
 // TapLine is one line of the tap's log: the direction ("in", host to
 // herdr-link; "out", herdr-link to host) and the JSON-RPC message.
@@ -50,7 +60,7 @@ func IsTap() bool { return filepath.Base(os.Args[0]) == tapName }
 
 // InstallTap makes dir/herdr-link a tap of real, logging to log, and
 // returns its path.
-func InstallTap(dir, real, log string) (string, error) {
+func InstallTap(dir string, c tapConfig) (string, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return "", err
@@ -58,7 +68,7 @@ func InstallTap(dir, real, log string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	b, err := json.Marshal(tapConfig{Real: real, Log: log})
+	b, err := json.Marshal(c)
 	if err != nil {
 		return "", err
 	}
@@ -116,6 +126,14 @@ func TapMain() int {
 		mu.Unlock()
 	}
 	record("start", []byte(fmt.Sprintf("%q", strings.Join(args, " "))))
+	var outMu sync.Mutex
+	write := func(line []byte) error {
+		outMu.Lock()
+		defer outMu.Unlock()
+		_, err := os.Stdout.Write(line)
+		return err
+	}
+	h := &holder{cfg: c, write: write, record: record}
 	cmd := exec.Command(c.Real, args...)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
@@ -144,6 +162,7 @@ func TapMain() int {
 			line, err := r.ReadBytes('\n')
 			if len(line) > 0 {
 				record("in", line)
+				h.in(line)
 				if _, werr := in.Write(line); werr != nil {
 					break
 				}
@@ -160,7 +179,10 @@ func TapMain() int {
 		line, err := r.ReadBytes('\n')
 		if len(line) > 0 {
 			record("out", line)
-			if _, werr := os.Stdout.Write(line); werr != nil {
+			if h.held(line) {
+				continue
+			}
+			if werr := write(line); werr != nil {
 				break
 			}
 		}
@@ -172,12 +194,110 @@ func TapMain() int {
 		}
 	}
 	err = cmd.Wait()
+	h.drain()
 	record("exit", []byte(fmt.Sprintf("%q", fmt.Sprint(err))))
 	if ee, ok := err.(*exec.ExitError); ok {
 		return ee.ExitCode()
 	}
 	return 0
 }
+
+// holder holds the answer to a wait call (tapConfig.Hold).
+type holder struct {
+	cfg    tapConfig
+	write  func([]byte) error
+	record func(dir string, line []byte)
+	mu     sync.Mutex
+	id     string
+	token  json.RawMessage
+	start  time.Time
+	cancel chan struct{}
+	wg     sync.WaitGroup
+}
+
+// in notes a wait call from the host and its cancellation.
+func (h *holder) in(line []byte) {
+	if h.cfg.Hold <= 0 {
+		return
+	}
+	var m rpcMsg
+	if json.Unmarshal(line, &m) != nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch m.Method {
+	case "tools/call":
+		if ok, _ := waitCall(m.Params); ok && h.id == "" {
+			var p struct {
+				Meta struct {
+					ProgressToken json.RawMessage `json:"progressToken"`
+				} `json:"_meta"`
+			}
+			_ = json.Unmarshal(m.Params, &p)
+			h.id, h.token, h.start, h.cancel = string(m.ID), p.Meta.ProgressToken, time.Now(), make(chan struct{})
+		}
+	case "notifications/cancelled":
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && h.id != "" && string(p.RequestID) == h.id && h.cancel != nil {
+			close(h.cancel)
+			h.cancel = nil
+		}
+	}
+}
+
+// held reports whether line is the answer to the wait call, which it then
+// holds.
+func (h *holder) held(line []byte) bool {
+	if h.cfg.Hold <= 0 {
+		return false
+	}
+	var m rpcMsg
+	if json.Unmarshal(line, &m) != nil || m.Method != "" {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.id == "" || string(m.ID) != h.id || h.cancel == nil {
+		return false
+	}
+	cancel, start, token := h.cancel, h.start, h.token
+	h.id = "done"
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		h.record("hold", []byte(`"answer held"`))
+		until := time.NewTimer(time.Until(start.Add(h.cfg.Hold)))
+		defer until.Stop()
+		tick := time.NewTicker(tapProgressEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-cancel:
+				h.record("hold", []byte(`"cancelled: answer dropped"`))
+				return
+			case <-until.C:
+				h.record("hold", []byte(`"answer released"`))
+				_ = h.write(line)
+				return
+			case now := <-tick.C:
+				if !h.cfg.Progress || len(token) == 0 || string(token) == "null" {
+					continue
+				}
+				n, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress",
+					"params": map[string]any{"progressToken": token, "progress": now.Sub(start).Seconds(), "message": "waiting for the outcome"}})
+				h.record("out", n)
+				_ = h.write(append(n, '\n'))
+			}
+		}
+	}()
+	return true
+}
+
+// drain waits for a held answer to be released or dropped.
+func (h *holder) drain() { h.wg.Wait() }
 
 // ReadTap reads a tap's log.
 func ReadTap(path string) ([]TapLine, error) {

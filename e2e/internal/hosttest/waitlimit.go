@@ -28,10 +28,34 @@ const WaitLimitTimeout = 50
 
 // waitLimitSession bounds the sender's session: the wait and the host's
 // start-up and ending.
-const waitLimitSession = 200 * time.Second
+const waitLimitSession = 220 * time.Second
+
+// Probe is a variant of the scenario: plain (herdr-link's own answer at
+// 50 s), or the tap holding the answer until Hold after the call, with
+// or without progress meanwhile, to find the host's own limit and
+// whether progress extends it.
+type Probe struct {
+	Name     string
+	Hold     time.Duration
+	Progress bool
+	// ToolTimeout sets the host's own tool-call timeout (Config.ToolTimeout).
+	ToolTimeout time.Duration
+}
+
+// Probes are the variants HERDR_LINK_HOSTS_WAITLIMIT selects: "1" (plain),
+// "hold" (held to 150 s, progress every 5 s), "hold-silent" (held, no
+// progress), "timeout-20" (plain, with the host's tool-call timeout set
+// to 20 s where it has a setting: what a host timeout looks like).
+var Probes = map[string]Probe{
+	"timeout-20":  {Name: "host timeout set to 20s", ToolTimeout: 20 * time.Second},
+	"1":           {Name: "plain"},
+	"hold":        {Name: "hold 150s + progress", Hold: 150 * time.Second, Progress: true},
+	"hold-silent": {Name: "hold 150s, no progress", Hold: 150 * time.Second},
+}
 
 // WaitLimit is what one host and mode did with a long herdr_link_wait.
 type WaitLimit struct {
+	Probe   string `json:"probe"`
 	Host    string `json:"host"`
 	Display string `json:"display"`
 	Version string `json:"version"`
@@ -50,6 +74,9 @@ type WaitLimit struct {
 	// notifications/cancelled for it (0: not), with its reason.
 	Cancelled       time.Duration `json:"cancelled_ns"`
 	CancelledReason string        `json:"cancelled_reason,omitempty"`
+	// Released is how long after the call the tap passed a held answer
+	// on (0: not held, or dropped at a cancellation).
+	Released time.Duration `json:"released_ns"`
 	// ServerEnded is how long after the call herdr-link's stdin closed or
 	// it got a signal (0: not before the call ended).
 	ServerEnded time.Duration `json:"server_ended_ns"`
@@ -62,23 +89,31 @@ type WaitLimit struct {
 	Session SessionResult `json:"session"`
 	Err     string        `json:"err,omitempty"`
 	start   time.Time
+	held    bool
 }
 
 // Verdict sums up what the host did.
 func (w *WaitLimit) Verdict() string {
+	answer := w.Answered
+	if w.held {
+		answer = w.Released
+	}
+	r := func(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
 	switch {
 	case !w.Called:
 		return "no wait call reached herdr-link"
+	case w.Cancelled > 0 && (answer == 0 || w.Cancelled < answer):
+		return fmt.Sprintf("host cancelled the call after %s", r(w.Cancelled))
 	case w.ModelAfter == 0:
 		return "the result never reached the model"
-	case w.Cancelled > 0 && w.Cancelled < w.Answered || w.Cancelled > 0 && w.Answered == 0:
-		return fmt.Sprintf("host ended the call after %s", w.Cancelled.Round(100*time.Millisecond))
-	case w.Answered > 0 && w.ModelError:
-		return fmt.Sprintf("herdr-link answered after %s; the model saw an error", w.Answered.Round(100*time.Millisecond))
-	case w.Answered > 0:
-		return fmt.Sprintf("result passed on (answered after %s)", w.Answered.Round(100*time.Millisecond))
+	case answer == 0 || w.ModelAfter < answer:
+		return fmt.Sprintf("host gave the model its own result after %s (herdr-link not told)", r(w.ModelAfter))
+	case w.ModelError:
+		return fmt.Sprintf("answered after %s; the model saw an error", r(answer))
+	case w.held:
+		return fmt.Sprintf("held answer passed on (released after %s)", r(answer))
 	}
-	return fmt.Sprintf("host ended the call after %s (herdr-link not asked to stop)", w.ModelAfter.Round(100*time.Millisecond))
+	return fmt.Sprintf("result passed on (answered after %s)", r(answer))
 }
 
 // WaitWorld is World with a reviewer whose turn lasts 10 minutes: a
@@ -88,8 +123,8 @@ func WaitWorld(kind string) string {
 }
 
 // RunWaitLimit runs the wait-limit scenario for one host and mode.
-func RunWaitLimit(ctx context.Context, h *Host, m Mode, cfg Config) *WaitLimit {
-	w := &WaitLimit{Host: h.Name, Display: h.Display, Version: h.Version, Mode: m.Name}
+func RunWaitLimit(ctx context.Context, h *Host, m Mode, cfg Config, probe Probe) *WaitLimit {
+	w := &WaitLimit{Host: h.Name, Display: h.Display, Version: h.Version, Mode: m.Name, Probe: probe.Name, held: probe.Hold > 0}
 	if !h.Installed(cfg.Cache) {
 		w.Err = "not installed"
 		return w
@@ -107,13 +142,13 @@ func RunWaitLimit(ctx context.Context, h *Host, m Mode, cfg Config) *WaitLimit {
 	defer srv.Close()
 	dir := filepath.Join(cfg.Root, h.Name+"-"+m.Name)
 	tapLog := filepath.Join(dir, "tap.jsonl")
-	tap, err := InstallTap(filepath.Join(dir, "tap"), cfg.LinkBin, tapLog)
+	tap, err := InstallTap(filepath.Join(dir, "tap"), tapConfig{Real: cfg.LinkBin, Log: tapLog, Hold: probe.Hold, Progress: probe.Progress})
 	if err != nil {
 		w.Err = err.Error()
 		return w
 	}
 	c := cfg
-	c.LinkBin, c.SessionTimeout = tap, waitLimitSession
+	c.LinkBin, c.SessionTimeout, c.ToolTimeout = tap, waitLimitSession, probe.ToolTimeout
 	tag := fmt.Sprintf("%s-%s-wait-%d", h.Name, m.Name, time.Now().UnixNano()%1e6)
 	a := runSession(ctx, h, m, c, srv, "sender", SenderPane, tag,
 		"Use Herdr Link: ask the agent named reviewer to review the checkout refactor, then wait for its answer.",
@@ -191,6 +226,8 @@ func (w *WaitLimit) fromTap(lines []TapLine) {
 			w.Progress++
 		case l.Dir == "out" && m.Method == "" && string(m.ID) == id && w.Answered == 0:
 			w.Answered = l.Time.Sub(start)
+		case l.Dir == "hold" && string(l.Msg) == `"answer released"`:
+			w.Released = l.Time.Sub(start)
 		case l.Dir == "in" && m.Method == "notifications/cancelled" && w.Cancelled == 0:
 			var p struct {
 				RequestID json.RawMessage `json:"requestId"`
@@ -239,8 +276,8 @@ func (w *WaitLimit) fromModel(reqs []fakemodel.Request) {
 func WaitLimitTable(ws []*WaitLimit) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "herdr_link_wait with timeout_s %d on a request that stays pending.\n\n", WaitLimitTimeout)
-	b.WriteString("| host | version | mode | via | progressToken | progress sent | herdr-link answered | host cancelled | model got the result | what the model saw | verdict |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| host | version | mode | probe | via | progressToken | progress sent | herdr-link answered | host cancelled | model got the result | what the model saw | verdict |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	d := func(x time.Duration) string {
 		if x == 0 {
 			return "—"
@@ -268,8 +305,8 @@ func WaitLimitTable(ws []*WaitLimit) string {
 		if w.Err != "" {
 			verdict += "; " + strings.ReplaceAll(firstLine(w.Err), "|", `\|`)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s |\n",
-			w.Display, w.Version, w.Mode, w.Via, tok, w.Progress, d(w.Answered), canc, d(w.ModelAfter), saw, verdict)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s |\n",
+			w.Display, w.Version, w.Mode, w.Probe, w.Via, tok, w.Progress, d(w.Answered), canc, d(w.ModelAfter), saw, verdict)
 	}
 	return b.String()
 }
