@@ -75,7 +75,6 @@ func flock(f *os.File, how int) error {
 	}
 }
 
-
 func ownedByMe(st fs.FileInfo) bool {
 	sys, ok := st.Sys().(*syscall.Stat_t)
 	return ok && int(sys.Uid) == os.Getuid()
