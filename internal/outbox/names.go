@@ -19,8 +19,13 @@ func parseName(name string) (Entry, bool) {
 	if len(parts) != 6 || len(parts[0]) != 20 || len(parts[5]) != 1 {
 		return Entry{}, false
 	}
+	// Digits only: ParseInt alone would take a sign ("+000…1"), and the
+	// name would then not be the one fileName gives its fields.
+	if !isDigits(parts[0]) {
+		return Entry{}, false
+	}
 	seq, err := strconv.ParseInt(parts[0], 10, 64)
-	if err != nil || seq < 0 {
+	if err != nil {
 		return Entry{}, false
 	}
 	for _, h := range parts[1:4] {
@@ -29,10 +34,39 @@ func parseName(name string) (Entry, bool) {
 		}
 	}
 	st := parts[5][0]
-	if !strings.ContainsRune(states, rune(st)) || parts[4] == "" {
+	if !strings.ContainsRune(states, rune(st)) || !validID(parts[4]) {
 		return Entry{}, false
 	}
 	return Entry{Seq: seq, Target: parts[1], Sender: parts[2], Owner: parts[3], ID: parts[4], State: st, name: name}, true
+}
+
+// MaxIDLength bounds a message id in a file name (names stay well under
+// the 255 bytes of common file systems).
+const MaxIDLength = 128
+
+// validID reports whether id can stand in a file name: 1 to MaxIDLength
+// ASCII letters, digits, '_' and '-' (never '.', '/' or a byte a file
+// system could refuse). Add refuses any other id: its file could not be
+// listed.
+func validID(id string) bool {
+	if id == "" || len(id) > MaxIDLength {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // states are the state letters of file names.
