@@ -388,6 +388,9 @@ func TestClaudeDraftThenMessage(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	brain := sender(t, srv, "brain")
+	// The user's turn lasts a second or two, as a real model's does: the
+	// message must wait for its end, not only for the composer to empty.
+	cl.tap.SetDelay(answerDelay)
 	begin := time.Now()
 	const draft = "half typed draft"
 	for _, k := range draft {
