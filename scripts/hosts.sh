@@ -68,7 +68,7 @@ case ",$only," in
     echo "== interactive TUIs as receivers (e2e/internal/tui)"
     set +e
     HERDR_LINK_HOSTS="$cache" HERDR_LINK_BIN="$cache/bin/herdr-link" \
-      go -C e2e test -count=1 -timeout 30m -run '^(TestTUIRecipes|TestDeliveryIntoTUIs|TestComposerRealTUI)$' -v ./internal/tui/ 2>&1 | tee "$cache/last-tui.log"
+      go -C e2e test -count=1 -timeout 30m -run '^(TestTUIRecipes|TestDeliveryIntoTUIs|TestComposerRealTUI|TestWorkingCodexFinishesFirst|TestClaudeDraftThenMessage|TestCodexHandledNoticeToClaude)$' -v ./internal/tui/ 2>&1 | tee "$cache/last-tui.log"
     tui_status=${PIPESTATUS[0]}
     set -e
     grep -A12 'scenario summary' "$cache/last-tui.log" || true

@@ -68,6 +68,9 @@ func detect(h tui.Host, out []byte) (st schema.AgentStatus, title string, ok boo
 type change struct {
 	at     time.Time
 	status schema.AgentStatus
+	// composer is set instead for a change of what link.Composer reads
+	// on the screen.
+	composer string
 }
 
 // livePane is a real TUI in a simulator pane, its model behind a tap, its
@@ -87,10 +90,12 @@ type livePane struct {
 func (p *livePane) status() schema.AgentStatus {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.changes) == 0 {
-		return schema.AgentStatusIdle
+	for i := len(p.changes) - 1; i >= 0; i-- {
+		if p.changes[i].composer == "" {
+			return p.changes[i].status
+		}
 	}
-	return p.changes[len(p.changes)-1].status
+	return schema.AgentStatusIdle
 }
 
 func (p *livePane) history(since time.Time) string {
@@ -98,9 +103,14 @@ func (p *livePane) history(since time.Time) string {
 	defer p.mu.Unlock()
 	var b []string
 	for _, c := range p.changes {
-		if !c.at.Before(since) {
-			b = append(b, fmt.Sprintf("%s@%v", c.status, c.at.Sub(since).Round(10*time.Millisecond)))
+		if c.at.Before(since) {
+			continue
 		}
+		what := string(c.status)
+		if c.composer != "" {
+			what = "composer:" + c.composer
+		}
+		b = append(b, fmt.Sprintf("%s@%v", what, c.at.Sub(since).Round(10*time.Millisecond)))
 	}
 	return strings.Join(b, " ")
 }
@@ -122,7 +132,27 @@ func (p *livePane) follow(ctx context.Context, w *sockettest.World) {
 		cur = next
 		_ = w.SetStatus(p.id, string(cur))
 		p.mu.Lock()
-		p.changes = append(p.changes, change{time.Now(), cur})
+		p.changes = append(p.changes, change{at: time.Now(), status: cur})
+		p.mu.Unlock()
+	}
+}
+
+// readComposer records what link.Composer reads on the pane's screen
+// each time it changes, until ctx ends.
+func (p *livePane) readComposer(ctx context.Context) {
+	cur := ""
+	for {
+		var next string
+		err := p.pane.WaitScreen(ctx, func(s string) bool {
+			next = link.Composer(string(p.h), s).String()
+			return next != cur
+		})
+		if err != nil {
+			return
+		}
+		cur = next
+		p.mu.Lock()
+		p.changes = append(p.changes, change{at: time.Now(), composer: cur})
 		p.mu.Unlock()
 	}
 }
@@ -199,6 +229,7 @@ func liveWorld(t *testing.T, specs []liveSpec) (*sockettest.Server, map[string]*
 	for id, p := range prepared {
 		p.pane = srv.Program(id).(*ptypane.Pane)
 		go p.follow(ctx, w)
+		go p.readComposer(ctx)
 	}
 	rctx, rcancel := context.WithTimeout(ctx, 90*time.Second)
 	defer rcancel()
@@ -445,6 +476,7 @@ func TestClaudeDraftThenMessage(t *testing.T) {
 		if !extracts(strings.Join(m.New, ""), s.id) {
 			bad = append(bad, "the message's envelope is not whole in its turn")
 		}
+		t.Logf("user's turn's input %q; message turn's input %q", u.New, abbreviate(m.New))
 		t.Logf("user's turn %v–%v after Enter, message turn from %v (%v after the user's answer ended); status %s",
 			u.Start.Sub(pressed).Round(time.Millisecond), u.End.Sub(pressed).Round(time.Millisecond), m.Start.Sub(pressed).Round(time.Millisecond),
 			m.Start.Sub(u.End).Round(time.Millisecond), cl.history(begin))
@@ -477,6 +509,10 @@ func TestCodexHandledNoticeToClaude(t *testing.T) {
 	cl, cx := ps["w1:p2"], ps[reviewerPane]
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
+	// Turns of a second or two, as a real model's: "handled" must wait
+	// for the end of Codex's turn, the notice for Claude Code's.
+	cl.tap.SetDelay(answerDelay)
+	cx.tap.SetDelay(answerDelay)
 	begin := time.Now()
 	if _, err := srv.Client().AgentPrompt(ctx, schema.AgentPromptParams{Target: "brain", Text: "Ask the reviewer to look at the parser."}); err != nil {
 		t.Fatal(err)
@@ -511,11 +547,11 @@ func TestCodexHandledNoticeToClaude(t *testing.T) {
 		t.Fatalf("the request never reached Codex's model: %v", err)
 	}
 	handledAt := cx.tap.Turns()[turnsWith(cx.tap.Turns(), id)[0]].End
-	nctx, ncancel := context.WithTimeout(ctx, 30*time.Second)
+	nctx, ncancel := context.WithTimeout(ctx, 15*time.Second)
 	defer ncancel()
 	err := cl.tap.Wait(nctx, func(ts []tui.Turn) bool {
 		in := turnsWith(ts, `"notice":"handled"`)
-		return len(in) > 0
+		return len(in) > 0 && !ts[in[0]].End.IsZero()
 	})
 	if err != nil {
 		dump(t, srv, begin, cl, cx)
@@ -535,6 +571,7 @@ func TestCodexHandledNoticeToClaude(t *testing.T) {
 	if !slicesAny(cl.fake.Requests(), func(q fakemodel.Request) bool { return q.Main && strings.Contains(q.LastUser, `"about":"`+id+`"`) }) {
 		bad = append(bad, "the fake model's log has no request whose last user message holds the notice")
 	}
+	t.Logf("notice turn's input: %q", n.New)
 	t.Logf("notice turn started %v after Codex's turn ended (%v after the send)", n.Start.Sub(handledAt).Round(time.Millisecond), n.Start.Sub(sentAt).Round(time.Millisecond))
 	if len(bad) > 0 {
 		dump(t, srv, begin, cl, cx)
