@@ -115,18 +115,22 @@ func (s *Store) BySender(h string) ([]Entry, error) {
 // snap is one listing of the store's directory, with its indexes.
 type snap struct {
 	mtime    time.Time
+	taken    time.Time // when the listing was read
 	ents     []Entry
 	bySender map[string][]Entry
 }
 
-// cacheAfter is how old the directory's last change must be before a
-// listing of it is reused: a change within the file system's timestamp
-// granularity of the listing could leave the time unchanged.
-const cacheAfter = time.Second
+// cacheAfter is how long after the directory's last change a listing
+// must have been taken to be reused while the directory's modification
+// time stays the same: a change within the file system's timestamp
+// granularity (a few milliseconds) of the listing could leave that time
+// unchanged.
+const cacheAfter = 50 * time.Millisecond
 
 // snapshot lists the directory, or reuses the last listing when the
-// directory has not changed since (its modification time is the same and
-// older than cacheAfter). A large store costs a stat per call then.
+// directory has not changed since (its modification time is the same,
+// and the listing was taken over cacheAfter after it). A large store costs
+// a stat per call then.
 func (s *Store) snapshot() (*snap, error) {
 	st, err := os.Stat(s.Dir)
 	if err != nil {
@@ -136,9 +140,10 @@ func (s *Store) snapshot() (*snap, error) {
 	s.mu.Lock()
 	c := s.cache
 	s.mu.Unlock()
-	if c != nil && c.mtime.Equal(mt) && time.Since(mt) > cacheAfter {
+	if c != nil && c.mtime.Equal(mt) && c.taken.Sub(mt) > cacheAfter {
 		return c, nil
 	}
+	taken := time.Now()
 	d, err := os.ReadDir(s.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: %w", err)
@@ -162,7 +167,7 @@ func (s *Store) snapshot() (*snap, error) {
 		}
 		return strings.Compare(a.name, b.name)
 	})
-	sn := &snap{mtime: mt, ents: out, bySender: map[string][]Entry{}}
+	sn := &snap{mtime: mt, taken: taken, ents: out, bySender: map[string][]Entry{}}
 	for _, e := range out {
 		sn.bySender[e.Sender] = append(sn.bySender[e.Sender], e)
 	}

@@ -103,8 +103,11 @@ type Message struct {
 	TerminalID  string `json:"terminal_id"`
 	Kind        string `json:"kind"`
 	WorkspaceID string `json:"workspace_id"`
-	// FromPane is the sender's pane at acceptance.
-	FromPane string `json:"from_pane"`
+	// FromPane, FromKind and FromWorkspace are the sender's at acceptance
+	// (for a notice to it).
+	FromPane      string `json:"from_pane"`
+	FromKind      string `json:"from_kind,omitempty"`
+	FromWorkspace string `json:"from_workspace,omitempty"`
 	// Text is what is typed: the wrapped envelope, or a notice.
 	Text string `json:"text"`
 	// Notice marks a notice of herdr-link to the sender of a request:

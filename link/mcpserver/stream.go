@@ -195,7 +195,7 @@ func (s *stream) sending(req *jsonrpc2.Request, resp *jsonrpc2.Response) {
 }
 
 // WriteObject writes the message the connection is sending: a response,
-// under the id the client sent, or a notification without params.
+// under the id the client sent, or a notification.
 func (s *stream) WriteObject(any) error {
 	o := s.out
 	s.out = outgoing{}
@@ -209,10 +209,14 @@ func (s *stream) WriteObject(any) error {
 			return errors.New("mcpserver: a response without result or error")
 		}
 		return s.finish(r.ID, reply{result: *r.Result})
-	case o.req != nil && o.req.Notif && o.req.Params == nil:
-		return s.writeLine(notificationLine(o.req.Method))
+	case o.req != nil && o.req.Notif:
+		var params json.RawMessage
+		if o.req.Params != nil {
+			params = *o.req.Params
+		}
+		return s.writeLine(notificationLine(o.req.Method, params))
 	}
-	return errors.New("mcpserver: the server writes only responses and notifications without params")
+	return errors.New("mcpserver: the server writes only responses and notifications")
 }
 
 // reply is a response to write: an encoded result, or an error (code
