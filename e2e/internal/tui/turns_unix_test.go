@@ -32,19 +32,48 @@ import (
 const turnsFlipEnv = "HERDR_LINK_TUI_FLIP"
 
 // Herdr tells a real TUI's status from its terminal (its detection
-// manifests, src/detect/manifests/{codex,claude}.toml). The rule used
-// here is their first one, the terminal title (OSC 0/2): a spinner
+// manifests, src/detect/manifests/{codex,claude}.toml), and the rules
+// used here are theirs. First the terminal title (OSC 0/2): a spinner
 // character leads it while the agent works (Codex: a braille spinner as a
 // word of the title; Claude Code: a braille or half-circle spinner and a
-// space at its start), any other title is idle. Their screen rules are
-// not enough here: Codex 0.171.0 draws "• Working (… esc to interrupt)"
-// above its composer and footer, not among the bottom three lines the
-// rule reads, and not at all while the answer streams.
+// space at its start). For Claude Code, next its screen: among the bottom
+// twelve non-empty lines, a status line ending in "esc to interrupt" or a
+// spinner line ("✻ Pondering… (2s · …)"); Claude Code 2.1.328's title
+// loses its spinner while an answer streams, and Herdr's screen rule
+// still says working then. Anything else is idle. Codex's screen rule is
+// left out: Codex 0.171.0 draws "• Working (… esc to interrupt)" above
+// its composer and footer, not among the bottom three lines the rule
+// reads.
 var (
 	titleSeq      = regexp.MustCompile("\x1b\\][02];([^\x07\x1b]*)(?:\x07|\x1b\\\\)")
 	codexWorking  = regexp.MustCompile(`(?:^| )[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏](?: |$)`)
 	claudeWorking = regexp.MustCompile(`^[\x{2800}-\x{28FF}\x{25D0}-\x{25D3}] `)
+	claudeScreen  = []*regexp.Regexp{
+		regexp.MustCompile(`^\s*[⏸⏵].*esc to interrupt(?:\s|·|$)`),
+		regexp.MustCompile(`^\s*[*·✢✶✻✽]\s+\S.*…(?:\s+\(\d+[smh](?:\s|·)|\s*$)`),
+	}
 )
+
+// screenWorking is Herdr's screen rule of h for working.
+func screenWorking(h tui.Host, screen string) bool {
+	if h != tui.Claude {
+		return false
+	}
+	var lines []string
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
+	}
+	for _, l := range lines[max(0, len(lines)-12):] {
+		for _, re := range claudeScreen {
+			if re.MatchString(l) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // detect is the status Herdr's title rule gives the last terminal title
 // in out (ok is false when out sets none).
@@ -69,8 +98,8 @@ type change struct {
 	at     time.Time
 	status schema.AgentStatus
 	// composer is set instead for a change of what link.Composer reads
-	// on the screen.
-	composer string
+	// on the screen, title for a change of what the title says.
+	composer, title string
 }
 
 // livePane is a real TUI in a simulator pane, its model behind a tap, its
@@ -85,17 +114,53 @@ type livePane struct {
 
 	mu      sync.Mutex
 	changes []change
+	// title and screen are what the title and the screen say; applied
+	// is the status last set.
+	title   schema.AgentStatus
+	screen  bool
+	applied schema.AgentStatus
+}
+
+// apply sets the status the title and the screen give together, when it
+// changed (p.mu held).
+func (p *livePane) apply(w *sockettest.World) {
+	st := p.title
+	if p.screen {
+		st = schema.AgentStatusWorking
+	}
+	if st == "" {
+		st = schema.AgentStatusIdle
+	}
+	if st == p.applied {
+		return
+	}
+	p.applied = st
+	_ = w.SetStatus(p.id, string(st))
+	p.changes = append(p.changes, change{at: time.Now(), status: st})
 }
 
 func (p *livePane) status() schema.AgentStatus {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i := len(p.changes) - 1; i >= 0; i-- {
-		if p.changes[i].composer == "" {
+		if p.changes[i].composer == "" && p.changes[i].title == "" {
 			return p.changes[i].status
 		}
 	}
 	return schema.AgentStatusIdle
+}
+
+// firstComposer is when the composer was first read as state after
+// since.
+func (p *livePane) firstComposer(state string, since time.Time) (time.Time, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.changes {
+		if c.composer == state && c.at.After(since) {
+			return c.at, true
+		}
+	}
+	return time.Time{}, false
 }
 
 func (p *livePane) history(since time.Time) string {
@@ -107,18 +172,21 @@ func (p *livePane) history(since time.Time) string {
 			continue
 		}
 		what := string(c.status)
-		if c.composer != "" {
+		switch {
+		case c.composer != "":
 			what = "composer:" + c.composer
+		case c.title != "":
+			what = "title:" + c.title
 		}
 		b = append(b, fmt.Sprintf("%s@%v", what, c.at.Sub(since).Round(10*time.Millisecond)))
 	}
 	return strings.Join(b, " ")
 }
 
-// follow makes the pane's status in w follow its screen (Herdr's
+// follow makes the pane's status in w follow its terminal title (Herdr's
 // detection, as World.SetStatus applies it) until ctx ends.
 func (p *livePane) follow(ctx context.Context, w *sockettest.World) {
-	cur := schema.AgentStatusIdle
+	var cur schema.AgentStatus
 	for {
 		var next schema.AgentStatus
 		err := p.pane.WaitOutput(ctx, func(out []byte) bool {
@@ -130,29 +198,36 @@ func (p *livePane) follow(ctx context.Context, w *sockettest.World) {
 			return
 		}
 		cur = next
-		_ = w.SetStatus(p.id, string(cur))
 		p.mu.Lock()
-		p.changes = append(p.changes, change{at: time.Now(), status: cur})
+		p.title = cur
+		p.changes = append(p.changes, change{at: time.Now(), title: string(cur)})
+		p.apply(w)
 		p.mu.Unlock()
 	}
 }
 
-// readComposer records what link.Composer reads on the pane's screen
-// each time it changes, until ctx ends.
-func (p *livePane) readComposer(ctx context.Context) {
-	cur := ""
+// readScreen follows the pane's screen until ctx ends: Herdr's screen
+// rule for working (see follow), and what link.Composer reads, recorded
+// each time it changes.
+func (p *livePane) readScreen(ctx context.Context, w *sockettest.World) {
+	comp, working := "", false
 	for {
-		var next string
+		var nextComp string
+		var nextWorking bool
 		err := p.pane.WaitScreen(ctx, func(s string) bool {
-			next = link.Composer(string(p.h), s).String()
-			return next != cur
+			nextComp, nextWorking = link.Composer(string(p.h), s).String(), screenWorking(p.h, s)
+			return nextComp != comp || nextWorking != working
 		})
 		if err != nil {
 			return
 		}
-		cur = next
 		p.mu.Lock()
-		p.changes = append(p.changes, change{at: time.Now(), composer: cur})
+		if nextComp != comp {
+			p.changes = append(p.changes, change{at: time.Now(), composer: nextComp})
+		}
+		comp, working = nextComp, nextWorking
+		p.screen = working
+		p.apply(w)
 		p.mu.Unlock()
 	}
 }
@@ -229,7 +304,7 @@ func liveWorld(t *testing.T, specs []liveSpec) (*sockettest.Server, map[string]*
 	for id, p := range prepared {
 		p.pane = srv.Program(id).(*ptypane.Pane)
 		go p.follow(ctx, w)
-		go p.readComposer(ctx)
+		go p.readScreen(ctx, w)
 	}
 	rctx, rcancel := context.WithTimeout(ctx, 90*time.Second)
 	defer rcancel()
@@ -331,6 +406,18 @@ func turnsWith(ts []tui.Turn, s string) []int {
 		}
 	}
 	return in
+}
+
+// screenReads counts the pane.read requests for pane the simulator got
+// after since.
+func screenReads(srv *sockettest.Server, pane string, since time.Time) int {
+	n := 0
+	for _, q := range srv.Requests() {
+		if q.Method == string(schema.MethodPaneRead) && q.Time.After(since) && strings.Contains(string(q.Params), `"`+pane+`"`) {
+			n++
+		}
+	}
+	return n
 }
 
 // dump logs what a failed scenario needs.
@@ -435,10 +522,18 @@ func TestClaudeDraftThenMessage(t *testing.T) {
 	}
 	draftScreen := cl.pane.Screen(false, false)
 	s := sendTo(t, ctx, brain, "reviewer", "Please review the parser.")
+	sentAt := time.Now()
 	t.Logf("send: delivery %q", s.delivery)
-	// The user reads it over before sending: time for herdr-link to get
-	// the message wrong if it would.
-	time.Sleep(2 * time.Second)
+	// The user reads it over before sending: meanwhile herdr-link's
+	// courier looks at the composer again (a pane.read of the pane after
+	// the send) and must keep holding the message.
+	// (Or until the message shows up in a turn: then the checks below
+	// say what went wrong.)
+	if !waitUntil(ctx, 10*time.Second, func() bool {
+		return screenReads(srv, reviewerPane, sentAt) >= 1 || len(turnsWith(cl.tap.Turns(), s.id)) > 0
+	}) {
+		t.Fatalf("herdr-link never looked at the composer again after the send (pane.read of %s)", reviewerPane)
+	}
 	if err := srv.Client().PaneSendKeys(ctx, reviewerPane, "Enter"); err != nil {
 		t.Fatal(err)
 	}
@@ -475,6 +570,12 @@ func TestClaudeDraftThenMessage(t *testing.T) {
 		}
 		if !extracts(strings.Join(m.New, ""), s.id) {
 			bad = append(bad, "the message's envelope is not whole in its turn")
+		}
+		// herdr-link's paste shows in the composer only once the user's
+		// turn is over (typed into a working Claude Code, it would be
+		// queued: not what "idle" promises).
+		if at, ok := cl.firstComposer("draft", pressed); ok && at.Before(u.End) {
+			bad = append(bad, fmt.Sprintf("the message was pasted %v before the user's turn ended", u.End.Sub(at).Round(time.Millisecond)))
 		}
 		t.Logf("user's turn's input %q; message turn's input %q", u.New, abbreviate(m.New))
 		t.Logf("user's turn %v–%v after Enter, message turn from %v (%v after the user's answer ended); status %s",
