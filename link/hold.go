@@ -111,7 +111,7 @@ func (l *Link) sendIdle(ctx, hctx context.Context, s snapshot, target Agent, env
 		lease.Unlock()
 		return SendResult{}, err
 	}
-	d, err := l.typeLocked(ctx, hctx, target, env, text, lease)
+	d, err := l.typeLocked(ctx, hctx, target, env, text, lease, rec)
 	if refusedBusy(err) {
 		// Herdr saw the target blocked after our look: nothing was
 		// typed; the message waits like any other.
