@@ -79,7 +79,10 @@ type sent struct {
 }
 
 func send(ctx context.Context, c *mcpclient.Client, message string) sent {
-	res, err := c.CallTool(ctx, "herdr_link_send", map[string]any{"to": "reviewer", "message": message})
+	// "now": the table records what each receiving end does with
+	// text typed into it whatever it is doing (the default would wait
+	// for a working reviewer's turn to end).
+	res, err := c.CallTool(ctx, "herdr_link_send", map[string]any{"to": "reviewer", "message": message, "when": "now"})
 	s := sent{message: message, err: err}
 	if err == nil && res.IsError {
 		s.err = fmt.Errorf("send failed: %s", res.Text())
