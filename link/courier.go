@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -227,9 +228,44 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 		return poll, true
 	}
 	a.Name = m.To
-	d, err := l.typeHeld(ctx, hctx, a, m.Text, lease)
+	// The lock is released only once the outcome is on disk: a courier
+	// that took it between the release and the record would find the
+	// claim and end the message as may-have-been-delivered.
+	sl := &settleFirst{Lease: lease}
+	d, err := l.typeHeld(ctx, hctx, a, m.Text, sl)
 	l.settle(m, d, err)
+	sl.settled()
 	return poll, true
+}
+
+// settleFirst is a lease whose release waits for settled: an Unlock
+// before it is done then.
+type settleFirst struct {
+	Lease
+	mu      sync.Mutex
+	done    bool // settled was called
+	pending bool // Unlock was called before settled
+}
+
+func (s *settleFirst) Unlock() {
+	s.mu.Lock()
+	if !s.done {
+		s.pending = true
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	s.Lease.Unlock()
+}
+
+func (s *settleFirst) settled() {
+	s.mu.Lock()
+	s.done = true
+	p := s.pending
+	s.mu.Unlock()
+	if p {
+		s.Lease.Unlock()
+	}
 }
 
 // settle records the outcome of typing the held message m.
