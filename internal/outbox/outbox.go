@@ -206,7 +206,7 @@ func (s *Store) Release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.alive != nil {
-		name := s.alive.Name()
+		name := filepath.Join(s.Dir, "owner."+s.token)
 		s.alive.Close()
 		_ = os.Remove(name)
 		s.alive, s.token = nil, ""

@@ -7,19 +7,31 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
 // holdOwner creates the owner file at path and takes its flock for the
 // life of the process (the descriptor is never closed until Release).
+// The file is made and locked under a temporary name, then renamed into
+// place: another process never sees an owner file whose flock is not
+// taken yet (its prune would count that owner gone and remove the file,
+// or hold its flock for a moment, and the lock here would fail).
 func holdOwner(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	tmp := filepath.Join(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: owner file: %w", err)
 	}
 	if err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
+		_ = os.Remove(tmp)
 		return nil, fmt.Errorf("outbox: owner lock: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		f.Close()
+		_ = os.Remove(tmp)
+		return nil, fmt.Errorf("outbox: owner file: %w", err)
 	}
 	return f, nil
 }
