@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -84,83 +85,141 @@ func (l *Link) Deliver(ctx context.Context) error {
 	if _, err := l.Outbox.Token(); err != nil {
 		return err
 	}
-	w := &paneWaker{l: l, wake: make(chan string, 16)}
-	defer w.stop()
-	targets := map[string]*courierTarget{}
+	c := &courier{l: l, targets: map[string]*courierTarget{}, requests: map[string]*watchedRequest{}}
+	c.waker = &paneWaker{l: l, wake: make(chan string, 16)}
+	defer c.waker.stop()
 	nextScan := time.Time{}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
-		now := time.Now()
-		if !now.Before(nextScan) {
-			l.scan(targets, now)
+		if now := time.Now(); !now.Before(nextScan) {
+			c.scan(now)
 			nextScan = now.Add(scanEvery)
-			w.watch(ctx, targets)
+			c.waker.watch(ctx, c.panes())
 		}
-		for h, t := range targets {
-			if now.Before(t.due) {
-				continue
-			}
-			next, keep := l.deliverNext(ctx, t)
-			if !keep {
-				delete(targets, h)
-				continue
-			}
-			t.due = time.Now().Add(next)
-		}
-		wait := time.Until(nextScan)
-		for _, t := range targets {
-			wait = min(wait, time.Until(t.due))
-		}
+		wait := min(time.Until(nextScan), c.step(ctx))
 		timer.Reset(max(wait, time.Millisecond))
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-l.kicks():
 			nextScan = time.Time{}
-		case pane := <-w.wake:
-			for _, t := range targets {
-				if t.pane == pane {
-					t.due = time.Time{}
-				}
-			}
+		case pane := <-c.waker.wake:
+			c.wake(pane)
 		case <-timer.C:
 		}
 	}
 }
 
-// scan adds to targets every target with a message this courier serves:
-// accepted by this process, or by one that is gone, or left being typed
-// by one. Targets it waits for already keep their due time.
-func (l *Link) scan(targets map[string]*courierTarget, now time.Time) {
+// courier is the state of one Deliver loop: the targets it has messages
+// for and the requests it follows.
+type courier struct {
+	l        *Link
+	targets  map[string]*courierTarget  // by target key hash
+	requests map[string]*watchedRequest // by message id
+	waker    *paneWaker
+}
+
+// step serves every target and request that is due, and returns how long
+// until the next one is.
+func (c *courier) step(ctx context.Context) time.Duration {
+	wait := time.Hour
+	for h, t := range c.targets {
+		if time.Now().Before(t.due) {
+			wait = min(wait, time.Until(t.due))
+			continue
+		}
+		next, keep := c.l.deliverNext(ctx, t)
+		if !keep {
+			delete(c.targets, h)
+			continue
+		}
+		t.due = time.Now().Add(next)
+		wait = min(wait, next)
+	}
+	for id, r := range c.requests {
+		if time.Now().Before(r.due) {
+			wait = min(wait, time.Until(r.due))
+			continue
+		}
+		next, keep := c.l.watchRequest(ctx, r)
+		if !keep {
+			delete(c.requests, id)
+			continue
+		}
+		r.due = time.Now().Add(next)
+		wait = min(wait, next)
+	}
+	return wait
+}
+
+// wake makes everything waiting on pane due now.
+func (c *courier) wake(pane string) {
+	for _, t := range c.targets {
+		if t.pane == pane {
+			t.due = time.Time{}
+		}
+	}
+	for _, r := range c.requests {
+		if r.pane == pane {
+			r.due = time.Time{}
+		}
+	}
+}
+
+// panes are the panes the courier waits on.
+func (c *courier) panes() []string {
+	out := make([]string, 0, len(c.targets)+len(c.requests))
+	for _, t := range c.targets {
+		out = append(out, t.pane)
+	}
+	for _, r := range c.requests {
+		out = append(out, r.pane)
+	}
+	return out
+}
+
+// scan adds every target with a message this courier serves, and every
+// pending request it follows: those of this process, of processes that
+// are gone, and messages left being typed by one. What it follows already
+// keeps its due time.
+func (c *courier) scan(now time.Time) {
+	l := c.l
 	l.Outbox.Prune(now)
 	ents, err := l.Outbox.List()
 	if err != nil {
 		l.log().Warn("outbox unreadable", "err", err)
 		return
 	}
+	tok, _ := l.Outbox.Token()
 	alive := map[string]bool{}
-	for _, e := range ents {
-		if e.State == outbox.StateEnded || targets[e.Target] != nil {
-			continue
+	serves := func(e outbox.Entry) bool {
+		if e.Owner == tok || e.State == outbox.StateTyping {
+			return true
 		}
 		ok, seen := alive[e.Owner]
 		if !seen {
 			ok = l.Outbox.OwnerAlive(e.Owner)
 			alive[e.Owner] = ok
 		}
-		tok, _ := l.Outbox.Token()
-		if ok && e.Owner != tok && e.State == outbox.StateHeld {
-			continue // its own process serves it
+		return !ok
+	}
+	for _, e := range ents {
+		switch {
+		case e.Pending() && c.requests[e.ID] == nil && serves(e):
+			if r, err := l.Outbox.Request(e); err == nil {
+				c.requests[e.ID] = &watchedRequest{e: e, pane: r.PaneID}
+			}
+		case e.Held() && c.targets[e.Target] == nil && serves(e):
+			m, err := l.Outbox.Read(e)
+			if err != nil {
+				continue
+			}
+			if e.Owner != tok {
+				l.log().Info("serving a held message of a process that is gone", "id", m.ID, "pane_id", m.PaneID)
+			}
+			c.targets[e.Target] = &courierTarget{hash: e.Target, key: m.TargetKey, pane: m.PaneID}
 		}
-		m, err := l.Outbox.Read(e)
-		if err != nil {
-			continue
-		}
-		if e.Owner != tok && !ok {
-			l.log().Info("serving a held message of a process that is gone", "id", m.ID, "pane_id", m.PaneID)
-		}
-		targets[e.Target] = &courierTarget{hash: e.Target, key: m.TargetKey, pane: m.PaneID}
 	}
 }
 
@@ -214,7 +273,8 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 		lease.Unlock()
 		return min(poll, draftPoll), true
 	}
-	if err := l.Outbox.Claim(&m); err != nil {
+	batch := l.claim(t, m)
+	if len(batch) == 0 {
 		lease.Unlock()
 		return poll, true
 	}
@@ -224,18 +284,56 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 		// The claim stays on disk, as a typer that died would leave it:
 		// the message is never typed twice.
 		lease.Unlock()
-		_ = l.Outbox.End(m, outbox.EndMaybeDelivered, l.now())
+		for _, m := range batch {
+			_ = l.Outbox.End(m, outbox.EndMaybeDelivered, l.now())
+		}
 		return poll, true
 	}
 	a.Name = m.To
+	var text strings.Builder
+	for _, m := range batch {
+		text.WriteString(m.Text)
+	}
 	// The lock is released only once the outcome is on disk: a courier
 	// that took it between the release and the record would find the
 	// claim and end the message as may-have-been-delivered.
 	sl := &settleFirst{Lease: lease}
-	d, err := l.typeHeld(ctx, hctx, a, m.Text, sl)
-	l.settle(m, d, err)
+	d, err := l.typeHeld(ctx, hctx, a, m.ID, text.String(), sl)
+	for _, m := range batch {
+		l.settle(m, d, err)
+	}
 	sl.settled()
 	return poll, true
+}
+
+// claim claims m, and when it is a notice every other notice held for t
+// with it (several notices due to one agent are one turn). It returns
+// what it claimed.
+func (l *Link) claim(t *courierTarget, m outbox.Message) []outbox.Message {
+	if err := l.Outbox.Claim(&m); err != nil {
+		return nil
+	}
+	batch := []outbox.Message{m}
+	if !m.Notice {
+		return batch
+	}
+	ents, err := l.Outbox.List()
+	if err != nil {
+		return batch
+	}
+	for _, e := range ents {
+		if e.Target != t.hash || e.State != outbox.StateHeld || e.ID == m.ID {
+			continue
+		}
+		n, err := l.Outbox.Read(e)
+		if err != nil || !n.Notice || !l.now().Before(n.Expires) {
+			continue
+		}
+		if l.Outbox.Claim(&n) == nil {
+			batch = append(batch, n)
+		}
+	}
+	return batch
 }
 
 // settleFirst is a lease whose release waits for settled: an Unlock
@@ -296,8 +394,8 @@ func (l *Link) settle(m outbox.Message, d string, err error) {
 // typeHeld types a held message: always watched for its submission, so
 // that the lock is kept until the turn it starts shows, and the next
 // held message waits for that turn to end.
-func (l *Link) typeHeld(ctx, hctx context.Context, target Agent, text string, lease Lease) (string, error) {
-	return l.typeWatched(ctx, hctx, target, text, lease, true)
+func (l *Link) typeHeld(ctx, hctx context.Context, target Agent, id, text string, lease Lease) (string, error) {
+	return l.typeWatched(ctx, hctx, target, id, text, lease, true)
 }
 
 // typedMaybe reports whether a failed delivery may have typed its text.
@@ -323,7 +421,7 @@ func (l *Link) oldestHeld(t *courierTarget) (outbox.Message, bool) {
 	}
 	now := l.now()
 	for _, e := range ents {
-		if e.Target != t.hash || e.State == outbox.StateEnded {
+		if e.Target != t.hash || !e.Held() {
 			continue
 		}
 		m, err := l.Outbox.Read(e)
@@ -352,7 +450,7 @@ func (l *Link) endAll(t *courierTarget, why string) {
 	}
 	now := l.now()
 	for _, e := range ents {
-		if e.Target != t.hash || e.State == outbox.StateEnded {
+		if e.Target != t.hash || !e.Held() {
 			continue
 		}
 		if m, err := l.Outbox.Read(e); err == nil {
@@ -379,14 +477,10 @@ type paneWaker struct {
 	dead   *atomic.Bool // set when the current stream ended
 }
 
-func (w *paneWaker) watch(ctx context.Context, targets map[string]*courierTarget) {
+func (w *paneWaker) watch(ctx context.Context, panes []string) {
 	pw, ok := w.l.Herdr.(PaneWatcher)
 	if !ok {
 		return
-	}
-	panes := make([]string, 0, len(targets))
-	for _, t := range targets {
-		panes = append(panes, t.pane)
 	}
 	slices.Sort(panes)
 	panes = slices.Compact(panes)

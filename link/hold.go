@@ -83,14 +83,14 @@ func lockKey(a Agent) string {
 // sendIdle is Send with WhenIdle: the message is typed now if the target
 // can take it as a turn of its own and nothing is held for it before,
 // else held.
-func (l *Link) sendIdle(ctx, hctx context.Context, s snapshot, target Agent, env Envelope, text string) (SendResult, error) {
+func (l *Link) sendIdle(ctx, hctx context.Context, s snapshot, target Agent, env Envelope, text string, req SendRequest) (SendResult, error) {
 	res := SendResult{Status: "sent", ID: env.ID, To: env.To}
 	lease, ok, err := l.tryLock(hctx, target)
 	if err != nil {
 		return SendResult{}, err
 	}
 	if !ok {
-		return l.hold(s, target, env, text, "lock busy")
+		return l.holdRequest(s, target, env, text, req, "lock busy")
 	}
 	why, err := l.blocker(hctx, &target)
 	if err != nil {
@@ -99,14 +99,20 @@ func (l *Link) sendIdle(ctx, hctx context.Context, s snapshot, target Agent, env
 	}
 	if why != "" {
 		lease.Unlock()
-		return l.hold(s, target, env, text, why)
+		return l.holdRequest(s, target, env, text, req, why)
 	}
 	if err := lease.Begin(untilDeadline(hctx)); err != nil {
 		lease.Unlock()
 		l.log().Warn("delivery lease lost while this process was stopped; holding", "pane_id", target.PaneID, "err", err)
-		return l.hold(s, target, env, text, "lease lost")
+		return l.holdRequest(s, target, env, text, req, "lease lost")
 	}
-	d, err := l.typeLocked(ctx, hctx, target, text, lease)
+	rec, err := l.recordRequest(s, target, env, req)
+	if err != nil {
+		lease.Unlock()
+		return SendResult{}, err
+	}
+	d, err := l.typeLocked(ctx, hctx, target, env.ID, text, lease)
+	l.afterTyping(rec, env, err)
 	if err != nil {
 		return SendResult{}, err
 	}
@@ -155,7 +161,7 @@ func (l *Link) queuedFor(key string) (int, error) {
 	}
 	h, n := l.Outbox.KeyHash(key), 0
 	for _, e := range ents {
-		if e.Target == h && e.State != outbox.StateEnded {
+		if e.Target == h && e.Held() {
 			n++
 		}
 	}
@@ -181,6 +187,26 @@ func (l *Link) tryLock(ctx context.Context, target Agent) (Lease, bool, error) {
 	}
 	l.log().Error("delivery lock unusable; refusing to deliver unserialized", "err", err)
 	return nil, false, newErr(SendFailed, detailNoLock, err)
+}
+
+// holdRequest holds the message, and records it as a request when it is
+// one.
+func (l *Link) holdRequest(s snapshot, target Agent, env Envelope, text string, req SendRequest, why string) (SendResult, error) {
+	if l.Outbox == nil {
+		return l.hold(s, target, env, text, why)
+	}
+	rec, err := l.recordRequest(s, target, env, req)
+	if err != nil {
+		return SendResult{}, err
+	}
+	res, err := l.hold(s, target, env, text, why)
+	if err != nil && rec != nil {
+		_ = l.Outbox.ForgetRequest(*rec)
+	}
+	if err == nil {
+		l.markReplied(s, target, env)
+	}
+	return res, err
 }
 
 // hold stores the message in the outbox for the courier ([Link.Deliver])
@@ -226,25 +252,30 @@ func (l *Link) now() time.Time {
 	return time.Now()
 }
 
-// heldBy counts, per target lock-key hash, the messages the sender of
-// lock key from has held: for Peers.
-func (l *Link) heldBy(from string) map[string]int {
+// owed is what the sender of lock key from has outstanding, per target
+// key hash: messages held, and requests awaiting a reply (ids, oldest
+// first). For Peers: one look at the sender's own entries.
+func (l *Link) owed(from string) (held map[string]int, awaiting map[string][]string) {
 	if l.Outbox == nil {
-		return nil
+		return nil, nil
 	}
-	ents, err := l.Outbox.List()
+	ents, err := l.Outbox.BySender(l.Outbox.KeyHash(from))
 	if err != nil || len(ents) == 0 {
-		return nil
+		return nil, nil
 	}
-	h := l.Outbox.KeyHash(from)
-	var out map[string]int
 	for _, e := range ents {
-		if e.Sender == h && e.State != outbox.StateEnded {
-			if out == nil {
-				out = map[string]int{}
+		switch {
+		case e.Held():
+			if held == nil {
+				held = map[string]int{}
 			}
-			out[e.Target]++
+			held[e.Target]++
+		case e.Pending():
+			if awaiting == nil {
+				awaiting = map[string][]string{}
+			}
+			awaiting[e.Target] = append(awaiting[e.Target], e.ID)
 		}
 	}
-	return out
+	return held, awaiting
 }

@@ -113,6 +113,14 @@ type Link struct {
 	// targets it waits for (DefaultCourierPoll when zero); Herdr's events
 	// wake it sooner.
 	CourierPoll time.Duration
+	// ReplyGrace is how long a recipient whose turn with a request ended
+	// has to answer before the request counts as handled
+	// (DefaultReplyGrace when zero); RequestTTL how long a request is
+	// tracked at most (DefaultRequestTTL when zero).
+	ReplyGrace, RequestTTL time.Duration
+	// NoNotices turns off the notices typed into a sender's pane when its
+	// request ends without a reply.
+	NoNotices bool
 	// CrashAt, when set, is called at each step of a held delivery
 	// ("claimed", "typed"): tests inject crashes there.
 	CrashAt func(step string)
@@ -168,6 +176,9 @@ type Peer struct {
 	// Held counts the caller's messages held for this peer (left out
 	// when none).
 	Held int `json:"held,omitempty"`
+	// AwaitingReply lists the ids of the caller's requests to this peer
+	// that have no outcome yet (left out when none).
+	AwaitingReply []string `json:"awaiting_reply,omitempty"`
 }
 
 // PeersResult is what Peers returns.
@@ -217,12 +228,13 @@ func (l *Link) Peers(ctx context.Context) (PeersResult, error) {
 		}
 	}
 	out := PeersResult{Self: Peer{Name: name, State: State(s.self.Status)}, Peers: make([]Peer, 0, n)}
-	held := l.heldBy(lockKey(*s.self))
+	held, awaiting := l.owed(lockKey(*s.self))
 	for i := range s.agents {
 		if a := &s.agents[i]; s.isPeer(a) {
 			p := Peer{Name: a.Name, State: State(a.Status)}
-			if held != nil {
-				p.Held = held[l.Outbox.KeyHash(lockKey(*a))]
+			if held != nil || awaiting != nil {
+				h := l.Outbox.KeyHash(lockKey(*a))
+				p.Held, p.AwaitingReply = held[h], awaiting[h]
 			}
 			out.Peers = append(out.Peers, p)
 		}

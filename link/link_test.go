@@ -95,7 +95,7 @@ func TestPeers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Self != (link.Peer{Name: "brain", State: "working"}) {
+	if res.Self.Name != "brain" || res.Self.State != "working" {
 		t.Errorf("self = %+v", res.Self)
 	}
 	// Named agents of w1 only: not the unnamed pi, not the shell, not ops in w2.

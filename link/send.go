@@ -15,6 +15,10 @@ type SendRequest struct {
 	ReplyTo string
 	// When says when to type it: WhenIdle (the zero value) or WhenNow.
 	When When
+	// ExpectReply, when set, says whether the message expects a reply;
+	// by default a message without ReplyTo is a request (it does) and an
+	// answer (with ReplyTo) does not.
+	ExpectReply *bool
 }
 
 // Send delivers a herdr-link/1 envelope to the agent named req.To in the
@@ -61,13 +65,19 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 		return SendResult{}, newErr(InvalidArgument, detailBlank, err)
 	}
 	if req.When == WhenIdle {
-		return l.sendIdle(ctx, hctx, s, target, env, text)
+		return l.sendIdle(ctx, hctx, s, target, env, text, req)
 	}
 	target, lease, err := l.acquire(hctx, target)
 	if err != nil {
 		return SendResult{}, err
 	}
-	delivery, err := l.typeLocked(ctx, hctx, target, text, lease)
+	rec, err := l.recordRequest(s, target, env, req)
+	if err != nil {
+		lease.Unlock()
+		return SendResult{}, err
+	}
+	delivery, err := l.typeLocked(ctx, hctx, target, env.ID, text, lease)
+	l.afterTyping(rec, env, err)
 	if err != nil {
 		return SendResult{}, err
 	}
@@ -79,13 +89,13 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 // prompt, the occupant check, the confirmation watch in confirm mode,
 // and the release of the lock once Herdr's Enter is past. hctx bounds the
 // prompt; the watch runs on ctx with its own budget.
-func (l *Link) typeLocked(ctx, hctx context.Context, target Agent, text string, lease Lease) (string, error) {
-	return l.typeWatched(ctx, hctx, target, text, lease, l.Delivery == DeliveryConfirm)
+func (l *Link) typeLocked(ctx, hctx context.Context, target Agent, id, text string, lease Lease) (string, error) {
+	return l.typeWatched(ctx, hctx, target, id, text, lease, l.Delivery == DeliveryConfirm)
 }
 
 // typeWatched is typeLocked, with the confirmation watch when watch is
 // set whatever the delivery mode.
-func (l *Link) typeWatched(ctx, hctx context.Context, target Agent, text string, lease Lease, watch bool) (string, error) {
+func (l *Link) typeWatched(ctx, hctx context.Context, target Agent, id, text string, lease Lease, watch bool) (string, error) {
 	unlock := lease.Unlock
 	// The pane id from this snapshot is workspace-scoped: if the target
 	// moved to another workspace since, Herdr no longer accepts it as an
@@ -99,6 +109,7 @@ func (l *Link) typeWatched(ctx, hctx context.Context, target Agent, text string,
 		if errors.Is(err, socket.ErrAfterWrite) {
 			// The text may be in the pane: keep the lock past the Enter.
 			l.releaseAfter(accepted, l.submitHold(), unlock)
+			l.requestTyped(id, accepted, 0)
 		} else {
 			unlock()
 		}
@@ -107,6 +118,7 @@ func (l *Link) typeWatched(ctx, hctx context.Context, target Agent, text string,
 	// Herdr accepted the prompt: the operation deadline is spent here. Any
 	// work after acceptance (a delivery-confirmation watch) runs on ctx
 	// with a budget of its own, not on hctx.
+	l.requestTyped(id, accepted, got.Seq)
 	if err := l.checkOccupant(target, got); err != nil {
 		l.releaseAfter(accepted, l.submitHold(), unlock)
 		return "", err

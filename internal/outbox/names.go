@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 func fileName(seq int64, target, sender, owner, id string, state byte) string {
@@ -28,11 +29,23 @@ func parseName(name string) (Entry, bool) {
 		}
 	}
 	st := parts[5][0]
-	if st != StateHeld && st != StateTyping && st != StateEnded || parts[4] == "" {
+	if !strings.ContainsRune(states, rune(st)) || parts[4] == "" {
 		return Entry{}, false
 	}
 	return Entry{Seq: seq, Target: parts[1], Sender: parts[2], Owner: parts[3], ID: parts[4], State: st, name: name}, true
 }
+
+// states are the state letters of file names.
+const states = "htqae"
+
+// Held reports whether e is a message waiting or being typed.
+func (e Entry) Held() bool { return e.State == StateHeld || e.State == StateTyping }
+
+// Pending reports whether e is a request still waiting for its outcome.
+func (e Entry) Pending() bool { return e.State == StatePending }
+
+// IsRequest reports whether e is a request record (pending or ended).
+func (e Entry) IsRequest() bool { return e.State == StatePending || e.State == StateAnswered }
 
 func isHex(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -43,10 +56,55 @@ func isHex(s string) bool {
 	return true
 }
 
-// List returns every message's entry in acceptance order. An id found
-// both ended and in another state (a crash between the two steps of
-// ending it) is listed ended only.
+// List returns every entry (held messages and requests) in acceptance
+// order. A message id found both ended and held or typing (a crash
+// between the two steps of ending it) is listed ended only. The slice is
+// shared: callers must not modify it.
 func (s *Store) List() ([]Entry, error) {
+	sn, err := s.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	return sn.ents, nil
+}
+
+// BySender returns the entries whose sender hash is h, in acceptance
+// order (shared, read-only).
+func (s *Store) BySender(h string) ([]Entry, error) {
+	sn, err := s.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	return sn.bySender[h], nil
+}
+
+// snap is one listing of the store's directory, with its indexes.
+type snap struct {
+	mtime    time.Time
+	ents     []Entry
+	bySender map[string][]Entry
+}
+
+// cacheAfter is how old the directory's last change must be before a
+// listing of it is reused: a change within the file system's timestamp
+// granularity of the listing could leave the time unchanged.
+const cacheAfter = time.Second
+
+// snapshot lists the directory, or reuses the last listing when the
+// directory has not changed since (its modification time is the same and
+// older than cacheAfter). A large store costs a stat per call then.
+func (s *Store) snapshot() (*snap, error) {
+	st, err := os.Stat(s.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: %w", err)
+	}
+	mt := st.ModTime()
+	s.mu.Lock()
+	c := s.cache
+	s.mu.Unlock()
+	if c != nil && c.mtime.Equal(mt) && time.Since(mt) > cacheAfter {
+		return c, nil
+	}
 	d, err := os.ReadDir(s.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: %w", err)
@@ -63,14 +121,21 @@ func (s *Store) List() ([]Entry, error) {
 		}
 		out = append(out, e)
 	}
-	out = slices.DeleteFunc(out, func(e Entry) bool { return e.State != StateEnded && ended[e.ID] })
+	out = slices.DeleteFunc(out, func(e Entry) bool { return e.Held() && ended[e.ID] })
 	slices.SortFunc(out, func(a, b Entry) int {
 		if a.Seq != b.Seq {
 			return cmpInt(a.Seq, b.Seq)
 		}
 		return strings.Compare(a.name, b.name)
 	})
-	return out, nil
+	sn := &snap{mtime: mt, ents: out, bySender: map[string][]Entry{}}
+	for _, e := range out {
+		sn.bySender[e.Sender] = append(sn.bySender[e.Sender], e)
+	}
+	s.mu.Lock()
+	s.cache = sn
+	s.mu.Unlock()
+	return sn, nil
 }
 
 func cmpInt(a, b int64) int {

@@ -50,6 +50,10 @@ const (
 	StateHeld   = 'h'
 	StateTyping = 't'
 	StateEnded  = 'e'
+	// StatePending and StateAnswered are request records: a request
+	// waiting for its outcome, and one that has it.
+	StatePending  = 'q'
+	StateAnswered = 'a'
 )
 
 // Why a held message ended without being typed (Message.End).
@@ -99,8 +103,11 @@ type Message struct {
 	WorkspaceID string `json:"workspace_id"`
 	// FromPane is the sender's pane at acceptance.
 	FromPane string `json:"from_pane"`
-	// Text is what is typed: the wrapped envelope.
+	// Text is what is typed: the wrapped envelope, or a notice.
 	Text string `json:"text"`
+	// Notice marks a notice of herdr-link to the sender of a request:
+	// notices due to one target together are typed as one turn.
+	Notice bool `json:"notice,omitempty"`
 	// End and Ended are set on an ended record.
 	End   string    `json:"end,omitempty"`
 	Ended time.Time `json:"ended,omitzero"`
@@ -139,6 +146,7 @@ type Store struct {
 	token   string   // this process's owner token ("" until Own)
 	alive   *os.File // the owner file's flock, held for the process's life
 	lastSeq int64
+	cache   *snap
 }
 
 // Open returns the store of the Herdr server scope (an opaque identity:
@@ -277,7 +285,7 @@ func (s *Store) Add(m Message, now time.Time) (Message, error) {
 	held, perTarget := 0, 0
 	var bytes int64
 	for _, e := range ents {
-		if e.State == StateEnded {
+		if !e.Held() {
 			continue
 		}
 		held++
@@ -289,6 +297,8 @@ func (s *Store) Add(m Message, now time.Time) (Message, error) {
 		}
 	}
 	switch {
+	case m.Notice:
+		// Notices are small and bounded by the requests they are about.
 	case perTarget >= s.maxPerTarget():
 		return Message{}, &FullError{Target: true, Limit: int64(s.maxPerTarget())}
 	case held >= s.maxMessages():
@@ -441,7 +451,7 @@ func (s *Store) Prune(now time.Time) {
 				removeOwner(p)
 			}
 		default:
-			if e, ok := parseName(name); ok && e.State == StateEnded {
+			if e, ok := parseName(name); ok && (e.State == StateEnded || e.State == StateAnswered) {
 				if info, err := de.Info(); err == nil && now.Sub(info.ModTime()) > EndedTTL {
 					os.Remove(p)
 				}
@@ -450,14 +460,15 @@ func (s *Store) Prune(now time.Time) {
 	}
 }
 
-// Find returns the entry of message id, in whatever state.
+// Find returns the entry of held message id, in whatever state (not its
+// request record: see FindRequest).
 func (s *Store) Find(id string) (Entry, error) {
 	ents, err := s.List()
 	if err != nil {
 		return Entry{}, err
 	}
 	for _, e := range ents {
-		if e.ID == id {
+		if e.ID == id && !e.IsRequest() {
 			return e, nil
 		}
 	}

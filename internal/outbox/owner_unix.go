@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 )
 
 // holdOwner creates the owner file at path and takes its flock for the
@@ -89,4 +90,38 @@ func syncDir(dir string) error {
 func ownedByMe(st fs.FileInfo) bool {
 	sys, ok := st.Sys().(*syscall.Stat_t)
 	return ok && int(sys.Uid) == os.Getuid()
+}
+
+// lockTries bounds the wait for a record's flock: its holders keep it
+// for a read or a write of a few hundred bytes, unless they are stopped.
+const (
+	lockTries = 100
+	lockPause = 2 * time.Millisecond
+)
+
+// lockShared takes f's shared flock, waiting a little (ErrBusy after).
+func lockShared(f *os.File) error { return lockWithin(f, syscall.LOCK_SH, lockTries) }
+
+// lockExclusive takes f's exclusive flock; wait false tries once.
+func lockExclusive(f *os.File, wait bool) error {
+	tries := 1
+	if wait {
+		tries = lockTries
+	}
+	return lockWithin(f, syscall.LOCK_EX, tries)
+}
+
+func lockWithin(f *os.File, how, tries int) error {
+	for i := 0; ; i++ {
+		err := flock(f, how|syscall.LOCK_NB)
+		switch {
+		case err == nil:
+			return nil
+		case !errors.Is(err, syscall.EWOULDBLOCK):
+			return fmt.Errorf("outbox: flock: %w", err)
+		case i+1 >= tries:
+			return ErrBusy
+		}
+		time.Sleep(lockPause)
+	}
 }

@@ -9,8 +9,11 @@
 // response line, then close. It implements ping, agent.get, agent.list,
 // agent.prompt (with and without wait), agent.rename, agent.read,
 // agent.wait, pane.get, pane.list, pane.close, pane.move, pane.read,
-// workspace.list, tab.list, session.snapshot, events.subscribe and
-// server.stop; every other method of the schema answers
+// workspace.list, tab.list, session.snapshot, events.subscribe,
+// server.stop, the input methods a user and an agent integration call
+// (pane.send_text, pane.send_keys, pane.send_input, agent.send_keys,
+// pane.report_agent; [World.TypeDraft], [World.PressKeys] and
+// [World.ReportAgent] in Go); every other method of the schema answers
 // not_implemented_in_simulator.
 //
 //	w := sockettest.DefaultWorld()

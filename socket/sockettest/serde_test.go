@@ -46,6 +46,15 @@ func TestSerdeRejections(t *testing.T) {
 		{"wait not an object", `{"id":"1","method":"agent.prompt","params":{"target":"brain","text":"x","wait":true}}`, "invalid type: boolean `true`, expected struct AgentPromptWaitOptions"},
 		{"missing target", `{"id":"1","method":"agent.get","params":{}}`, "missing field `target`"},
 		{"unknown method", `{"id":"1","method":"bogus","params":{}}`, "unknown variant `bogus`, expected one of `ping`"},
+		{"send_text without text", `{"id":"1","method":"pane.send_text","params":{"pane_id":"w1:p1"}}`, "missing field `text`"},
+		{"send_keys without keys", `{"id":"1","method":"pane.send_keys","params":{"pane_id":"w1:p1"}}`, "missing field `keys`"},
+		{"send_keys keys null", `{"id":"1","method":"pane.send_keys","params":{"pane_id":"w1:p1","keys":null}}`, "invalid type: null, expected a sequence"},
+		{"send_keys key not a string", `{"id":"1","method":"agent.send_keys","params":{"target":"brain","keys":["Enter",13]}}`, "invalid type: integer `13`, expected a string"},
+		{"send_input without pane", `{"id":"1","method":"pane.send_input","params":{"text":"x"}}`, "missing field `pane_id`"},
+		{"report_agent state done", `{"id":"1","method":"pane.report_agent","params":{"pane_id":"w1:p1","source":"s","agent":"a","state":"done"}}`,
+			"unknown variant `done`, expected one of `idle`, `working`, `blocked`, `unknown`"},
+		{"report_agent without source", `{"id":"1","method":"pane.report_agent","params":{"pane_id":"w1:p1","agent":"a","state":"idle"}}`, "missing field `source`"},
+		{"report_agent negative seq", `{"id":"1","method":"pane.report_agent","params":{"pane_id":"w1:p1","source":"s","agent":"a","state":"idle","seq":-1}}`, "invalid value: integer `-1`, expected u64"},
 		{"params before method", `{"id":"1","params":{},"method":"bogus"}`, "unknown variant `bogus`"},
 	}
 	for _, tt := range tests {

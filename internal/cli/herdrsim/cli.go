@@ -23,6 +23,10 @@ type cliRequest struct {
 	params any
 }
 
+// okRequestID is the id of herdr's send_ok_request verbs, which print
+// nothing on success.
+const okRequestID = "cli:request"
+
 var errUsage = errors.New("usage")
 
 func parseCLI(args []string) (cliRequest, error) {
@@ -31,6 +35,9 @@ func parseCLI(args []string) (cliRequest, error) {
 	}
 	group, verb, rest := args[0], args[1], args[2:]
 	id := "cli:" + group + ":" + verb
+	if r, ok, err := parseInputCLI(group, verb, rest); ok {
+		return r, err
+	}
 	switch group + " " + verb {
 	case "agent list":
 		if len(rest) != 0 {
@@ -167,6 +174,15 @@ func cliError(w io.Writer, id, code, msg string) {
 
 func cli(args []string, stdout, stderr io.Writer) int {
 	req, err := parseCLI(args)
+	var ue *usageError
+	switch {
+	case errors.As(err, &ue) && ue.failed:
+		fmt.Fprintln(stderr, "Error: "+ue.msg)
+		return 1
+	case errors.As(err, &ue):
+		fmt.Fprintln(stderr, ue.msg)
+		return 2
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "herdr-sim: invalid command: %s\n%s", strings.Join(args, " "), usage)
 		return 2
@@ -197,7 +213,9 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	case err != nil:
 		return transportFailure(stderr, req.id, err)
 	}
-	fmt.Fprintln(stdout, string(resp))
+	if req.id != okRequestID {
+		fmt.Fprintln(stdout, string(resp))
+	}
 	return 0
 }
 

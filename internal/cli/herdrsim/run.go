@@ -4,8 +4,10 @@
 // Herdr.
 //
 //	herdr-sim serve [--socket PATH] [--world FILE] [--poll-read] [--protocol N] [--fault METHOD:KIND[=ARG]]... [--command PANE=JSON-ARGV]...
-//	herdr-sim agent list | get T | prompt T TEXT [--wait [--until S]... [--timeout MS]] | rename T NAME|--clear
+//	herdr-sim agent list | get T | prompt T TEXT [--wait [--until S]... [--timeout MS]] | rename T NAME|--clear | send-keys T KEY...
 //	herdr-sim pane list [--workspace W] | get ID | close ID | read ID [--lines N]
+//	herdr-sim pane send-text ID TEXT... | send-keys ID KEY... | run ID COMMAND...
+//	herdr-sim pane report-agent ID --source S --agent A --state idle|working|blocked|unknown [--message M] [--seq N]
 //	herdr-sim workspace list | tab list [--workspace W] | api snapshot
 //	herdr-sim world
 //	herdr-sim turns [--socket PATH] PANE_ID
@@ -39,8 +41,9 @@ usage:
   herdr-sim turns PANE_ID           print what the agent in a pane of a running serve received
   herdr-sim verify FILE             replay a herdr-link probe --record recording; report structural differences
   herdr-sim demo [flags]            two agents' herdr-link MCP servers talking on an embedded simulator
-  herdr-sim agent list|get|prompt|rename ...   the herdr CLI's agent verbs
+  herdr-sim agent list|get|prompt|rename|send-keys ...   the herdr CLI's agent verbs
   herdr-sim pane list|get|close|read ...       the herdr CLI's pane verbs
+  herdr-sim pane send-text|send-keys|run|report-agent ...   type, press keys, report an agent's state
   herdr-sim workspace list | tab list | api snapshot
   herdr-sim version                 print the version (also --version)
   herdr-sim help [serve|turns|demo] print this text, or a command's flags

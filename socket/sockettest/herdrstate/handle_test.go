@@ -26,7 +26,8 @@ func TestHandle(t *testing.T) {
 		{schema.MethodSessionSnapshot, `{}`, `"version":"0.8.2","protocol":20`},
 		{schema.MethodAgentPrompt, `{"target":"reviewer","text":""}`, "empty_agent_prompt"},
 		{"pane.split", `{}`, `"type":"pane_info"`}, // the focused pane splits
-		{"pane.send_text", `{"pane_id":"w1:p1","text":"x"}`, "not_implemented_in_simulator"},
+		{"pane.send_text", `{"pane_id":"w1:p1","text":"x"}`, `{"type":"ok"}`},
+		{"pane.report_agent_session", `{"pane_id":"w1:p1","source":"s","agent":"a"}`, "not_implemented_in_simulator"},
 	}
 	for _, tt := range tests {
 		res, e := w.Handle(context.Background(), env, tt.method, jsonx.RawMessage(tt.params))

@@ -72,6 +72,9 @@ func init() {
 	for m, h := range startHandlers {
 		handlers[m] = h
 	}
+	for m, h := range inputHandlers {
+		handlers[m] = h
+	}
 }
 
 // Methods lists the methods [World.Handle] answers.

@@ -31,8 +31,21 @@ func (w *World) SetStatus(paneID, status string) error {
 	return nil
 }
 
-// setState applies a detected status (w.mu held); see SetStatus.
+// setState applies a detected status (w.mu held); see SetStatus. While
+// an integration's report holds the pane (pane.report_agent), the
+// detected state is only the fallback behind it.
 func (w *World) setState(p *pane, status schema.AgentStatus) {
+	if p.term.hook == nil {
+		w.applyState(p, status, true)
+		return
+	}
+	w.detectedUnderHook(p, status)
+}
+
+// applyState makes status the pane's effective status (w.mu held):
+// seen/done, the launch phase, state_change_seq and the events. notify
+// tells the modelled program of a change of its state.
+func (w *World) applyState(p *pane, status schema.AgentStatus, notify bool) {
 	t := p.term
 	oldState, oldStatus := t.state, t.status()
 	switch status {
@@ -67,7 +80,7 @@ func (w *World) setState(p *pane, status schema.AgentStatus) {
 		w.emitStatus(p)
 	}
 	w.bump()
-	if t.state != oldState && t.recv != nil {
+	if notify && t.state != oldState && t.recv != nil {
 		t.recv.StateChanged(oldState, t.state)
 	}
 }
@@ -101,6 +114,9 @@ func (w *World) Detect(paneID, kind string) error {
 	}
 	changed := t.label == nil || *t.label != kind || t.state != schema.AgentStatusUnknown
 	k := kind
+	if t.hook != nil {
+		t.label, t.hook, t.detLabel = t.detLabel, nil, nil // a new program: the report no longer holds
+	}
 	changedLabel := t.label == nil || *t.label != kind
 	t.label = &k
 	t.state, t.seen = schema.AgentStatusUnknown, true
@@ -147,6 +163,7 @@ func (w *World) exit(p *pane) {
 	final, label, hadName := t.status(), t.label, t.name != nil
 	changed := t.label != nil || t.name != nil || t.state != schema.AgentStatusUnknown
 	t.label, t.name, t.session = nil, nil, nil
+	t.hook, t.detLabel = nil, nil
 	t.state, t.seen, t.launch = schema.AgentStatusUnknown, true, launchNone
 	if changed {
 		w.stateSeq++

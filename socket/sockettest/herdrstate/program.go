@@ -132,6 +132,15 @@ func (r *programReceiver) BracketedPaste() bool { return r.prog.BracketedPaste()
 func (r *programReceiver) EnterKey() string     { return r.prog.Enter() }
 func (r *programReceiver) accepts(n int) error  { return r.prog.Accepts(n) }
 
+// kittyFlags is the kitty keyboard flags the program set, when it tells
+// (a PTY pane does): Herdr encodes keys by them.
+func (r *programReceiver) kittyFlags() uint32 {
+	if k, ok := r.prog.(interface{ KittyFlags() uint32 }); ok {
+		return k.KittyFlags()
+	}
+	return 0
+}
+
 // Input hands a write to the program; one it cannot take (it exited in
 // between) is lost, as on a closed terminal.
 func (r *programReceiver) Input(data string) {

@@ -36,7 +36,14 @@ func newModel(w *World, t *terminal, label string, b Behaviour, draft string) *r
 	return receiver.NewModel(termView{w, t}, label, b, draft)
 }
 
-func (v termView) State() schema.AgentStatus { return v.t.state }
+// State is the program's own state: the detected one, which an
+// integration's report may override for Herdr but not for the program.
+func (v termView) State() schema.AgentStatus {
+	if v.t.hook != nil {
+		return v.t.fallback
+	}
+	return v.t.state
+}
 
 // SetState applies a detected state to the terminal's pane, if it still
 // has one.

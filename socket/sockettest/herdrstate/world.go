@@ -98,7 +98,14 @@ type terminal struct {
 	title            *string      // terminal title (OSC 0/2)
 	session          *schema.AgentSessionInfo
 	skipDetection    bool
-	meta             metadata // reported by an integration
+	meta             metadata          // reported by an integration
+	hook             *hookAuthority    // the last state an integration reported (pane.report_agent)
+	hookSeqs         map[string]uint64 // the last seq accepted per report source
+	detLabel         *string           // while hook is set: the detected agent label
+	fallback         schema.AgentStatus
+	// fallbackAfterHook: the detected state was observed after the last
+	// report (a visible dialog then overrides the report).
+	fallbackAfterHook bool
 }
 
 // metadata is what an integration reported about a pane's agent.

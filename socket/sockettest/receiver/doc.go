@@ -34,6 +34,13 @@
 //     whoever ended it (the world's SetStatus too). Codex submits at once
 //     (10 ms), steering: the partial answer is discarded
 //     ([Model.Interrupts]) and the agent stays working.
+//   - A user types through pane.send_text (raw: the composer holds it as
+//     a draft; a "\r" is Enter) and presses keys through pane.send_keys
+//     (one write a key): Enter submits the composer as a user turn; ctrl+u
+//     deletes back to the start of the line, ctrl+c clears the composer,
+//     backspace deletes one character (a paste whole), and two Escapes in
+//     a row clear Claude Code's composer (the other kinds keep it). A write
+//     that is ESC alone is the Escape key.
 //   - pane.read and agent.read show the turns and the composer with the
 //     kind's screen signs ([Model.Screen]).
 //

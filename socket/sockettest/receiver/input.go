@@ -10,11 +10,26 @@ const (
 	inputTyped inputKind = iota // raw text (newlines included; they do not submit)
 	inputPaste                  // the content of one ESC[200~ … ESC[201~ paste
 	inputEnter                  // a carriage return outside a paste
+	inputKey                    // an editing key outside a paste: text is its name
 )
 
 type inputEvent struct {
 	kind inputKind
 	text string
+}
+
+// editKey names the control bytes a composer treats as editing keys rather
+// than text, as Herdr's key syntax names them ("" for any other byte).
+func editKey(c byte) string {
+	switch c {
+	case 0x03:
+		return "ctrl+c"
+	case 0x15:
+		return "ctrl+u"
+	case 0x7f, 0x08:
+		return "backspace"
+	}
+	return ""
 }
 
 const (
@@ -26,7 +41,8 @@ const (
 // keeps its state across writes, so a paste or an escape sequence may be
 // split anywhere. Outside a paste, "\r" is Enter, other escape sequences
 // (the focus-in report ESC[I, cursor keys, Alt-keys) are consumed without
-// effect, and every other byte is typed text. Inside a paste every byte is
+// effect, Ctrl-C, Ctrl-U, Ctrl-H and Backspace are editing keys, and every
+// other byte is typed text. Inside a paste every byte is
 // literal until ESC[201~.
 type inputParser struct {
 	inPaste bool
@@ -81,6 +97,9 @@ func (p *inputParser) feed(data string) []inputEvent {
 		case '\r':
 			out = flushTyped(&typed, out)
 			out = append(out, inputEvent{kind: inputEnter})
+		case 0x03, 0x15, 0x7f, 0x08:
+			out = flushTyped(&typed, out)
+			out = append(out, inputEvent{inputKey, editKey(c)})
 		default:
 			typed.WriteByte(c)
 		}

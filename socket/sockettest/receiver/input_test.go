@@ -46,6 +46,8 @@ func TestInputParser(t *testing.T) {
 		{[]string{"\x1b[200~open"}, nil}, // unfinished paste: nothing yet
 		{[]string{"\x1b[200~"}, nil},
 		{[]string{"\x1b[200~\x1b[201~"}, []inputEvent{{inputPaste, ""}}},
+		{[]string{"ab\x15c\x03\x7f\x08"}, []inputEvent{{inputTyped, "ab"}, {inputKey, "ctrl+u"}, {inputTyped, "c"}, {inputKey, "ctrl+c"}, {inputKey, "backspace"}, {inputKey, "backspace"}}},
+		{[]string{"\x1b[200~a\x15b\x1b[201~"}, []inputEvent{{inputPaste, "a\x15b"}}}, // literal inside a paste
 	}
 	for _, tt := range tests {
 		var p inputParser
@@ -60,7 +62,8 @@ func TestInputParser(t *testing.T) {
 }
 
 // FuzzInputParser: splitting the input anywhere gives the same events, and
-// text without ESC is typed verbatim with each "\r" an Enter.
+// text without ESC is typed verbatim with each "\r" an Enter and each
+// editing control byte a key.
 func FuzzInputParser(f *testing.F) {
 	for _, s := range []string{"hello\r", "\x1b[200~a\nb\x1b[201~\r", "\x1b[I\x1b[200~x\x1b[201~", "\x1b[20", "a\x1b", "\x1b[" + strings.Repeat("1", 40) + "m"} {
 		f.Add(s, 3)
@@ -85,7 +88,7 @@ func FuzzInputParser(f *testing.F) {
 			t.Fatalf("state differs after split at %d", cut)
 		}
 		if !strings.Contains(data, "\x1b") {
-			var typed strings.Builder
+			var typed, keys strings.Builder
 			enters := 0
 			for _, e := range a {
 				switch e.kind {
@@ -93,11 +96,22 @@ func FuzzInputParser(f *testing.F) {
 					typed.WriteString(e.text)
 				case inputEnter:
 					enters++
+				case inputKey:
+					keys.WriteString(e.text + ",")
 				default:
 					t.Fatalf("paste without ESC: %+v", a)
 				}
 			}
-			if typed.String() != strings.ReplaceAll(data, "\r", "") || enters != strings.Count(data, "\r") {
+			var wantTyped, wantKeys strings.Builder
+			for i := 0; i < len(data); i++ {
+				switch k := editKey(data[i]); {
+				case k != "":
+					wantKeys.WriteString(k + ",")
+				case data[i] != '\r':
+					wantTyped.WriteByte(data[i])
+				}
+			}
+			if typed.String() != wantTyped.String() || keys.String() != wantKeys.String() || enters != strings.Count(data, "\r") {
 				t.Fatalf("plain text %q became %+v", data, a)
 			}
 		}

@@ -145,7 +145,8 @@ type Model struct {
 	pasteN   int
 	ingest   time.Time // input is read until then (rawPerByte, pastePerByte)
 	stopped  bool
-	interrup int // turns whose partial answer a submission discarded
+	interrup int  // turns whose partial answer a submission discarded
+	escArmed bool // claude: one Escape pressed; a second clears the composer
 
 	pendingStop, turnStop, flushStop func() bool
 }
@@ -175,8 +176,15 @@ func (m *Model) Input(data string) {
 	if m.stopped {
 		return
 	}
+	if data == "\x1b" && !m.parser.inPaste && len(m.parser.esc) == 0 {
+		m.escape() // a write of ESC alone is the Escape key
+		return
+	}
 	for _, ev := range m.parser.feed(data) {
+		m.escArmed = false
 		switch ev.kind {
+		case inputKey:
+			m.editKey(ev.text)
 		case inputTyped:
 			m.typed(ev.text)
 		case inputPaste:

@@ -19,6 +19,9 @@ func FuzzParseRequest(f *testing.F) {
 	f.Add([]byte(`{"id":"1","method":"agent.wait","params":{"target":"a","until":["idle","bogus"],"timeout_ms":-1}}`))
 	f.Add([]byte(`{"id":"1","method":"events.subscribe","params":{"subscriptions":[{"type":"pane.agent_status_changed","agent_status":"x"}]}}`))
 	f.Add([]byte(`{"id":"1","method":"pane.move","params":{"pane_id":"w1:p1","destination":{"type":"tab","tab_id":"w1:t1","split":"up"}}}`))
+	f.Add([]byte(`{"id":"1","method":"pane.send_keys","params":{"pane_id":"w1:p1","keys":["Enter","ctrl+u"]}}`))
+	f.Add([]byte(`{"id":"1","method":"pane.send_input","params":{"pane_id":"w1:p1"}}`))
+	f.Add([]byte(`{"id":"1","method":"pane.report_agent","params":{"pane_id":"w1:p1","source":"s","agent":"a","state":"done","seq":null}}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		reqcheck.CheckParsers(t, line)
 	})

@@ -31,6 +31,8 @@ var enumValues = map[reflect.Type][]string{
 	reflect.TypeOf(schema.ReadSource("")):     {"visible", "recent", "recent_unwrapped", "detection"},
 	reflect.TypeOf(schema.ReadFormat("")):     {"text", "ansi"},
 	reflect.TypeOf(schema.SplitDirection("")): {"right", "down"},
+	// pane.report_agent's state (no done: Herdr derives it).
+	reflect.TypeOf(schema.PaneAgentState("")): {"idle", "working", "blocked", "unknown"},
 	// pane.split's right_click (handlers_start.go).
 	reflect.TypeOf(schema.PaneRightClickTarget("")): {"herdr", "pane"},
 }

@@ -1,0 +1,268 @@
+package outbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/herdr-link/herdr-link/internal/jsonx"
+)
+
+// The outcomes of a request (Request.Outcome).
+const (
+	OutcomeReplied = "replied" // the recipient answered it
+	OutcomeHandled = "handled" // the recipient's turn with it ended, no answer came
+	OutcomeBlocked = "blocked" // the recipient stopped at an interactive prompt while on it
+	OutcomeGone    = "gone"    // the recipient's pane closed, or another occupant took it
+	OutcomeExpired = "expired" // its lifetime passed
+	// OutcomeCancelled: it was held, and an operator cancelled it.
+	OutcomeCancelled = "cancelled"
+)
+
+// Request is a message that expects a reply, tracked from its acceptance
+// until its outcome. Its record's file name has the message's index, with
+// state q (pending) or a (it has its outcome); its content is small (no
+// text) and is read and written in place under the record's flock, so a
+// record has one inode for its whole life.
+type Request struct {
+	ID       string    `json:"id"`
+	Seq      int64     `json:"seq"`
+	Accepted time.Time `json:"accepted"`
+	Expires  time.Time `json:"expires"`
+	// To and From are the agent names, TargetKey and FromKey their
+	// terminal keys; PaneID, TerminalID, Kind and WorkspaceID are the
+	// recipient as resolved; FromPane the sender's pane.
+	To          string `json:"to"`
+	From        string `json:"from"`
+	TargetKey   string `json:"target_key"`
+	FromKey     string `json:"from_key"`
+	PaneID      string `json:"pane_id"`
+	TerminalID  string `json:"terminal_id"`
+	Kind        string `json:"kind"`
+	WorkspaceID string `json:"workspace_id"`
+	FromPane    string `json:"from_pane"`
+	// FromKind and FromWorkspace are the sender's, for its notices.
+	FromKind      string `json:"from_kind"`
+	FromWorkspace string `json:"from_workspace"`
+	// Typed is when it was typed into the recipient's pane (zero while it
+	// is held); TypedSeq is the recipient's state_change_seq Herdr showed
+	// then (0 when not known).
+	Typed    time.Time `json:"typed,omitzero"`
+	TypedSeq uint64    `json:"typed_seq,omitempty"`
+	// Outcome and Ended are set once it ended.
+	Outcome string    `json:"outcome,omitempty"`
+	Ended   time.Time `json:"ended,omitzero"`
+
+	State  byte   `json:"-"`
+	Owner  string `json:"-"`
+	Target string `json:"-"`
+	Sender string `json:"-"`
+	name   string
+}
+
+// Entry returns the index entry of r.
+func (r Request) Entry() Entry {
+	return Entry{Seq: r.Seq, Target: r.Target, Sender: r.Sender, Owner: r.Owner, ID: r.ID, State: r.State, name: r.name}
+}
+
+// AddRequest records r as pending, owned by this process.
+func (s *Store) AddRequest(r Request, now time.Time) (Request, error) {
+	tok, err := s.Token()
+	if err != nil {
+		return Request{}, err
+	}
+	r.Target, r.Sender = s.KeyHash(r.TargetKey), s.KeyHash(r.FromKey)
+	r.Seq, r.Accepted = s.nextSeq(now), now
+	r.Owner, r.State = tok, StatePending
+	r.name = fileName(r.Seq, r.Target, r.Sender, r.Owner, r.ID, StatePending)
+	b, err := jsonx.Marshal(r)
+	if err != nil {
+		return Request{}, fmt.Errorf("outbox: %w", err)
+	}
+	if err := s.writeNew(r.name, b); err != nil {
+		return Request{}, err
+	}
+	return r, nil
+}
+
+// writeNew stores b as the new file name atomically.
+func (s *Store) writeNew(name string, b []byte) error {
+	f, err := os.CreateTemp(s.Dir, ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(b)
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("outbox: write: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(s.Dir, name)); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("outbox: %w", err)
+	}
+	return nil
+}
+
+// FindRequest returns the request record of message id.
+func (s *Store) FindRequest(id string) (Entry, error) {
+	ents, err := s.List()
+	if err != nil {
+		return Entry{}, err
+	}
+	for _, e := range ents {
+		if e.ID == id && e.IsRequest() {
+			return e, nil
+		}
+	}
+	return Entry{}, ErrNotFound
+}
+
+// Request reads the request record of e.
+func (s *Store) Request(e Entry) (Request, error) {
+	f, err := s.openRecord(e)
+	if err != nil {
+		return Request{}, err
+	}
+	defer f.Close()
+	if err := lockShared(f); err != nil {
+		return Request{}, err
+	}
+	return s.decodeRecord(f, e)
+}
+
+func (s *Store) openRecord(e Entry) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(s.Dir, e.name), os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		// It may have moved to its outcome since the listing.
+		if e.State == StatePending {
+			e.State = StateAnswered
+			e.name = fileName(e.Seq, e.Target, e.Sender, e.Owner, e.ID, StateAnswered)
+			f, err = os.OpenFile(filepath.Join(s.Dir, e.name), os.O_RDWR, 0)
+		}
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("outbox: %w", err)
+	}
+	return f, nil
+}
+
+func (s *Store) decodeRecord(f *os.File, e Entry) (Request, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return Request{}, fmt.Errorf("outbox: %w", err)
+	}
+	b := make([]byte, st.Size())
+	if _, err := f.ReadAt(b, 0); err != nil {
+		return Request{}, fmt.Errorf("outbox: %w", err)
+	}
+	var r Request
+	if err := jsonx.Unmarshal(b, &r); err != nil {
+		return Request{}, fmt.Errorf("outbox: request %s: %w", e.ID, err)
+	}
+	r.Owner, r.Target, r.Sender = e.Owner, e.Target, e.Sender
+	r.State = StatePending
+	r.name = fileName(e.Seq, e.Target, e.Sender, e.Owner, e.ID, StatePending)
+	if r.Outcome != "" {
+		r.State = StateAnswered
+		r.name = fileName(e.Seq, e.Target, e.Sender, e.Owner, e.ID, StateAnswered)
+	}
+	return r, nil
+}
+
+// rewrite replaces the content of the locked record f by r, in place.
+func rewrite(f *os.File, r Request) error {
+	b, err := jsonx.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	if _, err := f.WriteAt(b, 0); err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	if err := f.Truncate(int64(len(b))); err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	return f.Sync()
+}
+
+// MarkTyped records that the pending request of e was typed at at, the
+// recipient then at state_change_seq seq (0 when not known).
+func (s *Store) MarkTyped(e Entry, at time.Time, seq uint64) error {
+	f, err := s.openRecord(e)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := lockExclusive(f, true); err != nil {
+		return err
+	}
+	r, err := s.decodeRecord(f, e)
+	if err != nil {
+		return err
+	}
+	if r.State != StatePending || !r.Typed.IsZero() {
+		return nil
+	}
+	r.Typed, r.TypedSeq = at, seq
+	return rewrite(f, r)
+}
+
+// ErrBusy: another process is ending the request right now.
+var ErrBusy = errors.New("outbox: the request is being ended by another process")
+
+// EndRequest gives the pending request of e its outcome. before, when
+// set, runs first under the record's lock (the caller writes the notice
+// there, idempotently: a crash after it and before the outcome is
+// written runs it again); an error from it leaves the request pending.
+// It returns the request as ended, and false when the request had its
+// outcome already. ErrBusy: another process is ending it.
+func (s *Store) EndRequest(e Entry, outcome string, now time.Time, before func(Request) error) (Request, bool, error) {
+	f, err := s.openRecord(e)
+	if err != nil {
+		return Request{}, false, err
+	}
+	defer f.Close()
+	if err := lockExclusive(f, false); err != nil {
+		return Request{}, false, err
+	}
+	r, err := s.decodeRecord(f, e)
+	if err != nil {
+		return Request{}, false, err
+	}
+	if r.State != StatePending {
+		return r, false, nil
+	}
+	if before != nil {
+		if err := before(r); err != nil {
+			return Request{}, false, err
+		}
+	}
+	r.Outcome, r.Ended = outcome, now
+	if err := rewrite(f, r); err != nil {
+		return Request{}, false, err
+	}
+	to := fileName(r.Seq, r.Target, r.Sender, r.Owner, r.ID, StateAnswered)
+	if err := os.Rename(filepath.Join(s.Dir, r.name), filepath.Join(s.Dir, to)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return Request{}, false, fmt.Errorf("outbox: %w", err)
+	}
+	r.State, r.name = StateAnswered, to
+	return r, true, nil
+}
+
+// ForgetRequest removes the record of a request that was never handed
+// over (its typing failed before anything reached the pane).
+func (s *Store) ForgetRequest(r Request) error {
+	err := os.Remove(filepath.Join(s.Dir, r.name))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	return nil
+}

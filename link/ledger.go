@@ -1,0 +1,235 @@
+package link
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/internal/outbox"
+)
+
+// Defaults of request tracking.
+const (
+	// DefaultReplyGrace is how long a recipient whose turn with a request
+	// ended has to answer it before the request counts as handled.
+	DefaultReplyGrace = 3 * time.Second
+	// DefaultRequestTTL is how long a request is tracked at most.
+	DefaultRequestTTL = time.Hour
+)
+
+// The states of a request, as herdr_link_wait reports them: pending, or
+// one of the outcomes.
+const (
+	RequestPending = "pending"
+)
+
+func (l *Link) replyGrace() time.Duration {
+	if l.ReplyGrace > 0 {
+		return l.ReplyGrace
+	}
+	return DefaultReplyGrace
+}
+
+func (l *Link) requestTTL() time.Duration {
+	if l.RequestTTL > 0 {
+		return l.RequestTTL
+	}
+	return DefaultRequestTTL
+}
+
+// expects reports whether req expects a reply: a message without reply_to
+// does, an answer does not, unless ExpectReply says otherwise.
+func expects(req SendRequest) bool {
+	if req.ExpectReply != nil {
+		return *req.ExpectReply
+	}
+	return req.ReplyTo == ""
+}
+
+// recordRequest records env as a pending request before it is typed or
+// held, when it expects a reply; nil when it does not (or there is no
+// store). An error means nothing was sent.
+func (l *Link) recordRequest(s snapshot, target Agent, env Envelope, req SendRequest) (*outbox.Request, error) {
+	if l.Outbox == nil || !expects(req) {
+		return nil, nil
+	}
+	now := l.now()
+	r := outbox.Request{
+		ID: env.ID, Expires: now.Add(l.requestTTL()), To: env.To, From: env.From,
+		TargetKey: lockKey(target), FromKey: lockKey(*s.self),
+		PaneID: target.PaneID, TerminalID: target.TerminalID, Kind: target.Kind, WorkspaceID: target.WorkspaceID,
+		FromPane: s.self.PaneID, FromKind: s.self.Kind, FromWorkspace: s.self.WorkspaceID,
+	}
+	r, err := l.Outbox.AddRequest(r, now)
+	if err != nil {
+		return nil, l.outboxError(err)
+	}
+	l.kickCourier()
+	return &r, nil
+}
+
+// afterTyping settles the request record of a direct delivery: typed
+// (recorded by typeWatched), or removed when nothing reached the pane.
+// An answer that reached the pane ends the request it answers.
+func (l *Link) afterTyping(rec *outbox.Request, env Envelope, err error) {
+	if err != nil && !typedMaybe(err) {
+		if rec != nil {
+			_ = l.Outbox.ForgetRequest(*rec)
+		}
+		return
+	}
+	if env.ReplyTo != "" {
+		l.markRepliedID(env.ReplyTo, env.From, env.To)
+	}
+}
+
+// requestTyped records that message id, if it is a request, was typed at
+// at with the recipient at state_change_seq seq.
+func (l *Link) requestTyped(id string, at time.Time, seq uint64) {
+	if l.Outbox == nil {
+		return
+	}
+	e, err := l.Outbox.FindRequest(id)
+	if err != nil {
+		return
+	}
+	if err := l.Outbox.MarkTyped(e, at, seq); err != nil {
+		l.log().Warn("request: typing not recorded", "id", id, "err", err)
+	}
+}
+
+// markReplied ends the request env answers (a held answer counts: it was
+// accepted).
+func (l *Link) markReplied(s snapshot, target Agent, env Envelope) {
+	if env.ReplyTo != "" {
+		l.markRepliedID(env.ReplyTo, env.From, env.To)
+	}
+}
+
+// markRepliedID ends request id as replied when it is a pending request
+// from the agent named to, to the agent named from (the answer's sender).
+func (l *Link) markRepliedID(id, from, to string) {
+	if l.Outbox == nil {
+		return
+	}
+	e, err := l.Outbox.FindRequest(id)
+	if err != nil {
+		return // not a request this machine tracks: a reference sender's, say
+	}
+	r, err := l.Outbox.Request(e)
+	if err != nil || r.State != outbox.StatePending || r.From != to || r.To != from {
+		return
+	}
+	if _, ended, err := l.Outbox.EndRequest(e, outbox.OutcomeReplied, l.now(), nil); err != nil {
+		l.log().Warn("request: reply not recorded", "id", id, "err", err)
+	} else if ended {
+		l.log().Info("request replied", "id", id, "from", to, "to", from)
+	}
+}
+
+// Notice is what herdr-link types into a request's sender when the
+// request ended without a reply (or a held answer was never typed).
+type Notice struct {
+	Protocol string `json:"protocol"`
+	// Notice is what happened: handled, blocked, gone, expired, cancelled.
+	Notice string `json:"notice"`
+	// About is the id of the message it is about; Peer its recipient.
+	About string `json:"about"`
+	Peer  string `json:"peer"`
+}
+
+// noticeID is the id of the notice about message id: one per message,
+// whoever writes it.
+func noticeID(id string) string { return "n_" + strings.TrimPrefix(id, "hl_") }
+
+// noticeText is the typed text of a notice: a line for the model, the
+// notice as one JSON line, each on lines of their own.
+func noticeText(n Notice) string {
+	b, _ := jsonx.Marshal(n)
+	var what string
+	switch n.Notice {
+	case outbox.OutcomeHandled:
+		what = "finished the turn that took it without replying"
+	case outbox.OutcomeBlocked:
+		what = "stopped at an interactive prompt of its user while on it"
+	case outbox.OutcomeGone:
+		what = "is gone (its pane closed, or another agent took it)"
+	case outbox.OutcomeExpired:
+		what = "did not get it in time: it expired"
+	default:
+		what = "did not get it: " + n.Notice
+	}
+	return "\n[herdr-link/1] Notice from Herdr Link (not typed by your user, not a message from an agent): agent \"" + n.Peer +
+		"\", to which you sent message " + n.About + ", " + what + ". Send again or ask it if you still need an answer.\n" + string(b) + "\n"
+}
+
+// ExtractNotices returns every herdr-link/1 notice in text, in order.
+func ExtractNotices(text string) []Notice {
+	var out []Notice
+	for i := 0; i < len(text); {
+		j := strings.Index(text[i:], `{"protocol":"herdr-link/1","notice":`)
+		if j < 0 {
+			break
+		}
+		s := i + j
+		if end, ok := scanObject(text, s); ok {
+			var n Notice
+			if jsonx.Unmarshal([]byte(text[s:end]), &n) == nil && n.Protocol == Protocol && n.Notice != "" && ValidMessageID(n.About) && ValidName(n.Peer) {
+				out = append(out, n)
+				i = end
+				continue
+			}
+		}
+		i = s + 1
+	}
+	return out
+}
+
+// endRequest gives request e its outcome, and for any outcome but replied
+// holds a notice for its sender (unless notices are off). It reports
+// whether this call ended it.
+func (l *Link) endRequest(e outbox.Entry, outcome string) bool {
+	notice := func(r outbox.Request) error {
+		if outcome == outbox.OutcomeReplied || l.NoNotices {
+			return nil
+		}
+		return l.holdNotice(r.ID, r.To, outcome, r.From, r.FromKey, r.FromPane, r.FromKind, r.FromWorkspace)
+	}
+	r, ended, err := l.Outbox.EndRequest(e, outcome, l.now(), notice)
+	switch {
+	case errors.Is(err, outbox.ErrBusy), errors.Is(err, outbox.ErrNotFound):
+		return false
+	case err != nil:
+		l.log().Warn("request: outcome not recorded", "id", e.ID, "err", err)
+		return false
+	case ended:
+		l.log().Info("request ended", "id", r.ID, "to", r.To, "outcome", outcome)
+	}
+	return ended
+}
+
+// holdNotice holds the notice about message id (to peer) for its sender,
+// once: a notice already written for it (in any state) is not written
+// again.
+func (l *Link) holdNotice(id, peer, what, to, toKey, toPane, toKind, toWorkspace string) error {
+	nid := noticeID(id)
+	if _, err := l.Outbox.Find(nid); err == nil {
+		return nil
+	}
+	now := l.now()
+	term := toKey
+	if strings.HasPrefix(term, "pane:") {
+		term = ""
+	}
+	m := outbox.Message{
+		ID: nid, Expires: now.Add(l.holdFor()), To: to, From: peer, TargetKey: toKey, FromKey: toKey,
+		PaneID: toPane, TerminalID: term, Kind: toKind, WorkspaceID: toWorkspace, FromPane: toPane,
+		Text: noticeText(Notice{Protocol: Protocol, Notice: what, About: id, Peer: peer}), Notice: true,
+	}
+	if _, err := l.Outbox.Add(m, now); err != nil {
+		return err
+	}
+	l.kickCourier()
+	return nil
+}
