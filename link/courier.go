@@ -395,7 +395,7 @@ func (l *Link) settle(m outbox.Message, d string, err error) {
 // that the lock is kept until the turn it starts shows, and the next
 // held message waits for that turn to end.
 func (l *Link) typeHeld(ctx, hctx context.Context, target Agent, id, text string, lease Lease) (string, error) {
-	return l.typeWatched(ctx, hctx, target, id, text, lease, true)
+	return l.typeWatched(ctx, hctx, target, text, lease, true, func(at time.Time, seq uint64) { l.requestTyped(id, at, seq) })
 }
 
 // typedMaybe reports whether a failed delivery may have typed its text.

@@ -81,6 +81,8 @@ const (
 	detailNoOutbox    = "the target agent cannot take the message yet and it could not be held (the operator log says why); nothing was delivered"
 	detailFullTarget  = "too many messages are already waiting for the target agent; nothing was delivered, try again after it has read them"
 	detailFull        = "the outbox of waiting messages is full; nothing was delivered, try again later"
+	detailWaitID      = `"id" must be the id of a message you sent (hl_…)`
+	detailNoRequest   = "no request of yours with that id is being tracked (it ended long ago, was never a request, or is unknown)"
 	detailStarting    = "the target agent is still starting up and cannot take a message yet; nothing was delivered, try again in a few seconds"
 	detailBlank       = "message must contain at least one non-whitespace character"
 	detailTooBig      = "message is too large: at most 256 KiB, and its escaped form (control characters count up to 7 bytes each) must fit Herdr's 1 MiB request line"

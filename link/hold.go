@@ -111,7 +111,7 @@ func (l *Link) sendIdle(ctx, hctx context.Context, s snapshot, target Agent, env
 		lease.Unlock()
 		return SendResult{}, err
 	}
-	d, err := l.typeLocked(ctx, hctx, target, env.ID, text, lease)
+	d, err := l.typeLocked(ctx, hctx, target, env, text, lease)
 	l.afterTyping(rec, env, err)
 	if err != nil {
 		return SendResult{}, err

@@ -70,17 +70,11 @@ func (l *Link) recordRequest(s snapshot, target Agent, env Envelope, req SendReq
 }
 
 // afterTyping settles the request record of a direct delivery: typed
-// (recorded by typeWatched), or removed when nothing reached the pane.
-// An answer that reached the pane ends the request it answers.
+// (recorded as soon as it was, by typeLocked), or removed when nothing
+// reached the pane.
 func (l *Link) afterTyping(rec *outbox.Request, env Envelope, err error) {
-	if err != nil && !typedMaybe(err) {
-		if rec != nil {
-			_ = l.Outbox.ForgetRequest(*rec)
-		}
-		return
-	}
-	if env.ReplyTo != "" {
-		l.markRepliedID(env.ReplyTo, env.From, env.To)
+	if err != nil && !typedMaybe(err) && rec != nil {
+		_ = l.Outbox.ForgetRequest(*rec)
 	}
 }
 

@@ -76,7 +76,7 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 		lease.Unlock()
 		return SendResult{}, err
 	}
-	delivery, err := l.typeLocked(ctx, hctx, target, env.ID, text, lease)
+	delivery, err := l.typeLocked(ctx, hctx, target, env, text, lease)
 	l.afterTyping(rec, env, err)
 	if err != nil {
 		return SendResult{}, err
@@ -89,13 +89,22 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 // prompt, the occupant check, the confirmation watch in confirm mode,
 // and the release of the lock once Herdr's Enter is past. hctx bounds the
 // prompt; the watch runs on ctx with its own budget.
-func (l *Link) typeLocked(ctx, hctx context.Context, target Agent, id, text string, lease Lease) (string, error) {
-	return l.typeWatched(ctx, hctx, target, id, text, lease, l.Delivery == DeliveryConfirm)
+func (l *Link) typeLocked(ctx, hctx context.Context, target Agent, env Envelope, text string, lease Lease) (string, error) {
+	typed := func(at time.Time, seq uint64) {
+		l.requestTyped(env.ID, at, seq)
+		if env.ReplyTo != "" {
+			l.markRepliedID(env.ReplyTo, env.From, env.To)
+		}
+	}
+	return l.typeWatched(ctx, hctx, target, text, lease, l.Delivery == DeliveryConfirm, typed)
 }
 
 // typeWatched is typeLocked, with the confirmation watch when watch is
-// set whatever the delivery mode.
-func (l *Link) typeWatched(ctx, hctx context.Context, target Agent, id, text string, lease Lease, watch bool) (string, error) {
+// set whatever the delivery mode. typed is called as soon as the text
+// may be in the pane (Herdr accepted it, or its answer was lost after the
+// request was written), with the target's state_change_seq Herdr showed
+// (0 when not known).
+func (l *Link) typeWatched(ctx, hctx context.Context, target Agent, text string, lease Lease, watch bool, typed func(time.Time, uint64)) (string, error) {
 	unlock := lease.Unlock
 	// The pane id from this snapshot is workspace-scoped: if the target
 	// moved to another workspace since, Herdr no longer accepts it as an
@@ -109,7 +118,7 @@ func (l *Link) typeWatched(ctx, hctx context.Context, target Agent, id, text str
 		if errors.Is(err, socket.ErrAfterWrite) {
 			// The text may be in the pane: keep the lock past the Enter.
 			l.releaseAfter(accepted, l.submitHold(), unlock)
-			l.requestTyped(id, accepted, 0)
+			typed(accepted, 0)
 		} else {
 			unlock()
 		}
@@ -118,7 +127,7 @@ func (l *Link) typeWatched(ctx, hctx context.Context, target Agent, id, text str
 	// Herdr accepted the prompt: the operation deadline is spent here. Any
 	// work after acceptance (a delivery-confirmation watch) runs on ctx
 	// with a budget of its own, not on hctx.
-	l.requestTyped(id, accepted, got.Seq)
+	typed(accepted, got.Seq)
 	if err := l.checkOccupant(target, got); err != nil {
 		l.releaseAfter(accepted, l.submitHold(), unlock)
 		return "", err

@@ -137,7 +137,7 @@ func TestEndToEndWithGoSDK(t *testing.T) {
 	if brain.listChanged.Load() != 1 {
 		t.Fatalf("list_changed received %d times", brain.listChanged.Load())
 	}
-	if got := toolNames(t, brain); got != "herdr_link,herdr_link_peers,herdr_link_start,herdr_link_send,herdr_link_close" {
+	if got := toolNames(t, brain); got != "herdr_link,herdr_link_peers,herdr_link_start,herdr_link_send,herdr_link_wait,herdr_link_close" {
 		t.Fatalf("active tools %q", got)
 	}
 	_, isErr, sc = call(t, brain, "herdr_link_peers", nil)
@@ -308,7 +308,7 @@ func TestDemoCommand(t *testing.T) {
 		t.Fatalf("demo: %v\n%s", err, out)
 	}
 	for _, want := range []string{`PEER_NOT_FOUND`, `"status":"sent"`, `"delivery":"submitted"`, `"delivery":"queued"`, `(matches: true)`,
-		"The reviewer's model received 2 separate turns:", "turn 1: 1 envelope(s)", "turn 2: 1 envelope(s)", `"status":"closed"`, `[herdr_link, herdr_link_peers, herdr_link_start, herdr_link_send, herdr_link_close]`,
+		"The reviewer's model received 2 separate turns:", "turn 1: 1 envelope(s)", "turn 2: 1 envelope(s)", `"status":"closed"`, `[herdr_link, herdr_link_peers, herdr_link_start, herdr_link_send, herdr_link_wait, herdr_link_close]`,
 		`{"status":"started","agent":"tester","state":"idle"`, `tester's model received its first turn, from "brain"`, `brain's model received tester's reply (reply_to matches: true)`} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/link"
@@ -16,32 +17,44 @@ type parsedCall struct {
 	send   link.SendRequest
 	start  link.StartRequest
 	agent  string
+	wait   waitArgs
+	// progress reports a wait's progress (nil: the client did not ask).
+	progress func(time.Duration)
+}
+
+// waitArgs are the arguments of wait.
+type waitArgs struct {
+	id      string
+	timeout time.Duration
 }
 
 // Argument errors. Their text is fixed: arguments are never echoed back.
 var (
 	errArgsObject = errors.New("arguments must be a JSON object")
-	errSendArgs   = errors.New(`send needs {"to": string, "message": string, "reply_to"?: string, "when"?: "idle" | "now"}`)
+	errSendArgs   = errors.New(`send needs {"to": string, "message": string, "reply_to"?: string, "when"?: "idle" | "now", "expect_reply"?: boolean}`)
 	errCloseArgs  = errors.New(`close needs {"agent": string}`)
-	errAction     = errors.New(`action must be one of "activate", "peers", "start", "send", "close"`)
+	errWaitArgs   = errors.New(`wait needs {"id": string, "timeout_s"?: number of seconds, at most 50}`)
+	errAction     = errors.New(`action must be one of "activate", "peers", "start", "send", "wait", "close"`)
 
 	// A key the tool does not take (keys match exactly: "To" is not "to").
 	errPeersKeys   = errors.New(`peers takes no arguments (keys match exactly)`)
-	errSendKeys    = errors.New(`send takes only "to", "message", "reply_to" and "when" (keys match exactly)`)
+	errSendKeys    = errors.New(`send takes only "to", "message", "reply_to", "when" and "expect_reply" (keys match exactly)`)
 	errCloseKeys   = errors.New(`close takes only "agent" (keys match exactly)`)
+	errWaitKeys    = errors.New(`wait takes only "id" and "timeout_s" (keys match exactly)`)
 	errGatewayKeys = errors.New(`herdr_link takes only "action", "arguments" and the fields of its actions (keys match exactly)`)
 )
 
 // actionKeys are the argument keys of each action.
 var actionKeys = map[string][]string{
 	"peers": nil,
-	"send":  {"to", "message", "reply_to", "when"},
+	"send":  {"to", "message", "reply_to", "when", "expect_reply"},
 	"close": {"agent"},
+	"wait":  {"id", "timeout_s"},
 }
 
-var keysErr = map[string]error{"peers": errPeersKeys, "send": errSendKeys, "close": errCloseKeys}
+var keysErr = map[string]error{"peers": errPeersKeys, "send": errSendKeys, "close": errCloseKeys, "wait": errWaitKeys}
 
-var gatewayKeys = []string{"action", "arguments", "to", "message", "reply_to", "when", "agent", "name", "kind", "args", "placement", "beside", "cwd"}
+var gatewayKeys = []string{"action", "arguments", "to", "message", "reply_to", "when", "expect_reply", "id", "timeout_s", "agent", "name", "kind", "args", "placement", "beside", "cwd"}
 
 // only reports whether every key of a is one of keys.
 func (a rawArgs) only(keys []string) bool {
@@ -92,6 +105,13 @@ func parseSend(a rawArgs) (link.SendRequest, error) {
 		return link.SendRequest{}, errSendArgs
 	}
 	req := link.SendRequest{To: to, Message: msg, ReplyTo: rt}
+	if v, ok := a["expect_reply"]; ok && string(bytes.TrimSpace(v)) != "null" {
+		var b bool
+		if jsonx.Unmarshal(v, &b) != nil {
+			return link.SendRequest{}, errSendArgs
+		}
+		req.ExpectReply = &b
+	}
 	if okWhen {
 		w, err := link.ParseWhen(when)
 		if err != nil {
@@ -100,6 +120,25 @@ func parseSend(a rawArgs) (link.SendRequest, error) {
 		req.When = w
 	}
 	return req, nil
+}
+
+func parseWait(a rawArgs) (waitArgs, error) {
+	id, ok, err := a.str("id")
+	if !ok || err != nil {
+		return waitArgs{}, errWaitArgs
+	}
+	w := waitArgs{id: id}
+	if v, ok := a["timeout_s"]; ok && string(bytes.TrimSpace(v)) != "null" {
+		var secs float64
+		if jsonx.Unmarshal(v, &secs) != nil || secs < 0 || secs > link.MaxWaitTimeout.Seconds() {
+			return waitArgs{}, errWaitArgs
+		}
+		w.timeout = time.Duration(secs * float64(time.Second))
+		if w.timeout == 0 {
+			w.timeout = time.Millisecond // 0: look once
+		}
+	}
+	return w, nil
 }
 
 func parseClose(a rawArgs) (string, error) {
@@ -126,6 +165,10 @@ func parseAction(c *parsedCall, action string, a rawArgs, checkKeys bool) error 
 		var err error
 		c.agent, err = parseClose(a)
 		return err
+	case "wait":
+		var err error
+		c.wait, err = parseWait(a)
+		return err
 	case "start":
 		var err error
 		c.start, err = parseStart(a, c.tool == ToolGateway)
@@ -149,6 +192,8 @@ func parseCall(tool string, raw jsonx.RawMessage) (parsedCall, error) {
 		return c, parseAction(&c, "close", a, true)
 	case ToolStart:
 		return c, parseAction(&c, "start", a, true)
+	case ToolWait:
+		return c, parseAction(&c, "wait", a, true)
 	}
 	// The gateway: its own keys at the top level, the action's keys when
 	// nested under "arguments".

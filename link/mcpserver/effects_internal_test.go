@@ -20,6 +20,7 @@ var actionEffects = map[string]effect{
 	"send":     {writes: true},                 // every call delivers one more message
 	"start":    {writes: true},                 // opens a pane and starts an agent; undoes only its own failures
 	"close":    {writes: true, destroys: true}, // a name can pass to a new agent between calls
+	"wait":     {repeatSafe: true},             // reads the outcome of one of the caller's requests
 }
 
 // Arguments under which each action is valid, to find out which actions a
@@ -30,6 +31,7 @@ var actionArgs = map[string]string{
 	"send":     `{"to":"reviewer","message":"hi"}`,
 	"close":    `{"agent":"reviewer"}`,
 	"start":    `{"name":"tester","kind":"claude"}`,
+	"wait":     `{"id":"hl_a1_b2"}`,
 }
 
 // dispatchable lists the actions a tool runs, by feeding its parser every
@@ -113,10 +115,10 @@ func TestAnnotationsMatchEffects(t *testing.T) {
 // The gateway really reaches every action (the probe above must not
 // silently find fewer).
 func TestGatewayDispatchesEverything(t *testing.T) {
-	if got := len(dispatchable(t, ToolGateway)); got != 5 {
-		t.Fatalf("gateway dispatches %d actions, want 5", got)
+	if got := len(dispatchable(t, ToolGateway)); got != 6 {
+		t.Fatalf("gateway dispatches %d actions, want 6", got)
 	}
-	for tool, want := range map[string]string{ToolPeers: "peers", ToolStart: "start", ToolSend: "send", ToolClose: "close"} {
+	for tool, want := range map[string]string{ToolPeers: "peers", ToolStart: "start", ToolSend: "send", ToolWait: "wait", ToolClose: "close"} {
 		if got := dispatchable(t, tool); len(got) != 1 || got[0] != want {
 			t.Errorf("%s dispatches %v", tool, got)
 		}

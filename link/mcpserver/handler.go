@@ -263,6 +263,9 @@ func (h *handler) toolsCall(conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
 		h.respond(conn, req.ID, h.success(activationResult(h.claimContract())))
 		return
 	}
+	if call.action == "wait" {
+		call.progress = h.progressFunc(conn, req.Params)
+	}
 	tctx, cancel := context.WithCancel(h.ctx)
 	f := &inflight{cancel: cancel}
 	h.mu.Lock()
@@ -352,6 +355,8 @@ func (h *handler) run(ctx context.Context, c parsedCall) (res toolResult) {
 		out, err = l.Close(ctx, c.agent)
 	case "start":
 		out, err = l.Start(ctx, c.start)
+	case "wait":
+		out, err = l.WaitReply(ctx, c.wait.id, c.wait.timeout, c.progress)
 	default:
 		err = fmt.Errorf("unknown action %q", c.action)
 	}
@@ -398,4 +403,34 @@ func (h *handler) success(text string, structured any) toolResult {
 
 func errorResult(code link.Code, detail string) toolResult {
 	return toolResult{Content: []content{{Type: "text", Text: string(code) + ": " + detail}}, IsError: true}
+}
+
+// progressFunc returns what reports the progress of a long call to the
+// client, when the client asked for it (a progressToken in the call's
+// _meta), else nil.
+func (h *handler) progressFunc(conn *jsonrpc2.Conn, params *json.RawMessage) func(time.Duration) {
+	if params == nil {
+		return nil
+	}
+	var p struct {
+		Meta struct {
+			ProgressToken jsonx.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	if jsonx.Unmarshal(*params, &p) != nil || len(p.Meta.ProgressToken) == 0 || string(p.Meta.ProgressToken) == "null" {
+		return nil
+	}
+	token := p.Meta.ProgressToken
+	return func(waited time.Duration) {
+		n := progressNote{Token: token, Progress: waited.Seconds(), Message: "waiting for the outcome"}
+		if err := conn.Notify(h.ctx, "notifications/progress", n); err != nil {
+			h.log.Debug("mcp: cannot report progress", "err", err)
+		}
+	}
+}
+
+type progressNote struct {
+	Token    jsonx.RawMessage `json:"progressToken"`
+	Progress float64          `json:"progress"`
+	Message  string           `json:"message"`
 }

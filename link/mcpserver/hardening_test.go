@@ -146,7 +146,7 @@ func TestParamKeysMatchExactly(t *testing.T) {
 		{"_meta is a parameter", `{"name":"herdr_link_peers","_meta":{"progressToken":1}}`, `"peers"`},
 		// Argument keys: a wrong-case optional key is refused, not dropped.
 		{"send Reply_To", `{"name":"herdr_link_send","arguments":{"to":"reviewer","message":"x","Reply_To":"hl_a_b"}}`,
-			`"INVALID_ARGUMENT: send takes only \"to\", \"message\", \"reply_to\" and \"when\" (keys match exactly)"`},
+			`"INVALID_ARGUMENT: send takes only \"to\", \"message\", \"reply_to\", \"when\" and \"expect_reply\" (keys match exactly)"`},
 		{"peers with an argument", `{"name":"herdr_link_peers","arguments":{"all":true}}`, `"INVALID_ARGUMENT: peers takes no arguments (keys match exactly)"`},
 		{"gateway To", `{"name":"herdr_link","arguments":{"action":"send","To":"reviewer","message":"x"}}`,
 			`"INVALID_ARGUMENT: herdr_link takes only \"action\", \"arguments\" and the fields of its actions (keys match exactly)"`},

@@ -76,7 +76,7 @@ func TestActivation(t *testing.T) {
 			for _, n := range names {
 				got = append(got, n[1])
 			}
-			if strings.Join(got, ",") != "herdr_link,herdr_link_peers,herdr_link_start,herdr_link_send,herdr_link_close" {
+			if strings.Join(got, ",") != "herdr_link,herdr_link_peers,herdr_link_start,herdr_link_send,herdr_link_wait,herdr_link_close" {
 				t.Fatalf("active list %v", got)
 			}
 			// Exactly one list_changed per connection.
@@ -111,7 +111,7 @@ func TestToolDefinitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][2]bool{ // readOnly, destructive
-		"herdr_link": {false, true}, "herdr_link_peers": {true, false}, "herdr_link_send": {false, false}, "herdr_link_close": {false, true},
+		"herdr_link": {false, true}, "herdr_link_peers": {true, false}, "herdr_link_send": {false, false}, "herdr_link_wait": {true, false}, "herdr_link_close": {false, true},
 	}
 	for _, tool := range r.Result.Tools {
 		w := want[tool.Name]

@@ -43,8 +43,8 @@ func TestFlatInputSchemas(t *testing.T) {
 			}
 		}
 	}
-	if n != 6 {
-		t.Errorf("checked %d tool definitions, want 6 (1 dormant, 5 active)", n)
+	if n != 7 {
+		t.Errorf("checked %d tool definitions, want 7 (1 dormant, 6 active)", n)
 	}
 }
 

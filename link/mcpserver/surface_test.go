@@ -107,10 +107,10 @@ func TestClaudeCodeDefinitionBytes(t *testing.T) {
 	}
 	h.call(3, "tools/call", `{"name":"herdr_link"}`)
 	active, names := claudeCodeToolBytes(t, h.call(4, "tools/list", "")[0])
-	if len(names) != 5 {
+	if len(names) != 6 {
 		t.Fatalf("active tools %v", names)
 	}
-	tier1 := active["herdr_link_peers"] + active["herdr_link_start"] + active["herdr_link_send"] + active["herdr_link_close"]
+	tier1 := active["herdr_link_peers"] + active["herdr_link_start"] + active["herdr_link_send"] + active["herdr_link_wait"] + active["herdr_link_close"]
 	t.Logf("per tool: %v (dormant gateway %d)", active, dormant["herdr_link"])
 	gw := max(dormant["herdr_link"], active["herdr_link"])
 	t.Logf("Claude Code tool definition bytes per request: dormant %d (budget %d); active %d with the active gateway text, %d with the dormant one (budget %d)",

@@ -76,7 +76,7 @@ try {
   await new Promise((r) => setTimeout(r, 100));
   check("exactly one notifications/tools/list_changed", brain.listChanged() === 1, `got ${brain.listChanged()}`);
   const active = await brain.client.listTools();
-  check("active tools/list", names(active) === "herdr_link,herdr_link_peers,herdr_link_start,herdr_link_send,herdr_link_close", names(active));
+  check("active tools/list", names(active) === "herdr_link,herdr_link_peers,herdr_link_start,herdr_link_send,herdr_link_wait,herdr_link_close", names(active));
   check("every tool has a title and annotations", active.tools.every((t) => t.title && t.annotations && typeof t.annotations.readOnlyHint === "boolean"));
 
   const peers = await brain.client.callTool({ name: "herdr_link_peers", arguments: {} });

@@ -127,7 +127,7 @@ func TestAdapterInHerdr(t *testing.T) {
 	if !strings.Contains(r.Activate.Text, link.Contract) || r.Activate.Error != "" {
 		t.Errorf("activation result lacks the contract: %+v", r.Activate)
 	}
-	if strings.Join(r.AfterActivation, ",") != "herdr_link,herdr_link_peers,herdr_link_start,herdr_link_send,herdr_link_close" {
+	if strings.Join(r.AfterActivation, ",") != "herdr_link,herdr_link_peers,herdr_link_start,herdr_link_send,herdr_link_wait,herdr_link_close" {
 		t.Errorf("tools after activation %v", r.AfterActivation)
 	}
 	for _, want := range []string{"read", "bash", "herdr_link", "herdr_link_peers", "herdr_link_send", "herdr_link_close"} {

@@ -114,7 +114,7 @@ func handshake(ctx context.Context, command []string, raw bool, stdout, stderr i
 		if err := list(); err != nil {
 			return err
 		}
-		if len(tools) != 5 {
+		if len(tools) != 6 {
 			return fmt.Errorf("tools %v", tools)
 		}
 		return nil

@@ -206,7 +206,7 @@ func (p *prober) checkSelfAndPeers(ctx context.Context) bool {
 	}
 	p.add("peers", pass, start, fmt.Sprintf("%d peer(s): %s; not listed: %d unnamed in this workspace, %d in other workspaces",
 		len(names), list, d.Unnamed, d.Elsewhere), "")
-	p.add("mcp surface", pass, time.Now(), "dormant: tools/list shows herdr_link until it is called, then herdr_link, herdr_link_peers, herdr_link_start, herdr_link_send, herdr_link_close", "")
+	p.add("mcp surface", pass, time.Now(), "dormant: tools/list shows herdr_link until it is called, then herdr_link, herdr_link_peers, herdr_link_start, herdr_link_send, herdr_link_wait, herdr_link_close", "")
 	return true
 }
 

@@ -166,6 +166,10 @@ type serveConfig struct {
 	submitHold time.Duration
 	// holdFor is -hold.
 	holdFor time.Duration
+	// replyGrace, requestTTL and noNotices are -reply-grace,
+	// -request-ttl and -no-notices.
+	replyGrace, requestTTL time.Duration
+	noNotices              bool
 }
 
 func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
@@ -180,6 +184,9 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 		return err
 	})
 	fs.DurationVar(&c.holdFor, "hold", link.DefaultHoldFor, "how long a message for a busy agent waits at most before it expires (undelivered)")
+	fs.DurationVar(&c.replyGrace, "reply-grace", link.DefaultReplyGrace, "how long a recipient whose turn with a request ended has to answer it before the request counts as handled")
+	fs.DurationVar(&c.requestTTL, "request-ttl", link.DefaultRequestTTL, "how long a request is tracked at most before it expires")
+	fs.BoolVar(&c.noNotices, "no-notices", false, "never type notices into this agent's pane when its requests end without a reply (herdr_link_wait and peers still tell)")
 	fs.DurationVar(&c.submitHold, "submit-hold", link.SubmitHold, "how long a delivery keeps its target's lock at least, unless its submission is seen sooner (Herdr types Enter 300 ms after the text; lower it only for a simulator with a shorter delay); at most 30s")
 	return fs, c
 }
@@ -211,6 +218,10 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	if c.replyGrace <= 0 || c.requestTTL <= 0 {
+		fmt.Fprintf(stderr, "herdr-link: -reply-grace %v, -request-ttl %v: must be positive\n", c.replyGrace, c.requestTTL)
+		return 2
+	}
 	if c.holdFor <= 0 {
 		fmt.Fprintf(stderr, "herdr-link: -hold %v: must be positive (for example 30m)\n", c.holdFor)
 		return 2
@@ -222,6 +233,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	l, outside := linkFromEnv(os.Getenv, c.timeout, log)
 	if l != nil {
 		l.Delivery, l.SubmitHold, l.HoldFor = c.delivery, c.submitHold, c.holdFor
+		l.ReplyGrace, l.RequestTTL, l.NoNotices = c.replyGrace, c.requestTTL, c.noNotices
 	}
 	stdin, restore := pollable(stdin)
 	defer restore()
