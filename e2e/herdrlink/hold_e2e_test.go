@@ -3,6 +3,7 @@
 package herdrlink
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/herdr-link/herdr-link/internal/outbox"
 	"github.com/herdr-link/herdr-link/internal/panelock"
 	"github.com/herdr-link/herdr-link/link"
+	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
 	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
@@ -79,17 +81,33 @@ func outboxOf(t *testing.T, srv *sockettest.Server) *outbox.Store {
 }
 
 // checkOutboxEmpty fails on any message left in the outbox: held, being
-// typed, or ended (an ended record is a message reported lost or maybe
-// delivered).
+// typed (after a while: a typer may still be watching its submission), or
+// ended (an ended record is a message reported lost or maybe delivered).
+// Request records (pending or answered) are the senders' and stay.
 func checkOutboxEmpty(t *testing.T, st *outbox.Store) {
 	t.Helper()
-	ents, err := st.List()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		m, err := st.Read(e)
-		t.Errorf("outbox: message %s left in state %c (end %q, read error %v)", e.ID, e.State, m.End, err)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		ents, err := st.List()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var left []outbox.Entry
+		for _, e := range ents {
+			if e.State != outbox.StatePending && e.State != outbox.StateAnswered {
+				left = append(left, e)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().Before(deadline) && !slices.ContainsFunc(left, func(e outbox.Entry) bool { return e.State == outbox.StateEnded }) {
+			continue
+		}
+		for _, e := range left {
+			m, err := st.Read(e)
+			t.Errorf("outbox: message %s left in state %c (end %q, read error %v)", e.ID, e.State, m.End, err)
+		}
+		return
 	}
 }
 
@@ -261,5 +279,123 @@ func TestHeldManySenders(t *testing.T) {
 		}
 	}
 	wg.Wait()
+	checkOutboxEmpty(t, outboxOf(t, srv))
+}
+
+// sendHeldNothingTyped sends from p to to (expecting held), then checks for a
+// while that nothing is typed into pane.
+func sendHeldNothingTyped(t *testing.T, w *sockettest.World, p hlProc, to, msg string) sentMsg {
+	t.Helper()
+	pane := paneOf(w, to)
+	before := len(w.Prompts(pane))
+	r := send(t, p.session, to, msg)
+	if r.isErr || r.delivery != link.DeliveryHeld {
+		t.Fatalf("send to %s: %+v, want held", to, r)
+	}
+	time.Sleep(time.Second) // the courier probes, events come: still not typed
+	if n := len(w.Prompts(pane)); n != before {
+		t.Fatalf("%s: typed while it could not take the message", to)
+	}
+	return sentMsg{0, 0, r}
+}
+
+// A blocked target (waiting at its user's permission prompt, as
+// detection or the agent's integration reports it) gets a held message
+// once it is unblocked, as a turn of its own.
+func TestHeldWhileBlocked(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	w := holdWorld(t, 1, [][2]string{
+		{"detected", `"kind":"claude","status":"idle",` + holdTurn},
+		{"reported", `"kind":"codex","status":"idle",` + holdTurn},
+	})
+	srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = deliveryEnterDelay })
+	p := holdProcs(t, binary, srv, w, 1)[0]
+	c := srv.Client()
+	report := func(to string, st schema.PaneAgentState) error {
+		return c.PaneReportAgent(context.Background(), schema.PaneReportAgentParams{PaneID: paneOf(w, to), Source: "herdr:codex", Agent: "codex", State: st})
+	}
+	for _, tc := range []struct {
+		to             string
+		block, unblock func() error
+	}{
+		{"detected", func() error { return w.SetStatus(paneOf(w, "detected"), "blocked") }, func() error { return w.SetStatus(paneOf(w, "detected"), "idle") }},
+		{"reported", func() error { return report("reported", schema.PaneAgentStateBlocked) }, func() error { return report("reported", schema.PaneAgentStateIdle) }},
+	} {
+		t.Run(tc.to, func(t *testing.T) {
+			if err := tc.block(); err != nil {
+				t.Fatal(err)
+			}
+			m := sendHeldNothingTyped(t, w, p, tc.to, fmt.Sprintf("message 0 of s1 to %s\nsecond line", tc.to))
+			unblocked := time.Now()
+			if err := tc.unblock(); err != nil {
+				t.Fatal(err)
+			}
+			subs := waitEnvelopes(w, paneOf(w, tc.to), 1, 10*time.Second)
+			checkTurns(t, w, paneOf(w, tc.to), []sentMsg{m}, subs)
+			if len(subs) == 1 {
+				t.Logf("delivered %v after the unblock", subs[0].At.Sub(unblocked).Round(time.Millisecond))
+			}
+		})
+	}
+	checkOutboxEmpty(t, outboxOf(t, srv))
+}
+
+// A user's draft in the target's composer (typed with pane.send_text, as
+// a user types) holds the message until the user sends the draft (Enter,
+// pane.send_keys) or clears it (ctrl+c): the user's turn is theirs alone,
+// with no envelope, and the message is a turn of its own after it.
+func TestHeldBehindADraft(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	var specs [][2]string
+	for _, kind := range []string{"claude", "codex"} {
+		for _, how := range []string{"enter", "clear"} {
+			specs = append(specs, [2]string{kind + "-" + how, `"kind":"` + kind + `","status":"idle",` + holdTurn})
+		}
+	}
+	w := holdWorld(t, 1, specs)
+	srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = deliveryEnterDelay })
+	p := holdProcs(t, binary, srv, w, 1)[0]
+	c := srv.Client()
+	ctx := context.Background()
+	const draft = "my own half-written question"
+	for _, s := range specs {
+		to := s[0]
+		t.Run(to, func(t *testing.T) {
+			pane := paneOf(w, to)
+			if err := c.PaneSendText(ctx, pane, draft); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(100 * time.Millisecond) // the TUI has read it
+			m := sendHeldNothingTyped(t, w, p, to, fmt.Sprintf("message 0 of s1 to %s\nsecond line", to))
+			key := "Enter"
+			if strings.HasSuffix(to, "-clear") {
+				key = "ctrl+c"
+			}
+			if err := c.PaneSendKeys(ctx, pane, key); err != nil {
+				t.Fatal(err)
+			}
+			subs := waitEnvelopes(w, pane, 1, 10*time.Second)
+			checkTurns(t, w, pane, []sentMsg{m}, subs)
+			wantTurns := 1
+			if key == "Enter" {
+				wantTurns = 2
+				if len(subs) < 1 || strings.TrimSpace(subs[0].Text) != draft {
+					t.Errorf("the user's turn is not their draft alone:\n%s", dumpSubs(subs))
+				}
+			}
+			if len(subs) != wantTurns {
+				t.Errorf("%d turns, want %d:\n%s", len(subs), wantTurns, dumpSubs(subs))
+			}
+			for _, s := range subs {
+				if key != "Enter" && strings.Contains(s.Text, draft) {
+					t.Errorf("the cleared draft was sent:\n%s", s.Text)
+				}
+			}
+		})
+	}
 	checkOutboxEmpty(t, outboxOf(t, srv))
 }
