@@ -17,13 +17,14 @@ import (
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/internal/mcpclient"
 	"github.com/herdr-link/herdr-link/link"
+	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
 )
 
 // demoWorld: two agents to talk and a third that messages the reviewer at
 // the same time as brain, an unnamed one and a shell beside them, and an
 // agent in another workspace that they must not see. brain is busy in a
-// turn that ends after 2 s: a reply to it is queued until then.
+// turn that ends after 2 s: a reply to it is held until then.
 const demoWorld = `{"workspaces":[
  {"id":"w1","label":"shop","tabs":[{"id":"w1:t1","panes":[
    {"id":"w1:p1","cwd":"/home/dev/shop","agent":{"kind":"claude","name":"brain","status":"working","turn_ends_ms":2000,"turn_ms":200}},
@@ -258,7 +259,7 @@ func (d *demoRun) brainFindsAndSends() error {
 }
 
 // reviewerReplies: the reviewer activates and answers with reply_to; brain,
-// busy, gets the reply queued until its turn ends.
+// busy, gets the reply held until its turn ends.
 func (d *demoRun) reviewerReplies() error {
 	ctx, env := d.ctx, d.received
 	if err := d.handshake(d.reviewer); err != nil {
@@ -268,7 +269,7 @@ func (d *demoRun) reviewerReplies() error {
 		map[string]any{"to": env.From, "message": "No blockers. Two nits in cart.go, details in the PR.", "reply_to": env.ID}, false); err != nil {
 		return err
 	}
-	fmt.Fprintln(d.out, "  (brain is in the middle of a turn: Claude Code queues the reply until that turn ends)")
+	fmt.Fprintln(d.out, "  (brain is in the middle of a turn: herdr-link holds the reply and types it when that turn ends)")
 	replyTurn, err := waitTurn(ctx, d.w, d.brainPane, "")
 	if err != nil {
 		return err
@@ -348,9 +349,11 @@ func waitTurn(ctx context.Context, w *sockettest.World, pane, id string) (string
 	}
 }
 
-// twoAtOnce: brain and tester message the reviewer at the same moment.
-// Without serialization Codex would glue both wrappers into one turn; the
-// delivery lock gives each its own turn.
+// twoAtOnce: brain messages the reviewer, and tester right after it.
+// Typed into the reviewer's running turn, tester's message would
+// interrupt it (Codex steers), or be glued to brain's into one turn: it
+// is held while the reviewer works and typed as a turn of its own once
+// that turn has ended.
 func twoAtOnce(ctx context.Context, out io.Writer, w *sockettest.World, revPane string, a, b *demoSession) error {
 	if !b.ready {
 		if _, err := b.c.Initialize(ctx, "2025-06-18"); err != nil {
@@ -360,7 +363,7 @@ func twoAtOnce(ctx context.Context, out io.Writer, w *sockettest.World, revPane 
 			return err
 		}
 	}
-	fmt.Fprintln(out, "  brain and tester message the reviewer at the same moment (two herdr-link processes):")
+	fmt.Fprintln(out, "  brain messages the reviewer, and tester right after it, while the reviewer works on brain's message (two herdr-link processes):")
 	before := len(w.Submissions(revPane))
 	type res struct {
 		s    *demoSession
@@ -370,20 +373,14 @@ func twoAtOnce(ctx context.Context, out io.Writer, w *sockettest.World, revPane 
 		err  error
 	}
 	results := make([]res, 2)
-	done := make(chan struct{})
 	for i, s := range []*demoSession{a, b} {
-		go func() {
-			defer func() { done <- struct{}{} }()
-			start := time.Now()
-			r, t, err := s.tool(ctx, "herdr_link_send", map[string]any{"to": "reviewer", "message": fmt.Sprintf("%s here: the checkout tests pass on my side.", s.name)}, false)
-			results[i] = res{s: s, text: t, d: time.Since(start), err: err}
-			if err == nil {
-				results[i].err = jsonx.Unmarshal(r.StructuredContent, &results[i].sent)
-			}
-		}()
+		start := time.Now()
+		r, t, err := s.tool(ctx, "herdr_link_send", map[string]any{"to": "reviewer", "message": fmt.Sprintf("%s here: the checkout tests pass on my side.", s.name)}, false)
+		results[i] = res{s: s, text: t, d: time.Since(start), err: err}
+		if err == nil {
+			results[i].err = jsonx.Unmarshal(r.StructuredContent, &results[i].sent)
+		}
 	}
-	<-done
-	<-done
 	ids := map[string]string{}
 	for _, r := range results {
 		if r.err != nil {
@@ -392,13 +389,10 @@ func twoAtOnce(ctx context.Context, out io.Writer, w *sockettest.World, revPane 
 		fmt.Fprintf(out, "  %-9s %-44s %8.2f ms  %s\n", "["+r.s.name+"]", `herdr_link_send to "reviewer"`, float64(r.d.Microseconds())/1000, r.text)
 		ids[r.sent.ID] = r.s.name
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(w.Submissions(revPane)) < before+2 && time.Now().Before(deadline) {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(5 * time.Millisecond):
-		}
+	interrupts := w.Interrupts(revPane)
+	firstEnded, err := watchTurns(ctx, w, revPane, before)
+	if err != nil {
+		return err
 	}
 	turns := w.Submissions(revPane)[before:]
 	fmt.Fprintf(out, "  The reviewer's model received %d separate turns:\n", len(turns))
@@ -413,6 +407,31 @@ func twoAtOnce(ctx context.Context, out io.Writer, w *sockettest.World, revPane 
 	if len(turns) != 2 {
 		return fmt.Errorf("the reviewer received %d turns, want 2", len(turns))
 	}
-	fmt.Fprintln(out)
+	if n := w.Interrupts(revPane) - interrupts; n != 0 {
+		return fmt.Errorf("%d of the reviewer's turns were interrupted", n)
+	}
+	if firstEnded.IsZero() || turns[1].At.Before(firstEnded) {
+		return errors.New("the second message was typed while the reviewer's first turn ran")
+	}
+	fmt.Fprintf(out, "  (the held one was typed %.0f ms after the first turn began, once the reviewer had finished it: nothing interrupted)\n\n",
+		float64(turns[1].At.Sub(turns[0].At).Microseconds())/1000)
 	return nil
+}
+
+// watchTurns waits until pane has two turns after its first before, and
+// returns when the first of them ended (its agent no longer working).
+func watchTurns(ctx context.Context, w *sockettest.World, pane string, before int) (time.Time, error) {
+	deadline := time.Now().Add(10 * time.Second)
+	var ended time.Time
+	for len(w.Submissions(pane)) < before+2 && time.Now().Before(deadline) {
+		if a, ok := w.Agent(pane); ok && ended.IsZero() && len(w.Submissions(pane)) == before+1 && a.AgentStatus != schema.AgentStatusWorking {
+			ended = time.Now().UTC()
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	return ended, nil
 }
