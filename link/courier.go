@@ -244,12 +244,11 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 		lease.Unlock()
 		return 0, false
 	}
-	// A delivery once begun is not cut short by the courier's end: the
-	// operation deadline and the watch's budget bound it.
-	ctx = context.WithoutCancel(ctx)
-	hctx, cancel := l.bound(ctx)
-	defer cancel()
-	a, err := l.Herdr.GetAgent(hctx, m.PaneID)
+	// The probes end with the courier (a server told to stop does not
+	// wait for a Herdr that does not answer them).
+	pctx, pcancel := l.bound(ctx)
+	defer pcancel()
+	a, err := l.Herdr.GetAgent(pctx, m.PaneID)
 	switch {
 	case errors.Is(err, socket.ErrAgentNotFound):
 		lease.Unlock()
@@ -269,9 +268,13 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 		lease.Unlock()
 		return poll, true
 	}
-	if c, err := l.composer(hctx, a); err == nil && c == ComposerDraft {
+	if c, err := l.composer(pctx, a); err == nil && c == ComposerDraft {
 		lease.Unlock()
 		return min(poll, draftPoll), true
+	}
+	if ctx.Err() != nil {
+		lease.Unlock()
+		return poll, true
 	}
 	batch := l.claim(t, m)
 	if len(batch) == 0 {
@@ -279,6 +282,11 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 		return poll, true
 	}
 	l.crash("claimed")
+	// A delivery once begun is not cut short by the courier's end: the
+	// operation deadline and the watch's budget bound it.
+	ctx = context.WithoutCancel(ctx)
+	hctx, cancel := l.bound(ctx)
+	defer cancel()
 	if err := lease.Begin(untilDeadline(hctx)); err != nil {
 		// Broken while this process was stopped: another delivery's turn.
 		// The claim stays on disk, as a typer that died would leave it:

@@ -17,7 +17,7 @@ import (
 // Crash tests of held messages: the process that accepted a held message
 // is killed (SIGKILL), or kills itself at a step of typing it; another
 // herdr-link process serving the same Herdr (the same socket, the same
-// lock and outbox directory) delivers it exactly once, or, once its typing
+// lock and outbox directory: one of the test's own, see outboxEnv) delivers it exactly once, or, once its typing
 // may have begun, never types it again.
 
 // crashWorld holds acceptors a1…an, a rescuer r (idle claudes) and one
@@ -69,8 +69,9 @@ func TestKilledAcceptorsMessageDeliveredOnce(t *testing.T) {
 	}
 	w := crashWorld(t, trials)
 	srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = deliveryEnterDelay })
-	st := outboxOf(t, srv)
-	rescuer := startProc(t, binary, srv, paneOf(w, "r"), deliveryFlags)
+	ob := newOutboxEnv(t)
+	st := ob.store(t, srv)
+	rescuer := ob.start(t, srv, paneOf(w, "r"))
 	acceptors := make([]hlProc, trials)
 	ids := make([]string, trials)
 	var wg sync.WaitGroup
@@ -78,7 +79,7 @@ func TestKilledAcceptorsMessageDeliveredOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			acceptors[i] = startProc(t, binary, srv, paneOf(w, fmt.Sprintf("a%d", i+1)), deliveryFlags)
+			acceptors[i] = ob.start(t, srv, paneOf(w, fmt.Sprintf("a%d", i+1)))
 			r := send(t, acceptors[i].session, fmt.Sprintf("target-%d", i+1), fmt.Sprintf("held by a%d", i+1))
 			if r.isErr || r.delivery != link.DeliveryHeld {
 				t.Errorf("a%d: %+v", i+1, r)
@@ -144,7 +145,6 @@ func TestCrashAtEachStepNeverTypesTwice(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	bin := rootsBinary(t)
 	const n = 5 // trials per step
 	for _, tc := range []struct {
 		step    string
@@ -157,15 +157,16 @@ func TestCrashAtEachStepNeverTypesTwice(t *testing.T) {
 			t.Parallel()
 			w := crashWorld(t, n)
 			srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = deliveryEnterDelay })
-			st := outboxOf(t, srv)
-			startProc(t, binary, srv, paneOf(w, "r"), deliveryFlags)
+			ob := newOutboxEnv(t)
+			st := ob.store(t, srv)
+			ob.start(t, srv, paneOf(w, "r"))
 			ids := make([]string, n)
 			var wg sync.WaitGroup
 			for i := range n {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					a := startProc(t, bin, srv, paneOf(w, fmt.Sprintf("a%d", i+1)), deliveryFlags, "HERDR_LINK_E2E_CRASH_AT="+tc.step)
+					a := ob.start(t, srv, paneOf(w, fmt.Sprintf("a%d", i+1)), "HERDR_LINK_E2E_CRASH_AT="+tc.step)
 					r := send(t, a.session, fmt.Sprintf("target-%d", i+1), "typed once at most")
 					if r.isErr || r.delivery != link.DeliveryHeld {
 						t.Errorf("a%d: %+v", i+1, r)

@@ -289,7 +289,7 @@ func TestCutOffAfterTheWrite(t *testing.T) {
 	call(t, s, "herdr_link", nil)
 	for _, f := range []sockettest.Fault{{DropBeforeResponse: true}, {DropMidResponse: true}, {Garbage: true}, {Hang: true}} {
 		srv.SetFault("agent.prompt", f)
-		r := send(t, s, "idle-claude", "maybe")
+		r := sendWhen(t, s, "idle-claude", "maybe", "now") // typed at once, whatever the target does
 		if !r.isErr || r.text != "SEND_FAILED: Herdr's answer was lost after the message was handed over: it may have been delivered; do not resend blindly" {
 			t.Errorf("prompt fault %+v: %q", f, r.text)
 		}
