@@ -183,7 +183,7 @@ func TestEndToEndWithGoSDK(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{"herdr_link_send", map[string]any{"to": "stuck", "message": "x"}, "SEND_FAILED: "},
+		{"herdr_link_send", map[string]any{"to": "stuck", "message": "x", "when": "now"}, "SEND_FAILED: "},
 		{"herdr_link_send", map[string]any{"to": "reviewer", "message": "\n"}, "INVALID_ARGUMENT: "},
 		{"herdr_link_close", map[string]any{"agent": "ops"}, "PEER_NOT_FOUND: "},
 	}
@@ -191,6 +191,10 @@ func TestEndToEndWithGoSDK(t *testing.T) {
 		if text, isErr, _ := call(t, brain, c.tool, c.args); !isErr || !strings.HasPrefix(text, c.want) {
 			t.Errorf("%s %v: %q", c.tool, c.args, text)
 		}
+	}
+	// Sent with the default, a message to the blocked agent waits.
+	if _, isErr, sc := call(t, brain, "herdr_link_send", map[string]any{"to": "stuck", "message": "x"}); isErr || sc["delivery"] != link.DeliveryHeld {
+		t.Errorf("send to the blocked agent: %v", sc)
 	}
 	srv.SetFault("", sockettest.Fault{Hang: true})
 	start := time.Now()
