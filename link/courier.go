@@ -244,37 +244,10 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 		lease.Unlock()
 		return 0, false
 	}
-	// The probes end with the courier (a server told to stop does not
-	// wait for a Herdr that does not answer them).
-	pctx, pcancel := l.bound(ctx)
-	defer pcancel()
-	a, err := l.Herdr.GetAgent(pctx, m.PaneID)
-	switch {
-	case errors.Is(err, socket.ErrAgentNotFound):
+	a, next, keep, ready := l.probeHeld(ctx, t, m)
+	if !ready {
 		lease.Unlock()
-		l.endAll(t, outbox.EndGone)
-		return 0, false
-	case err != nil:
-		lease.Unlock()
-		l.log().Debug("courier probe failed", "pane_id", m.PaneID, "err", err)
-		return poll, true
-	case m.TerminalID != "" && a.TerminalID != m.TerminalID,
-		m.Kind != "" && a.Kind != "" && a.Kind != m.Kind,
-		a.WorkspaceID != m.WorkspaceID:
-		lease.Unlock()
-		l.endAll(t, outbox.EndGone)
-		return 0, false
-	case !Takes(a):
-		lease.Unlock()
-		return poll, true
-	}
-	if c, err := l.composer(pctx, a); err == nil && c == ComposerDraft {
-		lease.Unlock()
-		return min(poll, draftPoll), true
-	}
-	if ctx.Err() != nil {
-		lease.Unlock()
-		return poll, true
+		return next, keep
 	}
 	batch := l.claim(t, m)
 	if len(batch) == 0 {
@@ -312,6 +285,40 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 	}
 	sl.settled()
 	return poll, true
+}
+
+// probeHeld says whether the target of the held message m can take it
+// now (ready, with the target as Herdr shows it), else when to look again
+// and whether t still has messages (none once its target is gone). The
+// probes end with the courier: a server told to stop does not wait for a
+// Herdr that does not answer them.
+func (l *Link) probeHeld(ctx context.Context, t *courierTarget, m outbox.Message) (a Agent, next time.Duration, keep, ready bool) {
+	poll := l.courierPoll()
+	pctx, pcancel := l.bound(ctx)
+	defer pcancel()
+	a, err := l.Herdr.GetAgent(pctx, m.PaneID)
+	switch {
+	case errors.Is(err, socket.ErrAgentNotFound):
+		l.endAll(t, outbox.EndGone)
+		return a, 0, false, false
+	case err != nil:
+		l.log().Debug("courier probe failed", "pane_id", m.PaneID, "err", err)
+		return a, poll, true, false
+	case m.TerminalID != "" && a.TerminalID != m.TerminalID,
+		m.Kind != "" && a.Kind != "" && a.Kind != m.Kind,
+		a.WorkspaceID != m.WorkspaceID:
+		l.endAll(t, outbox.EndGone)
+		return a, 0, false, false
+	case !Takes(a):
+		return a, poll, true, false
+	}
+	if c, err := l.composer(pctx, a); err == nil && c == ComposerDraft {
+		return a, min(poll, draftPoll), true, false
+	}
+	if ctx.Err() != nil {
+		return a, poll, true, false
+	}
+	return a, 0, true, true
 }
 
 // claim claims m, and when it is a notice every other notice held for t
