@@ -3,9 +3,12 @@ package link_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/herdr-link/herdr-link/internal/outbox"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
 )
@@ -102,4 +105,199 @@ func BenchmarkExtractAll(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkConfirmedSend is a confirmed send (-delivery confirm) over a
+// real Unix socket to an idle simulated agent that submits 1 ms after
+// Herdr's Enter, which comes 5 ms after the text: the confirmation watch
+// woken by the target's status events (events) against today's polling
+// watch (poll), on Herdr's 100 ms subscription tick and on a 1 ms one.
+// sub-ms/op is what opening the subscription costs before the prompt.
+func BenchmarkConfirmedSend(b *testing.B) {
+	for _, v := range []string{"0.8.2", sockettest.NewestHerdr} {
+		for _, tick := range []time.Duration{100 * time.Millisecond, time.Millisecond} {
+			for _, events := range []bool{false, true} {
+				watch := map[bool]string{false: "poll", true: "events"}[events]
+				b.Run(fmt.Sprintf("herdr=%s/tick=%v/watch=%s", v, tick, watch), func(b *testing.B) {
+					benchConfirmed(b, v, tick, events)
+				})
+			}
+		}
+	}
+}
+
+func benchConfirmed(b *testing.B, v string, tick time.Duration, events bool) {
+	spec, err := sockettest.GeneratedSpec(10, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, ws := range spec.Workspaces {
+		for _, p := range ws.Tabs[0].Panes {
+			one := 1
+			p.Agent.TurnMS, p.Agent.SubmitMS = 1, &one
+		}
+	}
+	w, err := sockettest.NewWorld(spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := sockettest.NewUnstartedServer(w)
+	srv.Tick, srv.SubmitDelay = tick, 5*time.Millisecond
+	if err := srv.UseHerdr(v); err != nil {
+		b.Fatal(err)
+	}
+	srv.Start()
+	defer srv.Close()
+	var h link.Herdr = link.NewSocketHerdr(srv.Client())
+	if !events {
+		h = noEvents{h}
+	}
+	self, _ := w.Agent("bench-self")
+	var peers []string
+	for _, id := range w.PaneIDs() {
+		if a, ok := w.Agent(id); ok && a.Name != nil && *a.Name != "bench-self" {
+			peers = append(peers, *a.Name)
+		}
+	}
+	// No delivery lock: the sends go to the peers in turn, and a lock's
+	// hold after each would not be the watch's cost.
+	l := &link.Link{Herdr: h, PaneID: self.PaneID, Delivery: link.DeliveryConfirm, SubmitHold: 20 * time.Millisecond}
+	ctx := context.Background()
+	if _, err := l.Peers(ctx); err != nil {
+		b.Fatal(err)
+	}
+	srv.ResetRequests()
+	i := 0
+	var took []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		r, err := l.Send(ctx, link.SendRequest{To: peers[i%len(peers)], Message: "benchmark"})
+		took = append(took, time.Since(start))
+		i++
+		if err != nil || r.Delivery != link.DeliverySubmitted {
+			b.Fatalf("%+v %v", r, err)
+		}
+	}
+	b.StopTimer()
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(took[len(took)*9/10].Microseconds())/1000, "p90-ms")
+	b.ReportMetric(float64(len(srv.Requests()))/float64(b.N), "conns/op")
+	// What a subscription costs to open (and close), alone.
+	if events {
+		const n = 50
+		start := time.Now()
+		for range n {
+			s, err := h.(link.PaneWatcher).WatchPanes(ctx, []string{self.PaneID})
+			if err != nil {
+				b.Fatal(err)
+			}
+			s.Close()
+		}
+		b.ReportMetric(float64(time.Since(start).Microseconds())/n/1000, "sub-ms/op")
+	}
+	_ = l.Wait(ctx)
+}
+
+// BenchmarkPeersWithLedger is herdr_link_peers with an empty store and
+// with 10,000 entries in it (requests of many senders, most of them
+// ended, and held messages): the store must cost peers little.
+func BenchmarkPeersWithLedger(b *testing.B) {
+	for _, n := range []int{0, 10000} {
+		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+			srv := sockettest.NewServer(nil)
+			defer srv.Close()
+			st, err := outbox.Open(b.TempDir(), "bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			fillLedger(b, st, n)
+			l := &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1", Outbox: st}
+			ctx := context.Background()
+			if _, err := l.Peers(ctx); err != nil {
+				b.Fatal(err)
+			}
+			// The store's listing is reused once the directory is a second old.
+			time.Sleep(1100 * time.Millisecond)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := l.Peers(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// fillLedger adds n entries to st: requests from 500 senders to 20
+// targets, four in five of them ended, and a held message every tenth.
+func fillLedger(b *testing.B, st *outbox.Store, n int) {
+	now := time.Now()
+	for i := range n {
+		from, to := fmt.Sprintf("term_s%d", i%500), fmt.Sprintf("term_t%d", i%20)
+		id := fmt.Sprintf("hl_b%d_x%d", i, i)
+		if i%10 == 9 {
+			to = fmt.Sprintf("term_t%d", (i/10)%20)
+			if _, err := st.Add(outbox.Message{ID: id, TargetKey: to, FromKey: from, Expires: now.Add(time.Hour), Text: "x"}, now); err != nil {
+				b.Fatal(err)
+			}
+			continue
+		}
+		r, err := st.AddRequest(outbox.Request{ID: id, TargetKey: to, FromKey: from, Expires: now.Add(time.Hour)}, now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if i%5 != 0 {
+			if _, _, err := st.EndRequest(r.Entry(), outbox.OutcomeHandled, now, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkWaitReplyLatency: how long after a request's outcome is
+// recorded (by another process's store handle) herdr_link_wait returns.
+func BenchmarkWaitReplyLatency(b *testing.B) {
+	srv := sockettest.NewServer(nil)
+	defer srv.Close()
+	dir := b.TempDir()
+	mine, err := outbox.Open(dir, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	theirs, err := outbox.Open(dir, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1", Outbox: mine}
+	self, ok := srv.World.Agent("w1:p1")
+	if !ok {
+		b.Fatal("no brain")
+	}
+	ctx := context.Background()
+	var lat []time.Duration
+	i := 0
+	for b.Loop() {
+		i++
+		r, err := mine.AddRequest(outbox.Request{ID: fmt.Sprintf("hl_w%d_y%d", i, i), To: "reviewer", TargetKey: "term_r", FromKey: self.TerminalID, Expires: time.Now().Add(time.Hour)}, time.Now())
+		if err != nil {
+			b.Fatal(err)
+		}
+		done := make(chan time.Time, 1)
+		go func() {
+			if _, err := l.WaitReply(ctx, r.ID, 10*time.Second, nil); err != nil {
+				b.Error(err)
+			}
+			done <- time.Now()
+		}()
+		time.Sleep(30 * time.Millisecond) // the wait is under way
+		changed := time.Now()
+		if _, _, err := theirs.EndRequest(r.Entry(), outbox.OutcomeReplied, changed, nil); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, (<-done).Sub(changed))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "ms-p50-after-change")
+	b.ReportMetric(float64(lat[len(lat)*9/10].Microseconds())/1000, "ms-p90-after-change")
 }

@@ -24,6 +24,8 @@ const (
 	// scanEvery is the spacing of the courier's scans of the outbox for
 	// messages whose accepting process is gone.
 	scanEvery = 2 * time.Second
+	// pruneEvery is the spacing of the courier's prunes of the store.
+	pruneEvery = time.Minute
 	// courierLockWait is how long the courier tries for a target's lock.
 	courierLockWait = 50 * time.Millisecond
 )
@@ -118,6 +120,7 @@ type courier struct {
 	targets  map[string]*courierTarget  // by target key hash
 	requests map[string]*watchedRequest // by message id
 	waker    *paneWaker
+	pruned   time.Time // the last prune of the store
 }
 
 // step serves every target and request that is due, and returns how long
@@ -185,7 +188,10 @@ func (c *courier) panes() []string {
 // keeps its due time.
 func (c *courier) scan(now time.Time) {
 	l := c.l
-	l.Outbox.Prune(now)
+	if now.Sub(c.pruned) >= pruneEvery {
+		l.Outbox.Prune(now)
+		c.pruned = now
+	}
 	ents, err := l.Outbox.List()
 	if err != nil {
 		l.log().Warn("outbox unreadable", "err", err)
@@ -384,6 +390,13 @@ func (s *settleFirst) settled() {
 // settle records the outcome of typing the held message m.
 func (l *Link) settle(m outbox.Message, d string, err error) {
 	switch {
+	case err == nil && m.Notice:
+		// A notice leaves a record that it was typed: whoever ends its
+		// request again after a crash must not write it a second time.
+		l.crash("typed")
+		if err := l.Outbox.End(m, outbox.EndTyped, l.now()); err != nil {
+			l.log().Warn("outbox: typed notice not recorded", "id", m.ID, "err", err)
+		}
 	case err == nil:
 		l.crash("typed")
 		if err := l.Outbox.Done(m); err != nil {

@@ -381,9 +381,6 @@ func TestHeldBehindADraft(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	if !draftDetection {
-		t.Skip("no draft detection in this herdr-link yet")
-	}
 	var specs [][2]string
 	for _, kind := range []string{"claude", "codex"} {
 		for _, how := range []string{"enter", "clear"} {

@@ -14,24 +14,25 @@ import (
 
 // holdOwner creates the owner file at path and takes its flock for the
 // life of the process (the descriptor is never closed until Release).
-// The file is made and locked under a temporary name, then renamed into
-// place: another process never sees an owner file whose flock is not
-// taken yet (its prune would count that owner gone and remove the file,
-// or hold its flock for a moment, and the lock here would fail).
+// The file is locked under a temporary name first and then renamed into
+// place (tokens are random, 64 bits), so that no other process ever sees
+// path unlocked: a Prune running between the creation and the flock
+// would take the owner for gone and remove its file, and this process
+// would then hold the lock of a file nobody can see.
 func holdOwner(path string) (*os.File, error) {
-	tmp := filepath.Join(filepath.Dir(path), ".tmp-"+filepath.Base(path))
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-owner-*")
 	if err != nil {
 		return nil, fmt.Errorf("outbox: owner file: %w", err)
 	}
+	tmp := f.Name()
 	if err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
-		_ = os.Remove(tmp)
+		os.Remove(tmp)
 		return nil, fmt.Errorf("outbox: owner lock: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		f.Close()
-		_ = os.Remove(tmp)
+		os.Remove(tmp)
 		return nil, fmt.Errorf("outbox: owner file: %w", err)
 	}
 	return f, nil

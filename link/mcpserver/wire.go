@@ -49,10 +49,11 @@ type rpcError struct {
 }
 
 // notificationLine is a notification without params.
-func notificationLine(method string) []byte {
+func notificationLine(method string, params json.RawMessage) []byte {
 	b, _ := jsonx.Marshal(struct {
-		JSONRPC string `json:"jsonrpc"`
-		Method  string `json:"method"`
-	}{"2.0", method})
+		JSONRPC string          `json:"jsonrpc"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params,omitempty"`
+	}{"2.0", method, params})
 	return b
 }

@@ -78,10 +78,10 @@ type sent struct {
 	err      error
 }
 
+// send types message into the reviewer at once ("when": "now"): the
+// scenarios measure what a TUI makes of text typed the way Herdr types it,
+// whatever it is doing (a held message would wait for it).
 func send(ctx context.Context, c *mcpclient.Client, message string) sent {
-	// "now": the table records what each receiving end does with
-	// text typed into it whatever it is doing (the default would wait
-	// for a working reviewer's turn to end).
 	res, err := c.CallTool(ctx, "herdr_link_send", map[string]any{"to": "reviewer", "message": message, "when": "now"})
 	s := sent{message: message, err: err}
 	if err == nil && res.IsError {

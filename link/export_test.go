@@ -1,0 +1,4 @@
+package link
+
+// NoticeText is noticeText, for the external tests.
+var NoticeText = noticeText
