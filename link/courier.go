@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -355,36 +354,6 @@ func (l *Link) claim(t *courierTarget, m outbox.Message) []outbox.Message {
 		}
 	}
 	return batch
-}
-
-// settleFirst is a lease whose release waits for settled: an Unlock
-// before it is done then.
-type settleFirst struct {
-	Lease
-	mu      sync.Mutex
-	done    bool // settled was called
-	pending bool // Unlock was called before settled
-}
-
-func (s *settleFirst) Unlock() {
-	s.mu.Lock()
-	if !s.done {
-		s.pending = true
-		s.mu.Unlock()
-		return
-	}
-	s.mu.Unlock()
-	s.Lease.Unlock()
-}
-
-func (s *settleFirst) settled() {
-	s.mu.Lock()
-	s.done = true
-	p := s.pending
-	s.mu.Unlock()
-	if p {
-		s.Lease.Unlock()
-	}
 }
 
 // settle records the outcome of typing the held message m.
