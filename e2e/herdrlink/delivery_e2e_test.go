@@ -320,7 +320,7 @@ func TestLargeMessageConfirmed(t *testing.T) {
 	defer cancel()
 	msg := strings.Repeat("review this line please\n", link.MaxMessageBytes/24)
 	start := time.Now()
-	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "herdr_link_send", Arguments: map[string]any{"to": "draft-codex", "message": msg}})
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "herdr_link_send", Arguments: map[string]any{"to": "draft-codex", "message": msg, "when": "now"}})
 	el := time.Since(start)
 	if err != nil || res.IsError {
 		t.Fatalf("%v %+v", err, res)
