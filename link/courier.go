@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/outbox"
-	"github.com/herdr-link/herdr-link/socket"
 )
 
 // Timing of the courier.
@@ -292,40 +291,6 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 	return poll, true
 }
 
-// probeHeld says whether the target of the held message m can take it
-// now (ready, with the target as Herdr shows it), else when to look again
-// and whether t still has messages (none once its target is gone). The
-// probes end with the courier: a server told to stop does not wait for a
-// Herdr that does not answer them.
-func (l *Link) probeHeld(ctx context.Context, t *courierTarget, m outbox.Message) (a Agent, next time.Duration, keep, ready bool) {
-	poll := l.courierPoll()
-	pctx, pcancel := l.bound(ctx)
-	defer pcancel()
-	a, err := l.Herdr.GetAgent(pctx, m.PaneID)
-	switch {
-	case errors.Is(err, socket.ErrAgentNotFound):
-		l.endAll(t, outbox.EndGone)
-		return a, 0, false, false
-	case err != nil:
-		l.log().Debug("courier probe failed", "pane_id", m.PaneID, "err", err)
-		return a, poll, true, false
-	case m.TerminalID != "" && a.TerminalID != m.TerminalID,
-		m.Kind != "" && a.Kind != "" && a.Kind != m.Kind,
-		a.WorkspaceID != m.WorkspaceID:
-		l.endAll(t, outbox.EndGone)
-		return a, 0, false, false
-	case !Takes(a):
-		return a, poll, true, false
-	}
-	if c, err := l.composer(pctx, a); err == nil && c == ComposerDraft {
-		return a, min(poll, draftPoll), true, false
-	}
-	if ctx.Err() != nil {
-		return a, poll, true, false
-	}
-	return a, 0, true, true
-}
-
 // claim claims m, and when it is a notice every other notice held for t
 // with it (several notices due to one agent are one turn). It returns
 // what it claimed.
@@ -431,12 +396,33 @@ func (l *Link) oldestHeld(t *courierTarget) (outbox.Message, bool) {
 			_ = l.Outbox.End(m, outbox.EndMaybeDelivered, now)
 		case !now.Before(m.Expires):
 			l.log().Info("held message expired", "id", m.ID, "pane_id", m.PaneID)
-			_ = l.Outbox.End(m, outbox.EndExpired, now)
+			l.endHeld(m, outbox.EndExpired)
 		default:
 			return m, true
 		}
 	}
 	return outbox.Message{}, false
+}
+
+// endHeld ends held message m untyped (the caller holds its target's
+// lock, so one process ends it). Its sender learns of it: a request
+// through its record (the courier following it writes the notice), any
+// other message by a notice written here. Notices themselves end
+// silently.
+func (l *Link) endHeld(m outbox.Message, why string) {
+	if err := l.Outbox.End(m, why, l.now()); err != nil {
+		l.log().Warn("outbox: held message not ended", "id", m.ID, "err", err)
+		return
+	}
+	if m.Notice || l.NoNotices {
+		return
+	}
+	if _, err := l.Outbox.FindRequest(m.ID); err == nil {
+		return
+	}
+	if err := l.holdNotice(m.ID, m.To, heldOutcome(why), m.From, m.FromKey, m.FromPane, m.FromKind, m.FromWorkspace); err != nil {
+		l.log().Warn("notice not written", "id", m.ID, "err", err)
+	}
 }
 
 // endAll ends every message held for t (its target is gone).
@@ -445,14 +431,13 @@ func (l *Link) endAll(t *courierTarget, why string) {
 	if err != nil {
 		return
 	}
-	now := l.now()
 	for _, e := range ents {
 		if e.Target != t.hash || !e.Held() {
 			continue
 		}
 		if m, err := l.Outbox.Read(e); err == nil {
 			l.log().Info("held message ended", "id", m.ID, "pane_id", m.PaneID, "why", why)
-			_ = l.Outbox.End(m, why, now)
+			l.endHeld(m, why)
 		}
 	}
 }

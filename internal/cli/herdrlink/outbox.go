@@ -19,7 +19,7 @@ import (
 
 const outboxUsage = `Lists the messages held for agents that could not take them yet (working,
 blocked, a draft in the composer), and those that ended untyped within the
-last hour, in the outbox of this Herdr socket (HERDR_SOCKET_PATH, else the
+last ten minutes, in the outbox of this Herdr socket (HERDR_SOCKET_PATH, else the
 socket of HERDR_SESSION or of the default session). The outbox is shared by
 every herdr-link of this user serving that Herdr.
 
