@@ -249,8 +249,7 @@ func (l *Link) hold(s snapshot, target Agent, env Envelope, text, why string) (S
 		PaneID: target.PaneID, TerminalID: target.TerminalID, Kind: target.Kind, WorkspaceID: target.WorkspaceID,
 		FromPane: s.self.PaneID, FromKind: s.self.Kind, FromWorkspace: s.self.WorkspaceID, Text: text,
 	}
-	m, err := l.Outbox.Add(m, now)
-	if err != nil {
+	if _, err := l.Outbox.Add(m, now); err != nil {
 		return SendResult{}, l.outboxError(err)
 	}
 	l.log().Info("held", "id", env.ID, "to", env.To, "pane_id", target.PaneID, "why", why, "bytes", len(text))

@@ -94,7 +94,7 @@ func (c outboxConfig) open() (*outbox.Store, string, error) {
 	if _, err := os.Stat(res.Path); errors.Is(err, fs.ErrNotExist) {
 		return nil, "", fmt.Errorf("no Herdr socket at %s (rule %s): is Herdr running?", res.Path, res.Rule)
 	} else if err != nil {
-		return nil, "", fmt.Errorf("Herdr socket (rule %s): %w", res.Rule, err)
+		return nil, "", fmt.Errorf("the Herdr socket (rule %s): %w", res.Rule, err)
 	}
 	pl := c.locker(res.Path)
 	dir, err := pl.DirPath()
