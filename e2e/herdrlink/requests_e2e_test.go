@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -400,11 +401,16 @@ type proc struct {
 	cmd *exec.Cmd
 }
 
-// spawn starts and activates a server for pane.
-func spawn(srv *sockettest.Server, pane string, flags []string) (*proc, error) {
+// spawn starts and activates a server for pane; its log goes to log when
+// set.
+func spawn(srv *sockettest.Server, pane string, flags []string, log io.Writer) (*proc, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
 	cmd := exec.Command(binary, flags...)
 	cmd.Env = append(append(os.Environ(), "HERDR_LINK_LOG=error"), srv.Env(pane)...)
+	if log != nil {
+		cmd.Env = append(cmd.Env, "HERDR_LINK_LOG=info")
+		cmd.Stderr = log
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)

@@ -169,7 +169,7 @@ func (s *stream) sending(req *jsonrpc2.Request, resp *jsonrpc2.Response) {
 }
 
 // WriteObject writes the message the connection is sending: a response,
-// under the id the client sent, or a notification without params.
+// under the id the client sent, or a notification (progress has params).
 func (s *stream) WriteObject(any) error {
 	o := s.out
 	s.out = outgoing{}
@@ -187,8 +187,10 @@ func (s *stream) WriteObject(any) error {
 		return s.finish(r.ID, func(raw json.RawMessage) []byte { return resultLine(raw, result) })
 	case o.req != nil && o.req.Notif && o.req.Params == nil:
 		return s.writeLine(notificationLine(o.req.Method))
+	case o.req != nil && o.req.Notif:
+		return s.writeLine(notificationParamsLine(o.req.Method, *o.req.Params))
 	}
-	return errors.New("mcpserver: the server writes only responses and notifications without params")
+	return errors.New("mcpserver: the server writes only responses and notifications")
 }
 
 // finish retires the request the connection knows as id and writes its
