@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -60,7 +61,29 @@ func reqWorld(t *testing.T) *sockettest.World {
 
 func reqServer(t *testing.T) (*sockettest.Server, *sockettest.World) {
 	w := reqWorld(t)
-	return simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = deliveryEnterDelay }), w
+	srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = deliveryEnterDelay })
+	freshStore(t, srv)
+	return srv, w
+}
+
+// freshStore empties the outbox of srv's socket before any server of it
+// starts. The store is keyed by the socket's device and inode, which a
+// simulator of an earlier test may have had; and the simulator's terminal
+// ids are the same in every run, so what that one left (held messages,
+// requests, notices) would be served to this one's agents.
+func freshStore(t *testing.T, srv *sockettest.Server) {
+	t.Helper()
+	st, err := reqStore(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(st.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		_ = os.Remove(filepath.Join(st.Dir, e.Name()))
+	}
 }
 
 // pane is the pane of the agent named name (the test fails without one).

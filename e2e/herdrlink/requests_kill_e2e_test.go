@@ -387,7 +387,9 @@ func TestKillNineLosesNoRequest(t *testing.T) {
 	for range trials {
 		p := randomPlan(rng)
 		w := killWorld(t, p)
-		ts = append(ts, trial{p, simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = deliveryEnterDelay }), w})
+		srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = deliveryEnterDelay })
+		freshStore(t, srv)
+		ts = append(ts, trial{p, srv, w})
 	}
 	results := make([]killResult, len(ts))
 	sem := make(chan struct{}, 10)
@@ -425,5 +427,81 @@ func TestKillNineLosesNoRequest(t *testing.T) {
 		len(results), requests, phases, outcomes, lost, noticeTwice, typedTwice, noNotice)
 	if requests == 0 {
 		t.Error(errors.New("no request at all"))
+	}
+}
+
+// A sender's server killed while its request's typing is under way, the
+// prompt never reaching the recipient (Herdr hangs on it until the caller
+// is gone): held and claimed by the courier, or typed directly by the
+// send. Another pane's server adopts what it left; the message is never
+// typed (exactly once allows no retry), and the request must still end
+// with an outcome, not stay pending for -request-ttl (an hour).
+func TestKillDuringTypingEndsTheRequest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	for _, tc := range []struct {
+		name    string
+		working bool   // r working at the send: held, typed by the courier
+		phase   string // the store's phase at the kill
+	}{
+		{"held, claimed by the courier", true, "typing"},
+		{"sent directly, recorded", false, "recorded"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := killWorld(t, killPlan{working: tc.working})
+			srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = deliveryEnterDelay })
+			freshStore(t, srv)
+			ss := &servers{by: map[string]*proc{}}
+			defer ss.closeAll()
+			for _, pn := range []string{sPane, aPane} {
+				if err := ss.start(srv, pn); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st, err := reqStore(srv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			info, _ := w.Agent("s")
+			store := trialStore{st, st.KeyHash(info.TerminalID)}
+			if !tc.working {
+				srv.SetFault("agent.prompt", sockettest.Fault{Hang: true})
+			}
+			go func() {
+				_, _, _, _ = callErr(ss.get(sPane).cs, "herdr_link_send", map[string]any{"to": "r", "message": "job"}, 15*time.Second)
+			}()
+			if tc.working {
+				if !until(5*time.Second, func() bool { return phase(store) == "held" }) {
+					t.Fatalf("not held: %s", phase(store))
+				}
+				srv.SetFault("agent.prompt", sockettest.Fault{Hang: true})
+				if err := w.SetStatus(rPane, "idle"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !until(10*time.Second, func() bool { return phase(store) == tc.phase }) {
+				t.Fatalf("phase %s, want %s", phase(store), tc.phase)
+			}
+			ss.kill(sPane)
+			time.Sleep(200 * time.Millisecond)
+			srv.ClearFaults()
+			settle(store, 20*time.Second)
+			if n := len(w.Submissions(rPane)); n != 0 {
+				t.Fatalf("typed %d times: the case is not the one under test", n)
+			}
+			ents, _ := store.list()
+			for _, e := range ents {
+				if !e.IsRequest() {
+					continue
+				}
+				r, err := store.Request(e)
+				if err != nil || r.State != outbox.StateAnswered {
+					t.Errorf("request %s still pending 20 s after its sender's server died (typed recorded %v, seq %d): it would stay so until -request-ttl",
+						e.ID, !r.Typed.IsZero(), r.TypedSeq)
+				}
+			}
+		})
 	}
 }
