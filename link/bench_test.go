@@ -107,6 +107,98 @@ func BenchmarkExtractAll(b *testing.B) {
 	}
 }
 
+// BenchmarkConfirmedSend is a confirmed send (-delivery confirm) over a
+// real Unix socket to an idle simulated agent that submits 1 ms after
+// Herdr's Enter, which comes 5 ms after the text: the confirmation watch
+// woken by the target's status events (events) against today's polling
+// watch (poll), on Herdr's 100 ms subscription tick and on a 1 ms one.
+// sub-ms/op is what opening the subscription costs before the prompt.
+func BenchmarkConfirmedSend(b *testing.B) {
+	for _, v := range []string{"0.8.2", sockettest.NewestHerdr} {
+		for _, tick := range []time.Duration{100 * time.Millisecond, time.Millisecond} {
+			for _, events := range []bool{false, true} {
+				watch := map[bool]string{false: "poll", true: "events"}[events]
+				b.Run(fmt.Sprintf("herdr=%s/tick=%v/watch=%s", v, tick, watch), func(b *testing.B) {
+					benchConfirmed(b, v, tick, events)
+				})
+			}
+		}
+	}
+}
+
+func benchConfirmed(b *testing.B, v string, tick time.Duration, events bool) {
+	spec, err := sockettest.GeneratedSpec(10, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, ws := range spec.Workspaces {
+		for _, p := range ws.Tabs[0].Panes {
+			one := 1
+			p.Agent.TurnMS, p.Agent.SubmitMS = 1, &one
+		}
+	}
+	w, err := sockettest.NewWorld(spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := sockettest.NewUnstartedServer(w)
+	srv.Tick, srv.SubmitDelay = tick, 5*time.Millisecond
+	if err := srv.UseHerdr(v); err != nil {
+		b.Fatal(err)
+	}
+	srv.Start()
+	defer srv.Close()
+	var h link.Herdr = link.NewSocketHerdr(srv.Client())
+	if !events {
+		h = noEvents{h}
+	}
+	self, _ := w.Agent("bench-self")
+	var peers []string
+	for _, id := range w.PaneIDs() {
+		if a, ok := w.Agent(id); ok && a.Name != nil && *a.Name != "bench-self" {
+			peers = append(peers, *a.Name)
+		}
+	}
+	// No delivery lock: the sends go to the peers in turn, and a lock's
+	// hold after each would not be the watch's cost.
+	l := &link.Link{Herdr: h, PaneID: self.PaneID, Delivery: link.DeliveryConfirm, SubmitHold: 20 * time.Millisecond}
+	ctx := context.Background()
+	if _, err := l.Peers(ctx); err != nil {
+		b.Fatal(err)
+	}
+	srv.ResetRequests()
+	i := 0
+	var took []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		r, err := l.Send(ctx, link.SendRequest{To: peers[i%len(peers)], Message: "benchmark"})
+		took = append(took, time.Since(start))
+		i++
+		if err != nil || r.Delivery != link.DeliverySubmitted {
+			b.Fatalf("%+v %v", r, err)
+		}
+	}
+	b.StopTimer()
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(took[len(took)*9/10].Microseconds())/1000, "p90-ms")
+	b.ReportMetric(float64(len(srv.Requests()))/float64(b.N), "conns/op")
+	// What a subscription costs to open (and close), alone.
+	if events {
+		const n = 50
+		start := time.Now()
+		for range n {
+			s, err := h.(link.PaneWatcher).WatchPanes(ctx, []string{self.PaneID})
+			if err != nil {
+				b.Fatal(err)
+			}
+			s.Close()
+		}
+		b.ReportMetric(float64(time.Since(start).Microseconds())/n/1000, "sub-ms/op")
+	}
+	_ = l.Wait(ctx)
+}
+
 // BenchmarkPeersWithLedger is herdr_link_peers with an empty store and
 // with 10,000 entries in it (requests of many senders, most of them
 // ended, and held messages): the store must cost peers little.

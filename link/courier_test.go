@@ -277,3 +277,21 @@ func TestEndsWithoutTyping(t *testing.T) {
 		}
 	}
 }
+
+// The courier wakes on Herdr's events, not on its probe: with the probe
+// an hour apart, a held message is still typed once the turn ends.
+func TestCourierWakesOnEvents(t *testing.T) {
+	e := newCourierEnv(t)
+	brain := e.link(t, "w1:p1")
+	brain.CourierPoll = time.Hour
+	r := mustSend(t, brain, link.SendRequest{To: "busy", Message: "wake me", ExpectReply: new(false)})
+	if r.Delivery != link.DeliveryHeld {
+		t.Fatalf("%+v", r)
+	}
+	run(t, brain)
+	time.Sleep(300 * time.Millisecond) // the courier has subscribed
+	if err := e.w.SetStatus("w1:p3", "idle"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "typed on the event", func() bool { return len(e.w.Submissions("w1:p3")) == 1 })
+}

@@ -68,6 +68,9 @@ const (
 	ConfirmMax    = 30 * time.Second
 	// confirmPoll is the spacing of agent.get probes while watching.
 	confirmPoll = 50 * time.Millisecond
+	// probeRamp is the first gap between probes after Herdr's Enter; it
+	// doubles up to confirmPoll.
+	probeRamp = 2 * time.Millisecond
 )
 
 // ConfirmBudget is how long Send in confirm mode watches for a text of
@@ -170,8 +173,10 @@ func (l *Link) budget(n int) time.Duration {
 }
 
 // confirm watches the target after Herdr accepted a prompt (before is the
-// agent as Herdr's answer showed it) and returns the delivery value.
-func (l *Link) confirm(ctx context.Context, c Capabilities, target, before Agent, textBytes int) string {
+// agent as Herdr's answer showed it) and returns the delivery value. ev,
+// when not nil, is the target's status stream opened before the prompt:
+// each change it reports after Herdr's Enter probes the target at once.
+func (l *Link) confirm(ctx context.Context, c Capabilities, target, before Agent, textBytes int, ev *eventWatch) string {
 	working := State(before.Status) == "working"
 	if working {
 		if b := WorkingBehaviour(kindOf(target, before)); b != "" {
@@ -187,7 +192,7 @@ func (l *Link) confirm(ctx context.Context, c Capabilities, target, before Agent
 	}
 	wctx, cancel := detach(ctx, l.budget(textBytes))
 	defer cancel()
-	if l.watch(wctx, target, before, working, enter, c.PromptAfterEnter) {
+	if l.watch(wctx, target, before, working, enter, c.PromptAfterEnter, ev.wake(wctx)) {
 		return DeliverySubmitted
 	}
 	return DeliveryUnconfirmed
@@ -229,17 +234,38 @@ func seqSteps(then, now uint64) uint64 {
 // Enter, a turn is running. Another occupant of the pane (a new terminal,
 // or another agent kind in it) ends the watch: the text's fate is
 // unknown.
-func (l *Link) watch(ctx context.Context, target, before Agent, working bool, enter time.Time, now bool) bool {
+//
+// Before the Enter, probes are confirmPoll apart, and one comes at the
+// Enter. After it they come closer first, when a turn most likely starts
+// (probeRamp: 2, 4, 8, 16, 32 ms apart), then confirmPoll apart. A
+// status change on wake (the target's event stream) probes at once after
+// the Enter: an event carries no state_change_seq nor terminal id, so the
+// probe, not the event, decides, by the same rules. (Before the Enter an
+// event probes nothing: the probe at the Enter follows, and a probe then
+// would move the baseline, so that a short turn which Herdr's Enter, a
+// little before the one counted on, started would pass for a flap.) A
+// stream that ends leaves the probes. The probes go on with a stream:
+// Herdr writes events on a 100 ms tick.
+func (l *Link) watch(ctx context.Context, target, before Agent, working bool, enter time.Time, now bool, wake <-chan struct{}) bool {
 	sawRest := !working
 	seq := before.Seq
 	pending := false // busy since a change seen before the Enter
-	t := time.NewTimer(firstProbe(now))
+	t := time.NewTimer(max(0, min(firstProbe(now), time.Until(enter))))
 	defer t.Stop()
+	gap := probeRamp // the next gap after the Enter
 	for {
 		select {
 		case <-ctx.Done():
 			return false
 		case <-t.C:
+		case _, ok := <-wake:
+			if !ok {
+				wake = nil // the stream ended: probes only
+				continue
+			}
+			if time.Now().Before(enter) {
+				continue // the probe at the Enter follows
+			}
 		}
 		early := time.Now().Before(enter)
 		a, err := l.Herdr.GetAgent(ctx, target.PaneID)
@@ -272,10 +298,14 @@ func (l *Link) watch(ctx context.Context, target, before Agent, working bool, en
 			// ended, or the end of the running turn. Count from here.
 			sawRest, seq = true, a.Seq
 		}
-		if !early {
+		next := confirmPoll
+		if early {
+			next = min(next, time.Until(enter))
+		} else {
 			pending = false
+			next, gap = gap, min(2*gap, confirmPoll)
 		}
-		t.Reset(confirmPoll)
+		t.Reset(next)
 	}
 }
 

@@ -23,6 +23,89 @@ type fakeHerdr struct {
 	gets     int
 	locked   func() bool // reports whether the delivery lock is held
 	lockedAt []bool      // locked() at each prompt
+
+	// events turns on WatchPanes: each set is then an event on every
+	// open stream; without it WatchPanes refuses (watchErr or an error).
+	events    bool
+	watchErr  error
+	streams   []*fakeStream
+	watches   int
+	openAtPut []bool // whether a stream was open at each prompt
+	screen    string // what ReadScreen answers
+}
+
+// fakeStream is a controllable status stream.
+type fakeStream struct {
+	ch     chan string
+	done   chan struct{}
+	closed bool
+}
+
+func (s *fakeStream) Next(ctx context.Context) (string, error) {
+	select {
+	case e, ok := <-s.ch:
+		if !ok {
+			return "", errors.New("fake: stream ended")
+		}
+		return e, nil
+	case <-s.done:
+		return "", errors.New("fake: stream closed")
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+func (s *fakeStream) Close() error {
+	if !s.closed {
+		s.closed = true
+		close(s.done)
+	}
+	return nil
+}
+
+func (f *fakeHerdr) WatchPanes(ctx context.Context, panes []string) (link.PaneEvents, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.watches++
+	if !f.events {
+		if f.watchErr != nil {
+			return nil, f.watchErr
+		}
+		return nil, errors.New("fake: no events")
+	}
+	s := &fakeStream{ch: make(chan string, 64), done: make(chan struct{})}
+	f.streams = append(f.streams, s)
+	return s, nil
+}
+
+// endStreams ends every open stream from Herdr's side.
+func (f *fakeHerdr) endStreams() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range f.streams {
+		close(s.ch)
+	}
+	f.streams = nil
+}
+
+// emit sends the target's status to every open stream (f.mu held).
+func (f *fakeHerdr) emit() {
+	for _, s := range f.streams {
+		select {
+		case <-s.done:
+		case s.ch <- f.target.PaneID:
+		}
+	}
+}
+
+// streamOpen reports whether a stream is open (f.mu held).
+func (f *fakeHerdr) streamOpen() bool {
+	for _, s := range f.streams {
+		if !s.closed {
+			return true
+		}
+	}
+	return false
 }
 
 func newFake(kind, status string) *fakeHerdr {
@@ -34,6 +117,7 @@ func (f *fakeHerdr) set(status string) {
 	defer f.mu.Unlock()
 	f.target.Status = status
 	f.target.Seq++
+	f.emit()
 }
 
 func (f *fakeHerdr) ListAgents(context.Context) ([]link.Agent, error) {
@@ -55,6 +139,7 @@ func (f *fakeHerdr) GetAgent(ctx context.Context, target string) (link.Agent, er
 func (f *fakeHerdr) Prompt(ctx context.Context, target, text string) (link.Agent, error) {
 	f.mu.Lock()
 	f.prompts++
+	f.openAtPut = append(f.openAtPut, f.streamOpen())
 	if f.locked != nil {
 		f.lockedAt = append(f.lockedAt, f.locked())
 	}
@@ -78,6 +163,11 @@ func (f *fakeHerdr) GetPane(context.Context, string) (link.Pane, error) {
 	return link.Pane{}, errors.New("unexpected pane.get")
 }
 func (f *fakeHerdr) ClosePane(context.Context, string) error { return nil }
+func (f *fakeHerdr) ReadScreen(context.Context, string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.screen, nil
+}
 
 // after returns a script that sleeps d and then sets the statuses in turn.
 func after(d time.Duration, statuses ...string) func(*fakeHerdr) {

@@ -33,6 +33,8 @@ type fake struct {
 	onRename func(ctx context.Context, n int) error
 	lists    int
 	renameN  int
+	// screens is what ReadScreen answers per pane ("" when unset).
+	screens map[string]string
 }
 
 func (f *fake) wait(ctx context.Context) error {
@@ -134,6 +136,18 @@ func (f *fake) GetPane(ctx context.Context, paneID string) (link.Pane, error) {
 		return link.Pane{}, socket.ErrPaneNotFound
 	}
 	return link.Pane{PaneID: a.PaneID, WorkspaceID: a.WorkspaceID}, nil
+}
+
+func (f *fake) ReadScreen(ctx context.Context, paneID string) (string, error) {
+	if err := f.wait(ctx); err != nil {
+		return "", err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, i := f.find(paneID); i < 0 {
+		return "", socket.ErrPaneNotFound
+	}
+	return f.screens[paneID], nil
 }
 
 func (f *fake) ClosePane(ctx context.Context, paneID string) error {

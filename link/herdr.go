@@ -57,6 +57,9 @@ type Herdr interface {
 	GetPane(ctx context.Context, paneID string) (Pane, error)
 	// ClosePane is pane.close.
 	ClosePane(ctx context.Context, paneID string) error
+	// ReadScreen is pane.read of the pane's visible screen as text (ANSI
+	// stripped): what [Composer] reads.
+	ReadScreen(ctx context.Context, paneID string) (string, error)
 }
 
 // SocketHerdr implements [Herdr] with a socket client. It decodes only the
@@ -220,6 +223,22 @@ func (h SocketHerdr) GetPane(ctx context.Context, paneID string) (Pane, error) {
 // ClosePane implements Herdr.
 func (h SocketHerdr) ClosePane(ctx context.Context, paneID string) error {
 	return h.Client.PaneClose(ctx, paneID)
+}
+
+// ReadScreen implements Herdr: the whole viewport (source "visible", no
+// line limit), so the composer at its bottom is included however many
+// blank rows a TUI leaves below it.
+func (h SocketHerdr) ReadScreen(ctx context.Context, paneID string) (string, error) {
+	var r struct {
+		Type string `json:"type"`
+		Read struct {
+			Text string `json:"text"`
+		} `json:"read"`
+	}
+	if err := h.Client.Call(ctx, schema.MethodPaneRead, schema.PaneReadParams{PaneID: paneID, Source: schema.ReadSourceVisible}, &r); err != nil {
+		return "", err
+	}
+	return r.Read.Text, checkTag(schema.MethodPaneRead, r.Type, schema.ResultTypePaneRead)
 }
 
 // WatchPanes implements [PaneWatcher]: one events.subscribe stream of

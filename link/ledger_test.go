@@ -238,3 +238,25 @@ func TestWaitBounds(t *testing.T) {
 		t.Errorf("an id in %q", texts)
 	}
 }
+
+// A held answer (not a request) that ends untyped still reaches its
+// sender as a notice, once.
+func TestHeldAnswerExpiredNotice(t *testing.T) {
+	e := newCourierEnv(t)
+	brain := e.ledgerLink(t, "w1:p1")
+	brain.HoldFor = 50 * time.Millisecond
+	r := mustSend(t, brain, link.SendRequest{To: "busy", Message: "late answer", ReplyTo: "hl_aa_bb"})
+	if r.Delivery != link.DeliveryHeld {
+		t.Fatalf("%+v", r)
+	}
+	time.Sleep(60 * time.Millisecond)
+	run(t, brain)
+	eventually(t, "an expired notice", func() bool { return len(notices(e, "w1:p1")) == 1 })
+	if n := notices(e, "w1:p1")[0]; n.Notice != "expired" || n.About != r.ID || n.Peer != "busy" {
+		t.Errorf("notice %+v", n)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if len(notices(e, "w1:p1")) != 1 || len(e.w.Inputs("w1:p3")) != 0 {
+		t.Errorf("notices %d, typed into busy %q", len(notices(e, "w1:p1")), e.w.Inputs("w1:p3"))
+	}
+}

@@ -118,6 +118,9 @@ type Link struct {
 	// (DefaultReplyGrace when zero); RequestTTL how long a request is
 	// tracked at most (DefaultRequestTTL when zero).
 	ReplyGrace, RequestTTL time.Duration
+	// ProgressEvery is the spacing of WaitReply's progress reports (5 s
+	// when zero).
+	ProgressEvery time.Duration
 	// NoNotices turns off the notices typed into a sender's pane when its
 	// request ends without a reply.
 	NoNotices bool

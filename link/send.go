@@ -110,6 +110,8 @@ func (l *Link) typeWatched(ctx, hctx context.Context, target Agent, text string,
 	// moved to another workspace since, Herdr no longer accepts it as an
 	// agent target and nothing crosses the boundary.
 	caps := l.capabilities(hctx)
+	ev := l.openWatch(hctx, target, watch)
+	defer ev.close()
 	sent := time.Now()
 	got, err := l.Herdr.Prompt(hctx, target.PaneID, text)
 	accepted := time.Now()
@@ -134,7 +136,7 @@ func (l *Link) typeWatched(ctx, hctx context.Context, target Agent, text string,
 	}
 	delivery := DeliveryUnconfirmed
 	if watch {
-		delivery = l.confirm(ctx, caps, target, got, len(text))
+		delivery = l.confirm(ctx, caps, target, got, len(text), ev)
 	}
 	l.release(delivery, accepted, l.holdAfterAnswer(caps, sent, accepted), unlock)
 	l.log().Debug("typed", "pane_id", target.PaneID, "bytes", len(text),

@@ -23,8 +23,9 @@ func TestSend(t *testing.T) {
 	if res.Status != "sent" || res.To != "reviewer" || !link.ValidMessageID(res.ID) {
 		t.Fatalf("result %+v", res)
 	}
-	// When idle (the default): the target is looked at once under its lock.
-	if rt := strings.Join(e.roundTrips(), ","); rt != "agent.list,agent.get,agent.prompt" {
+	// When idle (the default): the target is looked at once under its lock,
+	// its screen read once for a draft.
+	if rt := strings.Join(e.roundTrips(), ","); rt != "agent.list,agent.get,pane.read,agent.prompt" {
 		t.Errorf("round trips %s", rt)
 	}
 	in := e.w.Prompts("w1:p2")

@@ -61,7 +61,11 @@ func (l *Link) WaitReply(ctx context.Context, id string, timeout time.Duration, 
 	defer deadline.Stop()
 	tick := time.NewTicker(waitPoll)
 	defer tick.Stop()
-	nextProgress := start.Add(progressEvery)
+	every := progressEvery
+	if l.ProgressEvery > 0 {
+		every = l.ProgressEvery
+	}
+	nextProgress := start.Add(every)
 	peer := ""
 	for {
 		r, err := l.Outbox.Request(e)
@@ -81,7 +85,7 @@ func (l *Link) WaitReply(ctx context.Context, id string, timeout time.Duration, 
 		case now := <-tick.C:
 			if progress != nil && !now.Before(nextProgress) {
 				progress(now.Sub(start))
-				nextProgress = now.Add(progressEvery)
+				nextProgress = now.Add(every)
 			}
 		}
 	}

@@ -19,8 +19,13 @@ func parseName(name string) (Entry, bool) {
 	if len(parts) != 6 || len(parts[0]) != 20 || len(parts[5]) != 1 {
 		return Entry{}, false
 	}
+	// Digits only: ParseInt alone would take a sign ("+000…1"), and the
+	// name would then not be the one fileName gives its fields.
+	if !isDigits(parts[0]) {
+		return Entry{}, false
+	}
 	seq, err := strconv.ParseInt(parts[0], 10, 64)
-	if err != nil || seq < 0 {
+	if err != nil {
 		return Entry{}, false
 	}
 	for _, h := range parts[1:4] {
@@ -29,10 +34,39 @@ func parseName(name string) (Entry, bool) {
 		}
 	}
 	st := parts[5][0]
-	if !strings.ContainsRune(states, rune(st)) || parts[4] == "" {
+	if !strings.ContainsRune(states, rune(st)) || !validID(parts[4]) {
 		return Entry{}, false
 	}
 	return Entry{Seq: seq, Target: parts[1], Sender: parts[2], Owner: parts[3], ID: parts[4], State: st, name: name}, true
+}
+
+// MaxIDLength bounds a message id in a file name (names stay well under
+// the 255 bytes of common file systems).
+const MaxIDLength = 128
+
+// validID reports whether id can stand in a file name: 1 to MaxIDLength
+// ASCII letters, digits, '_' and '-' (never '.', '/' or a byte a file
+// system could refuse). Add refuses any other id: its file could not be
+// listed.
+func validID(id string) bool {
+	if id == "" || len(id) > MaxIDLength {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // states are the state letters of file names.
@@ -81,18 +115,22 @@ func (s *Store) BySender(h string) ([]Entry, error) {
 // snap is one listing of the store's directory, with its indexes.
 type snap struct {
 	mtime    time.Time
+	taken    time.Time // when the listing was read
 	ents     []Entry
 	bySender map[string][]Entry
 }
 
-// cacheAfter is how old the directory's last change must be before a
-// listing of it is reused: a change within the file system's timestamp
-// granularity of the listing could leave the time unchanged.
-const cacheAfter = time.Second
+// cacheAfter is how long after the directory's last change a listing
+// must have been taken to be reused while the directory's modification
+// time stays the same: a change within the file system's timestamp
+// granularity (a few milliseconds) of the listing could leave that time
+// unchanged.
+const cacheAfter = 50 * time.Millisecond
 
 // snapshot lists the directory, or reuses the last listing when the
-// directory has not changed since (its modification time is the same and
-// older than cacheAfter). A large store costs a stat per call then.
+// directory has not changed since (its modification time is the same,
+// and the listing was taken over cacheAfter after it). A large store costs
+// a stat per call then.
 func (s *Store) snapshot() (*snap, error) {
 	st, err := os.Stat(s.Dir)
 	if err != nil {
@@ -102,9 +140,10 @@ func (s *Store) snapshot() (*snap, error) {
 	s.mu.Lock()
 	c := s.cache
 	s.mu.Unlock()
-	if c != nil && c.mtime.Equal(mt) && time.Since(mt) > cacheAfter {
+	if c != nil && c.mtime.Equal(mt) && c.taken.Sub(mt) > cacheAfter {
 		return c, nil
 	}
+	taken := time.Now()
 	d, err := os.ReadDir(s.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: %w", err)
@@ -128,7 +167,7 @@ func (s *Store) snapshot() (*snap, error) {
 		}
 		return strings.Compare(a.name, b.name)
 	})
-	sn := &snap{mtime: mt, ents: out, bySender: map[string][]Entry{}}
+	sn := &snap{mtime: mt, taken: taken, ents: out, bySender: map[string][]Entry{}}
 	for _, e := range out {
 		sn.bySender[e.Sender] = append(sn.bySender[e.Sender], e)
 	}

@@ -30,7 +30,6 @@
 package outbox
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -38,7 +37,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -82,6 +80,8 @@ var (
 	ErrFull = errors.New("outbox: full")
 	// ErrNotFound: no such message (it was typed, ended or cancelled).
 	ErrNotFound = errors.New("outbox: no such message")
+	// ErrBadID: Add was given an id that cannot stand in a file name.
+	ErrBadID = errors.New("outbox: message id unfit for a file name")
 )
 
 // Message is one held message.
@@ -103,8 +103,11 @@ type Message struct {
 	TerminalID  string `json:"terminal_id"`
 	Kind        string `json:"kind"`
 	WorkspaceID string `json:"workspace_id"`
-	// FromPane is the sender's pane at acceptance.
-	FromPane string `json:"from_pane"`
+	// FromPane, FromKind and FromWorkspace are the sender's at acceptance
+	// (for a notice to it).
+	FromPane      string `json:"from_pane"`
+	FromKind      string `json:"from_kind,omitempty"`
+	FromWorkspace string `json:"from_workspace,omitempty"`
 	// Text is what is typed: the wrapped envelope, or a notice.
 	Text string `json:"text"`
 	// Notice marks a notice of herdr-link to the sender of a request:
@@ -145,8 +148,9 @@ type Store struct {
 	scope string
 
 	mu      sync.Mutex
-	token   string   // this process's owner token ("" until Own)
+	token   string   // this process's owner token ("" until Token)
 	alive   *os.File // the owner file's flock, held for the process's life
+	ownPath string   // the owner file's path
 	lastSeq int64
 	cache   *snap
 }
@@ -155,12 +159,17 @@ type Store struct {
 // the socket's, see panelock) in its own directory under base (the lock
 // directory, already checked private), making the directory 0700.
 func Open(base, scope string) (*Store, error) {
-	h := sha256.Sum256([]byte("herdr-link/1 outbox\x00" + scope))
-	dir := filepath.Join(base, "outbox-"+hex.EncodeToString(h[:8]))
+	dir := filepath.Join(base, dirName(scope))
 	if err := ensurePrivate(dir); err != nil {
 		return nil, err
 	}
 	return &Store{Dir: dir, scope: scope}, nil
+}
+
+// dirName is the name of the store directory of scope.
+func dirName(scope string) string {
+	h := sha256.Sum256([]byte("herdr-link/1 outbox\x00" + scope))
+	return "outbox-" + hex.EncodeToString(h[:8])
 }
 
 // ensurePrivate makes dir 0700 if needed and checks that it is a
@@ -188,50 +197,6 @@ func ensurePrivate(dir string) error {
 func (s *Store) KeyHash(key string) string {
 	h := sha256.Sum256([]byte("herdr-link/1 outbox key\x00" + s.scope + "\x00" + key))
 	return hex.EncodeToString(h[:8])
-}
-
-// Token returns this process's owner token, creating and locking its
-// owner file on first use.
-func (s *Store) Token() (string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.token != "" {
-		return s.token, nil
-	}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	tok := hex.EncodeToString(b[:])
-	f, err := holdOwner(filepath.Join(s.Dir, "owner."+tok))
-	if err != nil {
-		return "", err
-	}
-	s.token, s.alive = tok, f
-	return tok, nil
-}
-
-// Release gives up this process's ownership: its held messages are then
-// delivered by any other process serving the same Herdr (and by this
-// one, as orphans). Tests call it to play a crash.
-func (s *Store) Release() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.alive != nil {
-		name := s.alive.Name()
-		s.alive.Close()
-		_ = os.Remove(name)
-		s.alive, s.token = nil, ""
-	}
-}
-
-// OwnerAlive reports whether the process of owner token tok still runs.
-func (s *Store) OwnerAlive(tok string) bool {
-	s.mu.Lock()
-	own := s.token
-	s.mu.Unlock()
-	if tok == own && own != "" {
-		return true
-	}
-	return ownerHeld(filepath.Join(s.Dir, "owner."+tok))
 }
 
 // nextSeq is the acceptance time of a new message: now in Unix
@@ -275,6 +240,9 @@ func (e *FullError) Is(target error) bool { return target == ErrFull }
 // index fields set. The bounds are checked first (a store shared by
 // processes may briefly exceed them by what is added concurrently).
 func (s *Store) Add(m Message, now time.Time) (Message, error) {
+	if !validID(m.ID) {
+		return Message{}, fmt.Errorf("%w: %q", ErrBadID, m.ID)
+	}
 	tok, err := s.Token()
 	if err != nil {
 		return Message{}, err
@@ -420,46 +388,25 @@ func (s *Store) End(m Message, why string, now time.Time) error {
 	return nil
 }
 
-// Forget removes an ended record (its sender has learned of it).
+// Forget removes an ended record (its sender has learned of it), and
+// first any held or typing file of the same message that a crash between
+// the two steps of End left: without its ended record, that file would
+// show the message held again.
 func (s *Store) Forget(e Entry) error {
 	if e.State != StateEnded {
 		return fmt.Errorf("outbox: forget of a message in state %c", e.State)
+	}
+	for _, st := range []byte{StateHeld, StateTyping} {
+		p := filepath.Join(s.Dir, fileName(e.Seq, e.Target, e.Sender, e.Owner, e.ID, st))
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("outbox: %w", err)
+		}
 	}
 	err := os.Remove(filepath.Join(s.Dir, e.name))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("outbox: %w", err)
 	}
 	return nil
-}
-
-// Prune removes ended records older than EndedTTL, temporary files left
-// by a crash mid-write, and the owner files of processes that are gone.
-func (s *Store) Prune(now time.Time) {
-	d, err := os.ReadDir(s.Dir)
-	if err != nil {
-		return
-	}
-	for _, de := range d {
-		name := de.Name()
-		p := filepath.Join(s.Dir, name)
-		switch {
-		case strings.HasPrefix(name, ".tmp-"):
-			if info, err := de.Info(); err == nil && now.Sub(info.ModTime()) > time.Minute {
-				os.Remove(p)
-			}
-		case strings.HasPrefix(name, "owner."):
-			tok := strings.TrimPrefix(name, "owner.")
-			if !s.OwnerAlive(tok) {
-				removeOwner(p)
-			}
-		default:
-			if e, ok := parseName(name); ok && (e.State == StateEnded || e.State == StateAnswered) {
-				if info, err := de.Info(); err == nil && now.Sub(info.ModTime()) > EndedTTL {
-					os.Remove(p)
-				}
-			}
-		}
-	}
 }
 
 // Find returns the entry of held message id, in whatever state (not its

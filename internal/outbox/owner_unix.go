@@ -7,20 +7,33 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 )
 
 // holdOwner creates the owner file at path and takes its flock for the
 // life of the process (the descriptor is never closed until Release).
+// The file is locked under a temporary name first and then renamed into
+// place (tokens are random, 64 bits), so that no other process ever sees
+// path unlocked: a Prune running between the creation and the flock
+// would take the owner for gone and remove its file, and this process
+// would then hold the lock of a file nobody can see.
 func holdOwner(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-owner-*")
 	if err != nil {
 		return nil, fmt.Errorf("outbox: owner file: %w", err)
 	}
+	tmp := f.Name()
 	if err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
+		os.Remove(tmp)
 		return nil, fmt.Errorf("outbox: owner lock: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("outbox: owner file: %w", err)
 	}
 	return f, nil
 }

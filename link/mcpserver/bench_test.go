@@ -20,7 +20,8 @@ func BenchmarkToolsCall(b *testing.B) {
 		args map[string]any
 	}{
 		{"tool=peers", "herdr_link_peers", nil},
-		{"tool=send", "herdr_link_send", map[string]any{"to": "reviewer", "message": "benchmark"}},
+		// "when": "now": typed at once, as every send was before messages could wait.
+		{"tool=send", "herdr_link_send", map[string]any{"to": "reviewer", "message": "benchmark", "when": "now"}},
 		{"tool=gateway-activate", "herdr_link", nil},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
@@ -28,7 +29,8 @@ func BenchmarkToolsCall(b *testing.B) {
 			defer srv.Close()
 			inR, inW := io.Pipe()
 			outR, outW := io.Pipe()
-			opt := mcpserver.Options{Link: &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1"}}
+			// As the binary runs it: NewSocketHerdr sizes each agent list from the last.
+			opt := mcpserver.Options{Link: &link.Link{Herdr: link.NewSocketHerdr(srv.Client()), PaneID: "w1:p1"}}
 			go func() { _ = mcpserver.Serve(context.Background(), inR, outW, opt); outW.Close() }()
 			cl := mcpclient.New(outR, inW)
 			defer cl.Close()

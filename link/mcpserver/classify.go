@@ -8,65 +8,92 @@ import (
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 )
 
+// members are the members of a JSON-RPC message that the server reads:
+// each the value of its last occurrence, as a decode into a map keeps it
+// (nil when absent). They are parts of the line they were scanned from.
+type members struct {
+	jsonrpc, id, method, params, result, error []byte
+}
+
+// scanMembers reads the members of the JSON object line; ok is false when
+// line is not an object.
+func scanMembers(line []byte) (m members, ok bool) {
+	ok = eachMember(line, func(k, v []byte) {
+		switch string(k) {
+		case "jsonrpc":
+			m.jsonrpc = v
+		case "id":
+			m.id = v
+		case "method":
+			m.method = v
+		case "params":
+			m.params = v
+		case "result":
+			m.result = v
+		case "error":
+			m.error = v
+		}
+	})
+	return m, ok
+}
+
 // classify checks one message against JSON-RPC 2.0 as MCP uses it. It
-// returns code 0 and the decoded members for a message to pass on;
+// returns code 0 and the message's members for a message to pass on;
 // otherwise the error code, the id to answer with (nil: null) and the
-// message.
-func classify(line []byte) (code int, id json.RawMessage, why string, m map[string]json.RawMessage) {
+// message. The members and the id are parts of line.
+func classify(line []byte) (code int, id json.RawMessage, why string, m members) {
 	if !jsonx.Valid(line) {
-		return codeParseError, nil, "Parse error", nil
+		return codeParseError, nil, "Parse error", m
 	}
 	switch line[0] {
 	case '[':
-		return codeInvalidRequest, nil, "Invalid Request: batches are not supported", nil
+		return codeInvalidRequest, nil, "Invalid Request: batches are not supported", m
 	case '{':
 	default:
-		return codeInvalidRequest, nil, "Invalid Request: a message must be a JSON object", nil
+		return codeInvalidRequest, nil, "Invalid Request: a message must be a JSON object", m
 	}
-	if err := jsonx.Unmarshal(line, &m); err != nil {
-		return codeParseError, nil, "Parse error", nil
+	m, ok := scanMembers(line)
+	if !ok {
+		return codeParseError, nil, "Parse error", members{}
 	}
-	rawID, hasID := m["id"]
+	rawID, hasID := m.id, m.id != nil
 	idOK := hasID && validID(rawID)
 	answerID := json.RawMessage(nil)
 	if idOK {
 		answerID = bytes.TrimSpace(rawID)
 	}
-	_, hasMethod := m["method"]
-	if v, ok := m["jsonrpc"]; !ok || string(bytes.TrimSpace(v)) != `"2.0"` {
+	hasMethod := m.method != nil
+	if v := m.jsonrpc; v == nil || string(bytes.TrimSpace(v)) != `"2.0"` {
 		if hasMethod && !hasID {
-			return 1, nil, "notification without jsonrpc 2.0", nil // notifications are never answered
+			return 1, nil, "notification without jsonrpc 2.0", members{} // notifications are never answered
 		}
-		return codeInvalidRequest, answerID, `Invalid Request: "jsonrpc" must be "2.0"`, nil
+		return codeInvalidRequest, answerID, `Invalid Request: "jsonrpc" must be "2.0"`, members{}
 	}
 	if hasID && !idOK {
-		return codeInvalidRequest, nil, "Invalid Request: id must be a string or a number", nil
+		return codeInvalidRequest, nil, "Invalid Request: id must be a string or a number", members{}
 	}
-	if rawMethod := m["method"]; hasMethod {
-		var method string
-		if err := jsonx.Unmarshal(rawMethod, &method); err != nil || method == "" {
+	if hasMethod {
+		if method, ok := jsonString(m.method); !ok || method == "" {
 			if !hasID {
-				return 1, nil, "notification without a method name", nil
+				return 1, nil, "notification without a method name", members{}
 			}
-			return codeInvalidRequest, answerID, "Invalid Request: method must be a non-empty string", nil
+			return codeInvalidRequest, answerID, "Invalid Request: method must be a non-empty string", members{}
 		}
-		if p, ok := m["params"]; ok {
+		if p := m.params; p != nil {
 			t := bytes.TrimSpace(p)
 			if len(t) == 0 || (t[0] != '{' && t[0] != '[' && string(t) != "null") {
 				if !hasID {
-					return 1, nil, "notification with bad params", nil
+					return 1, nil, "notification with bad params", members{}
 				}
-				return codeInvalidRequest, answerID, "Invalid Request: params must be an object or an array", nil
+				return codeInvalidRequest, answerID, "Invalid Request: params must be an object or an array", members{}
 			}
 		}
 		return 0, nil, "", m
 	}
-	_, hasResult := m["result"]
-	_, hasError := m["error"]
-	if hasID && (hasResult || hasError) {
+	if hasID && (m.result != nil || m.error != nil) {
 		return 0, nil, "", m // a response; the connection ignores strays
 	}
-	return codeInvalidRequest, answerID, "Invalid Request: neither a request, a notification nor a response", nil
+	return codeInvalidRequest, answerID, "Invalid Request: neither a request, a notification nor a response", members{}
 }
 
 // validID accepts any JSON string or number (JSON-RPC 2.0 ids; null is

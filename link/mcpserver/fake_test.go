@@ -135,6 +135,16 @@ func (f *fakeHerdr) GetPane(ctx context.Context, paneID string) (link.Pane, erro
 
 func (f *fakeHerdr) ClosePane(ctx context.Context, _ string) error { return f.call(ctx, "pane.close") }
 
+func (f *fakeHerdr) ReadScreen(ctx context.Context, paneID string) (string, error) {
+	if err := f.call(ctx, "pane.read"); err != nil {
+		return "", err
+	}
+	if _, ok := f.find(paneID); ok {
+		return "", nil
+	}
+	return "", errFake
+}
+
 // session is a server on in-memory pipes, for use inside a synctest
 // bubble: a test that waits for output that never comes is a deadlock,
 // which synctest reports, so no read needs a timeout.

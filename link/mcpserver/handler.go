@@ -16,9 +16,16 @@ import (
 	"github.com/herdr-link/herdr-link/link"
 )
 
+// inflight is a tool call handed to the workers.
 type inflight struct {
+	h    *handler
+	conn *jsonrpc2.Conn
+	id   jsonrpc2.ID
+	call parsedCall
+	ctx  context.Context
+
 	cancel    context.CancelFunc
-	cancelled bool
+	cancelled bool // guarded by h.mu
 }
 
 type handler struct {
@@ -41,6 +48,8 @@ type handler struct {
 	// contractSent: the Communication Contract went out with a result
 	// (guarded by mu).
 	contractSent bool
+
+	responses sync.Pool // of *response, see respond
 }
 
 func (h *handler) structured() bool {
@@ -266,32 +275,43 @@ func (h *handler) toolsCall(conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
 	if call.action == "wait" {
 		call.progress = h.progressFunc(conn, req.Params)
 	}
-	tctx, cancel := context.WithCancel(h.ctx)
-	f := &inflight{cancel: cancel}
+	h.start(conn, req.ID, call)
+}
+
+// start hands a tool call to the workers.
+func (h *handler) start(conn *jsonrpc2.Conn, id jsonrpc2.ID, call parsedCall) {
+	// One allocation holds the call, its context and its state.
+	f := &inflight{h: h, conn: conn, id: id, call: call}
+	f.ctx, f.cancel = context.WithCancel(h.ctx)
 	h.mu.Lock()
 	if h.shutdown {
 		h.mu.Unlock()
-		cancel()
-		h.stream.forget(req.ID)
+		f.cancel()
+		h.stream.forget(id)
 		return
 	}
-	h.inflight[req.ID] = f
+	h.inflight[id] = f
 	h.calls.add()
 	h.mu.Unlock()
-	h.workers.run(func() {
-		defer h.calls.done()
-		defer cancel()
-		res := h.run(tctx, call)
-		h.mu.Lock()
-		delete(h.inflight, req.ID)
-		cancelled := f.cancelled
-		h.mu.Unlock()
-		if cancelled {
-			h.stream.forget(req.ID)
-			return // the client cancelled: no response
-		}
-		h.respond(conn, req.ID, h.withContract(res))
-	})
+	h.workers.run(f.run)
+}
+
+// run runs the call on a worker and answers it, unless the client
+// cancelled it.
+func (f *inflight) run() {
+	h := f.h
+	defer h.calls.done()
+	defer f.cancel()
+	res := h.run(f.ctx, f.call)
+	h.mu.Lock()
+	delete(h.inflight, f.id)
+	cancelled := f.cancelled
+	h.mu.Unlock()
+	if cancelled {
+		h.stream.forget(f.id)
+		return // the client cancelled: no response
+	}
+	h.respond(f.conn, f.id, h.withContract(res))
 }
 
 // activate switches the connection to the active surface and notifies the
@@ -309,6 +329,12 @@ func (h *handler) activate(conn *jsonrpc2.Conn) {
 	}
 }
 
+// response is a result response and its result, in one allocation.
+type response struct {
+	resp jsonrpc2.Response
+	raw  json.RawMessage
+}
+
 // respond answers request id with result, encoded once by the one wire
 // encoder (jsonx), through the connection. Not conn.Reply: it encodes with
 // encoding/json, which escapes "<" and ">" in the tool descriptions. The
@@ -321,10 +347,19 @@ func (h *handler) respond(conn *jsonrpc2.Conn, id jsonrpc2.ID, result any) {
 		h.respondError(conn, id, codeInternalError, "Internal error")
 		return
 	}
-	raw := json.RawMessage(b)
-	if err := conn.SendResponse(h.ctx, &jsonrpc2.Response{ID: id, Result: &raw}); err != nil {
+	// The connection is done with the response when SendResponse returns
+	// (the stream has written it), so responses are reused.
+	r, _ := h.responses.Get().(*response)
+	if r == nil {
+		r = new(response)
+	}
+	r.raw = b
+	r.resp = jsonrpc2.Response{ID: id, Result: &r.raw}
+	if err := conn.SendResponse(h.ctx, &r.resp); err != nil {
 		h.log.Debug("mcp: cannot answer", "err", err)
 	}
+	*r = response{}
+	h.responses.Put(r)
 }
 
 // respondError answers request id with a JSON-RPC error.

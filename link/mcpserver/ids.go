@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 
@@ -50,6 +51,7 @@ func (t *idTable) register(raw []byte, b *batch) (id jsonrpc2.ID, idJSON []byte,
 	if _, dup := t.live[key]; dup {
 		return id, nil, false
 	}
+	raw = bytes.Clone(raw) // raw is part of the reader's line
 	id, idJSON, native := nativeID(raw)
 	if _, taken := t.pend[id]; taken || !native {
 		for {
@@ -62,7 +64,7 @@ func (t *idTable) register(raw []byte, b *batch) (id jsonrpc2.ID, idJSON []byte,
 			}
 		}
 	}
-	t.pend[id] = &pending{raw: raw, key: key, batch: b} // raw is the caller's copy
+	t.pend[id] = &pending{raw: raw, key: key, batch: b}
 	t.live[key] = id
 	return id, idJSON, true
 }

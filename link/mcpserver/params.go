@@ -39,39 +39,41 @@ type toolCall struct {
 	arguments jsonx.RawMessage
 }
 
-// callKeys are the parameters of tools/call.
-var callKeys = []string{"name", "arguments", "_meta"}
-
 const callUsage = "Invalid params: tools/call needs {\"name\": string, \"arguments\"?: object}"
 
 // callParams reads tools/call's params; msg is the invalid-params error
-// ("" when they are valid).
+// ("" when they are valid). The members are scanned, not decoded into a
+// map: the same keys, exactly, and the last of a repeated key.
 func callParams(raw *json.RawMessage) (p toolCall, msg string) {
 	if raw == nil {
 		return p, callUsage
 	}
-	m, err := paramMap(raw)
-	if err != nil {
-		return p, callUsage
-	}
+	var name []byte
 	var unknown []string
-	for k := range m {
-		if !slices.Contains(callKeys, k) {
-			unknown = append(unknown, k)
+	ok := eachMember(*raw, func(k, v []byte) {
+		switch string(k) {
+		case "name":
+			name = v
+		case "arguments":
+			p.arguments = v
+		case "_meta":
+		default:
+			unknown = append(unknown, string(k))
 		}
+	})
+	if !ok {
+		return toolCall{}, callUsage
 	}
 	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		k := unknown[0]
+		k := slices.Min(unknown)
 		if len(k) > 64 {
 			k = k[:64] + "…"
 		}
 		q, _ := jsonx.Marshal(k)
-		return p, "Invalid params: tools/call takes no parameter " + string(q) + ` (keys match exactly: "name", "arguments", "_meta")`
+		return toolCall{}, "Invalid params: tools/call takes no parameter " + string(q) + ` (keys match exactly: "name", "arguments", "_meta")`
 	}
-	if jsonx.Unmarshal(m["name"], &p.name) != nil || p.name == "" {
-		return p, callUsage
+	if p.name, ok = jsonString(name); !ok || p.name == "" {
+		return toolCall{}, callUsage
 	}
-	p.arguments = m["arguments"]
 	return p, ""
 }

@@ -44,8 +44,8 @@ const DefaultMaxLineBytes = 4 << 20
 //   - Batches (JSON arrays, revision 2025-03-26 only) are split here into
 //     requests the connection handles one by one, and their responses are
 //     joined here into one array (jsonrpc2 has no batches).
-//   - Params reach the handler as sent (the [stream.received] hook), never
-//     through jsonrpc2's reflective decode and re-encode.
+//   - Params reach the handler as sent, never through jsonrpc2's
+//     reflective decode and re-encode.
 //   - Responses are written by the one encoder of wire.go: jsonrpc2 would
 //     encode them with encoding/json, which escapes "<" in results and
 //     puts "jsonrpc" last. [stream.sending] sees each message the
@@ -54,12 +54,14 @@ const DefaultMaxLineBytes = 4 << 20
 // TestJSONRPC2AloneNeedsTheEdge shows jsonrpc2 on its own against each of
 // these.
 //
-// Messages reach the connection as the smallest lines jsonrpc2 reads as a
-// request, {"id":ID,"method":M}, or a notification, {"method":M}, built
-// here from the one decode of the client's line: jsonrpc2 decodes every
-// line twice, reflectively (8 µs for a line like that on the 2-vCPU
-// machine, 13 µs with "jsonrpc" in it, and far more with params), and
-// "jsonrpc" was checked here already.
+// Messages reach the connection as *jsonrpc2.Request values, put in the
+// library's message directly ([messageSlots]) from the one scan of the
+// client's line (classify): jsonrpc2 would decode every line twice,
+// reflectively (25 allocations for a tools/call, 8 µs for the smallest
+// request line on the 2-vCPU machine, far more with params), and
+// "jsonrpc" was checked here already. Only when its message type is not
+// laid out as expected does the connection decode a line built for it,
+// and the [stream.received] hook gives the request its params.
 type stream struct {
 	r   *ndjson.Reader
 	max int
@@ -71,6 +73,8 @@ type stream struct {
 	batches atomic.Bool
 	// queue holds messages of a batch not yet handed to the connection.
 	queue []admitted
+	// slots is where jsonrpc2's message takes a decoded request.
+	slots messageSlots
 	// params are the params of the request ReadObject returned last; the
 	// connection's read loop passes them to [stream.received].
 	params *json.RawMessage
@@ -103,13 +107,27 @@ type batch struct {
 	lines [][]byte
 }
 
-// admitted is a message that passed admit: the line for the connection
-// and the params the handler gets as sent.
+// admitted is a message that passed admit: the request for the
+// connection, with its params as sent, and the JSON of its connection id
+// (for [admitted.line]).
 type admitted struct {
-	line   []byte
-	id     jsonrpc2.ID
-	isReq  bool
-	params *json.RawMessage
+	req    *jsonrpc2.Request
+	idJSON []byte
+}
+
+// line is the message as the smallest line jsonrpc2 decodes into the
+// same request: {"id":ID,"method":M}, or {"method":M} for a
+// notification (params are given back by [stream.received]).
+func (a admitted) line() []byte {
+	method, _ := json.Marshal(a.req.Method)
+	line := make([]byte, 0, 20+len(a.idJSON)+len(method))
+	if !a.req.Notif {
+		line = append(append(append(line, `{"id":`...), a.idJSON...), ',')
+	} else {
+		line = append(line, '{')
+	}
+	line = append(append(line, `"method":`...), method...)
+	return append(line, '}')
 }
 
 func newStream(in io.Reader, out io.Writer, max int, log *slog.Logger) *stream {
@@ -125,12 +143,10 @@ func newStream(in io.Reader, out io.Writer, max int, log *slog.Logger) *stream {
 }
 
 // ReadObject returns the next request or notification, answering
-// everything else on the way.
+// everything else on the way. The request is handed over decoded
+// (inject.go); only when jsonrpc2's message type is not laid out as the
+// stream expects does the connection decode it from a line.
 func (s *stream) ReadObject(v any) error {
-	u, ok := v.(json.Unmarshaler)
-	if !ok {
-		return fmt.Errorf("mcpserver: cannot read into %T", v)
-	}
 	for {
 		a, err := s.next()
 		if err != nil {
@@ -138,23 +154,33 @@ func (s *stream) ReadObject(v any) error {
 			s.readOnce.Do(func() { close(s.readDone) })
 			return err
 		}
-		if err := u.UnmarshalJSON(a.line); err != nil {
-			// Cannot happen: the line is built by admit in jsonrpc2's
-			// shape. Should it, the request is answered here.
+		s.params = a.req.Params // [stream.received] gives them back
+		if slot := s.slots.request(v); slot != nil {
+			*slot = a.req
+			return nil
+		}
+		u, ok := v.(json.Unmarshaler)
+		if !ok {
+			return fmt.Errorf("mcpserver: cannot read into %T", v)
+		}
+		if err := u.UnmarshalJSON(a.line()); err != nil {
+			// Cannot happen: the line is built in jsonrpc2's shape.
+			// Should it, the request is answered here.
+			s.params = nil
 			s.log.Error("mcp: jsonrpc2 refused a request line", "err", err)
-			if a.isReq {
-				_ = s.finish(a.id, func(raw json.RawMessage) []byte { return errorLine(raw, codeInternalError, "Internal error") })
+			if !a.req.Notif {
+				_ = s.finish(a.req.ID, reply{code: codeInternalError, msg: "Internal error"})
 			}
 			continue
 		}
-		s.params = a.params
 		return nil
 	}
 }
 
 // received is the connection's OnRecv hook. It runs in the read loop
 // right after ReadObject, before the handler, and gives the request its
-// params as the client sent them.
+// params as the client sent them (a request decoded by the connection
+// from its line has none; a request handed over has them already).
 func (s *stream) received(req *jsonrpc2.Request, _ *jsonrpc2.Response) {
 	if req != nil {
 		req.Params, s.params = s.params, nil
@@ -169,7 +195,7 @@ func (s *stream) sending(req *jsonrpc2.Request, resp *jsonrpc2.Response) {
 }
 
 // WriteObject writes the message the connection is sending: a response,
-// under the id the client sent, or a notification (progress has params).
+// under the id the client sent, or a notification.
 func (s *stream) WriteObject(any) error {
 	o := s.out
 	s.out = outgoing{}
@@ -177,26 +203,45 @@ func (s *stream) WriteObject(any) error {
 	case o.resp != nil:
 		r := o.resp
 		if r.Error != nil {
-			code, msg := int(r.Error.Code), r.Error.Message
-			return s.finish(r.ID, func(raw json.RawMessage) []byte { return errorLine(raw, code, msg) })
+			return s.finish(r.ID, reply{code: int(r.Error.Code), msg: r.Error.Message})
 		}
 		if r.Result == nil {
 			return errors.New("mcpserver: a response without result or error")
 		}
-		result := *r.Result
-		return s.finish(r.ID, func(raw json.RawMessage) []byte { return resultLine(raw, result) })
-	case o.req != nil && o.req.Notif && o.req.Params == nil:
-		return s.writeLine(notificationLine(o.req.Method))
+		return s.finish(r.ID, reply{result: *r.Result})
 	case o.req != nil && o.req.Notif:
-		return s.writeLine(notificationParamsLine(o.req.Method, *o.req.Params))
+		var params json.RawMessage
+		if o.req.Params != nil {
+			params = *o.req.Params
+		}
+		return s.writeLine(notificationLine(o.req.Method, params))
 	}
 	return errors.New("mcpserver: the server writes only responses and notifications")
 }
 
+// reply is a response to write: an encoded result, or an error (code
+// not 0); the zero reply is none.
+type reply struct {
+	result []byte
+	code   int
+	msg    string
+}
+
+// line is the response to the request whose id is raw (nil: none).
+func (r reply) line(raw json.RawMessage) []byte {
+	switch {
+	case r.code != 0:
+		return errorLine(raw, r.code, r.msg)
+	case r.result != nil:
+		return resultLine(raw, r.result)
+	}
+	return nil
+}
+
 // finish retires the request the connection knows as id and writes its
-// response (none when build is nil, or when the client cancelled it),
+// response (none for the zero reply, or when the client cancelled it),
 // alone or as part of its batch.
-func (s *stream) finish(id jsonrpc2.ID, build func(raw json.RawMessage) []byte) error {
+func (s *stream) finish(id jsonrpc2.ID, r reply) error {
 	s.idmu.Lock()
 	p, ok := s.ids.retire(id)
 	if !ok {
@@ -208,10 +253,7 @@ func (s *stream) finish(id jsonrpc2.ID, build func(raw json.RawMessage) []byte) 
 		s.idmu.Unlock()
 		return nil // cancelled: the client expects no response
 	}
-	var line []byte
-	if build != nil {
-		line = build(p.raw)
-	}
+	line := r.line(p.raw)
 	b := p.batch
 	if b == nil {
 		s.idmu.Unlock()
@@ -234,7 +276,7 @@ func (s *stream) finish(id jsonrpc2.ID, build func(raw json.RawMessage) []byte) 
 
 // forget retires a request that gets no response (a cancelled call, or
 // one refused at shutdown).
-func (s *stream) forget(id jsonrpc2.ID) { _ = s.finish(id, nil) }
+func (s *stream) forget(id jsonrpc2.ID) { _ = s.finish(id, reply{}) }
 
 // cancel marks the live request the client calls raw as cancelled: it
 // gets no response, and its id is free for the client at once. The
@@ -357,7 +399,7 @@ func (s *stream) next() (admitted, error) {
 		if reply != nil {
 			s.write(reply)
 		}
-		if a.line != nil {
+		if a.req != nil {
 			return a, nil
 		}
 	}
@@ -385,7 +427,7 @@ func (s *stream) splitBatch(msg []byte) {
 		if reply != nil {
 			s.addToBatch(b, reply)
 		}
-		if a.line != nil {
+		if a.req != nil {
 			s.queue = append(s.queue, a)
 		}
 	}
@@ -416,21 +458,27 @@ func (s *stream) admit(msg []byte, b *batch) (a admitted, reply []byte) {
 		}
 		return a, errorLine(id, code, why)
 	}
-	raw, isReq := m["id"]
-	method, hasMethod := m["method"]
-	if !hasMethod {
+	raw, isReq := m.id, m.id != nil
+	if m.method == nil {
 		// A response. The server sends no requests, so it answers none of
 		// them: the connection would drop it as a stray.
 		s.log.Debug("mcp: ignoring a response")
 		return a, nil
 	}
-	// The members are copies of the line (json.RawMessage copies what it
-	// decodes), so they outlive the reader's buffer.
-	if params, ok := m["params"]; ok {
-		a.params = &params
+	name, ok := methodName(m.method)
+	if !ok {
+		// Cannot happen: classify decoded it.
+		return a, nil
 	}
+	// The members are parts of msg, which the reader reuses: what the
+	// request keeps is copied.
+	req := &jsonrpc2.Request{Method: name, Notif: !isReq}
+	if m.params != nil {
+		params := json.RawMessage(bytes.Clone(m.params))
+		req.Params = &params
+	}
+	a.req = req
 	if !isReq {
-		a.line = append(append(append(make([]byte, 0, 12+len(method)), `{"method":`...), method...), '}')
 		return a, nil
 	}
 	raw = bytes.TrimSpace(raw)
@@ -443,11 +491,6 @@ func (s *stream) admit(msg []byte, b *batch) (a admitted, reply []byte) {
 	if !ok {
 		return admitted{}, errorLine(raw, codeInvalidRequest, "Invalid Request: id "+string(raw)+" is already used by a request in flight")
 	}
-	line := make([]byte, 0, 20+len(idJSON)+len(method))
-	line = append(line, `{"id":`...)
-	line = append(line, idJSON...)
-	line = append(line, `,"method":`...)
-	line = append(line, method...)
-	a.line, a.id, a.isReq = append(line, '}'), cid, true
+	req.ID, a.idJSON = cid, idJSON
 	return a, nil
 }

@@ -42,7 +42,7 @@ type tool struct {
 // is not repeated here: it comes once per connection, in the result of
 // the call that activates Herdr Link (PROTOCOL.md §6).
 const (
-	dormantDescription = `Herdr Link lets you work with the other AI agents of this Herdr workspace: find, start, message, answer and close them. Call it with {} to activate when the user asks you to coordinate with agents in Herdr, or when text carries a JSON envelope with "protocol": "herdr-link/1" (a message from another agent). Its result explains the rest.`
+	dormantDescription = `Herdr Link: work with the other AI agents of this Herdr workspace: find, start, message, answer and close them. Call it with {} to activate when the user asks you to coordinate with agents in Herdr, or when text carries a JSON envelope with "protocol": "herdr-link/1" (a message from another agent).`
 
 	// instructionsInHerdr is the initialize result's instructions in a
 	// Herdr pane. Claude Code puts it in its system prompt and Codex makes
@@ -51,15 +51,15 @@ const (
 
 	activeGatewayDescription = `Herdr Link is active. Until your host shows herdr_link_peers, _start, _send, _wait and _close (a step later, maybe under a prefix or namespace), call this with {"action":"peers"}, or "start", "send", "wait", "close" and that tool's fields.`
 
-	peersDescription = `List the other live, named agents of your Herdr workspace, with their state.`
+	peersDescription = `The other live, named agents of your Herdr workspace and their state.`
 
-	sendDescription = `Message an agent of your Herdr workspace by name (at most 256 KiB). To answer a herdr-link/1 message, send to its "from" with reply_to = its "id". A busy agent gets it once ready; "when":"now" interrupts.`
+	sendDescription = `Message an agent of your Herdr workspace by name. To answer a herdr-link/1 message, send to its "from" with reply_to = its "id". A busy agent gets it once ready; "when":"now" interrupts.`
 
-	startDescription = `Start agent "name" in your workspace: "kind" (claude, codex…) with "args", or a configured "agent"; opens beside you or "beside" a peer, waits until ready, sends "message".`
+	startDescription = `Start agent "name" in your workspace: "kind" with "args" or a configured "agent"; opens beside you or "beside" a peer, waits until ready, sends "message".`
 
-	waitDescription = `Wait for the outcome of your request (a send without reply_to): replied (the reply is your next turn), handled, blocked, gone, expired; pending at timeout_s.`
+	waitDescription = `Wait for a request's outcome: replied (its reply is your next turn), handled, blocked, gone or expired; pending at timeout_s.`
 
-	closeDescription = `Close a finished agent's pane, ending it. Send any last message first, and close in a later step.`
+	closeDescription = `Close a finished agent's pane. Send any last message first, close in a later step.`
 )
 
 // gatewayUsage explains the gateway's actions. It is part of the result

@@ -48,22 +48,12 @@ type rpcError struct {
 	Message string `json:"message"`
 }
 
-// notificationParamsLine is a notification with params (a wait's
-// progress), in the one wire style.
-func notificationParamsLine(method string, params json.RawMessage) []byte {
-	b, _ := jsonx.Marshal(struct {
-		JSONRPC string           `json:"jsonrpc"`
-		Method  string           `json:"method"`
-		Params  jsonx.RawMessage `json:"params"`
-	}{"2.0", method, params})
-	return b
-}
-
 // notificationLine is a notification without params.
-func notificationLine(method string) []byte {
+func notificationLine(method string, params json.RawMessage) []byte {
 	b, _ := jsonx.Marshal(struct {
-		JSONRPC string `json:"jsonrpc"`
-		Method  string `json:"method"`
-	}{"2.0", method})
+		JSONRPC string          `json:"jsonrpc"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params,omitempty"`
+	}{"2.0", method, params})
 	return b
 }

@@ -19,7 +19,7 @@ var inputKinds = []struct {
 	kind, draftSign string
 	delivered       func(text string) string
 }{
-	{"claude", "❯ half typed draft", func(s string) string { return claudeTag(1, s) }},
+	{"claude", "❯\u00a0half typed draft", func(s string) string { return claudeTag(1, s) }},
 	{"codex", "› half typed draft", nil},
 	{"opencode", "half typed draft", func(s string) string { return s + " " }},
 	{"pi", "────\nhalf typed draft\n────", nil},

@@ -113,13 +113,14 @@ func TestReceiverScreens(t *testing.T) {
 		want        []string      // substrings of the screen
 		notWant     []string
 	}{
-		{`{"kind":"claude","name":"a","status":"idle","stuck":true}`, multi, time.Second, []string{"❯ [Pasted text #1 +2 lines]"}, []string{"l1"}},
-		{`{"kind":"claude","name":"a","status":"idle"}`, "", 0, []string{"❯ "}, nil},
+		{`{"kind":"claude","name":"a","status":"idle","stuck":true}`, multi, time.Second, []string{"❯\u00a0[Pasted text #1 +2 lines]"}, []string{"l1"}},
+		{`{"kind":"claude","name":"a","status":"idle"}`, "", 0, []string{"─\n❯\u00a0\n─"}, nil},
 		{`{"kind":"claude","name":"a","status":"working"}`, multi, time.Second, []string{"✻ Working", "❯ [Pasted text #1 +2 lines]\n  ⎿ Queued · ctrl+x ctrl+s to send now"}, nil},
 		{`{"kind":"codex","name":"a","status":"idle"}`, "", 0, []string{"› Ask Codex to do anything"}, nil},
 		{`{"kind":"codex","name":"a","status":"idle","stuck":true}`, big, time.Second, []string{"› [Pasted Content 1200 chars]"}, []string{"yyy"}},
 		{`{"kind":"codex","name":"a","status":"idle","stuck":true}`, "short one", time.Second, []string{"› short one"}, nil},
-		{`{"kind":"codex","name":"a","status":"working"}`, "", 0, []string{"tab to queue message"}, nil},
+		{`{"kind":"codex","name":"a","status":"working"}`, "", 0, []string{"• Working", "› Ask Codex to do anything"}, []string{"tab to queue message"}},
+		{`{"kind":"codex","name":"a","status":"working","draft":"x"}`, "", 0, []string{"› x\n", "tab to queue message"}, nil},
 		{`{"kind":"opencode","name":"a","status":"idle"}`, "", 0, []string{`Ask anything… "`}, nil},
 		{`{"kind":"opencode","name":"a","status":"idle","stuck":true}`, multi, time.Second, []string{"[Pasted ~3 lines]"}, nil},
 		{`{"kind":"opencode","name":"a","status":"working"}`, "go", time.Second, []string{"QUEUED go", "esc interrupt"}, nil},

@@ -46,10 +46,11 @@ const (
 	Send      = "herdr_link_send"
 	Close     = "herdr_link_close"
 	StartTool = "herdr_link_start"
+	Wait      = "herdr_link_wait"
 )
 
 // DefaultCanonical lists the herdr-link tools the fake recognises.
-var DefaultCanonical = []string{Gateway, Peers, Send, Close, StartTool}
+var DefaultCanonical = []string{Gateway, Peers, Send, Close, StartTool, Wait}
 
 // DefaultSearchTools are the host tools that load deferred tools.
 var DefaultSearchTools = []string{"ToolSearch"}

@@ -29,7 +29,7 @@ type SessionMetrics struct {
 	Active  int `json:"active"`
 }
 
-var tier1 = []string{fakemodel.Peers, fakemodel.StartTool, fakemodel.Send, fakemodel.Close}
+var tier1 = []string{fakemodel.Peers, fakemodel.StartTool, fakemodel.Send, fakemodel.Wait, fakemodel.Close}
 
 func displayName(t fakemodel.ToolDef) string {
 	if t.Namespace != "" {

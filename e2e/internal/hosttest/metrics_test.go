@@ -280,7 +280,7 @@ func TestInstallFailureIsClear(t *testing.T) {
 }
 
 func TestCheckSurface(t *testing.T) {
-	gw, all := []string{"herdr_link"}, []string{"herdr_link", "herdr_link_peers", "herdr_link_start", "herdr_link_send", "herdr_link_close"}
+	gw, all := []string{"herdr_link"}, []string{"herdr_link", "herdr_link_peers", "herdr_link_start", "herdr_link_send", "herdr_link_wait", "herdr_link_close"}
 	session := func(reqs ...fakemodel.Request) SessionResult {
 		for i := range reqs {
 			reqs[i].LinkTools = nil
@@ -298,7 +298,7 @@ func TestCheckSurface(t *testing.T) {
 		fails int
 	}{
 		{"refreshing host", session(req(1, gw, nil, ""), req(1, all, []string{"activate"}, "")), refresh, 0},
-		{"refresh missing a tool", session(req(1, gw, nil, ""), req(1, all[:4], []string{"activate"}, "")), refresh, 1},
+		{"refresh missing a tool", session(req(1, gw, nil, ""), req(1, all[:5], []string{"activate"}, "")), refresh, 1},
 		{"dormant list shows more than the gateway", session(req(1, all, nil, ""), req(1, all, []string{"activate"}, "")), refresh, 1},
 		{"non-refreshing host", session(req(1, gw, nil, ""), req(1, gw, []string{"activate"}, "gateway")), never, 0},
 		{"non-refreshing host that refreshed", session(req(1, gw, nil, ""), req(1, all, []string{"activate"}, "")), never, 1},

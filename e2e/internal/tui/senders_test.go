@@ -78,8 +78,11 @@ type sent struct {
 	err      error
 }
 
+// send types message into the reviewer at once ("when": "now"): the
+// scenarios measure what a TUI makes of text typed the way Herdr types it,
+// whatever it is doing (a held message would wait for it).
 func send(ctx context.Context, c *mcpclient.Client, message string) sent {
-	res, err := c.CallTool(ctx, "herdr_link_send", map[string]any{"to": "reviewer", "message": message})
+	res, err := c.CallTool(ctx, "herdr_link_send", map[string]any{"to": "reviewer", "message": message, "when": "now"})
 	s := sent{message: message, err: err}
 	if err == nil && res.IsError {
 		s.err = fmt.Errorf("send failed: %s", res.Text())

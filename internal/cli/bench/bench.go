@@ -20,6 +20,7 @@ type benchConfig struct {
 	agents     int
 	workspaces int
 	pollRead   bool
+	simTick    time.Duration // the simulator's event and wait tick
 	n, warmup  int
 	conc       int
 	ops        []string
@@ -103,6 +104,7 @@ func bench(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.agents, "agents", 100, "agents in the simulated world")
 	fs.IntVar(&c.workspaces, "workspaces", 2, "workspaces the simulated agents are spread over")
 	fs.BoolVar(&c.pollRead, "poll-read", false, "reproduce Herdr's 100 ms first-read sleep in the simulator")
+	fs.DurationVar(&c.simTick, "sim-tick", sockettest.PollInterval, "the simulator's tick of event subscriptions and waits (Herdr: 100ms); a shorter one shows what events written as they happen would give")
 	fs.IntVar(&c.n, "n", 200, "measured operations per op and route")
 	fs.IntVar(&c.warmup, "warmup", 20, "warm-up operations per op and route")
 	fs.IntVar(&c.conc, "c", 1, "operations in flight per route")
@@ -241,6 +243,9 @@ func setupTarget(c benchConfig, agents int) (*target, error) {
 	}
 	srv := sockettest.NewUnstartedServer(w)
 	srv.PollRead = c.pollRead
+	if c.simTick > 0 {
+		srv.Tick = c.simTick
+	}
 	srv.SubmitDelay = 5 * time.Millisecond
 	if c.herdr != "" {
 		if err := srv.UseHerdr(c.herdr); err != nil {
@@ -262,7 +267,7 @@ func setupTarget(c benchConfig, agents int) (*target, error) {
 	if t.cli == "" {
 		t.cli, _ = sibling.Find("herdr-sim", "herdr", "")
 	}
-	t.desc = fmt.Sprintf("embedded simulator (Herdr %s, protocol %d), %d agents in %d workspaces, poll-read %v", srv.Version, srv.Protocol, agents, c.workspaces, c.pollRead)
+	t.desc = fmt.Sprintf("embedded simulator (Herdr %s, protocol %d), %d agents in %d workspaces, poll-read %v, event tick %v", srv.Version, srv.Protocol, agents, c.workspaces, c.pollRead, srv.Tick)
 	return t, nil
 }
 

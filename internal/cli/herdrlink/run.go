@@ -6,6 +6,7 @@
 //	herdr-link                 serve MCP on stdio (what an MCP host runs)
 //	herdr-link probe           diagnose the Herdr socket of this pane
 //	herdr-link config HOST     the snippet that registers herdr-link with a host
+//	herdr-link outbox          list (and cancel) the messages held for busy agents
 //	herdr-link version         print the version
 //	herdr-link help [command]  usage, or one command's flags
 package herdrlink
@@ -41,6 +42,8 @@ commands:
   probe           check this pane's Herdr socket step by step
   config HOST     print the snippet that registers herdr-link with a host
                   (claude, codex, opencode, pi, pi-mcp, generic)
+  outbox          list the messages held for busy agents of this Herdr
+  outbox cancel   cancel held messages (IDs, or --all)
   version         print the version (also --version)
   help [command]  print this text, or one command's usage and flags
 
@@ -57,6 +60,9 @@ var commands = map[string]command{
 	"serve":  serve,
 	"probe":  func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return probe(args, stdout, stderr) },
 	"config": func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return config(args, stdout, stderr) },
+	"outbox": func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+		return outboxVerb(args, stdout, stderr)
+	},
 }
 
 // moved names the verbs that left this binary, and where they went.

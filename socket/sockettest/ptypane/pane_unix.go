@@ -56,8 +56,9 @@ type Pane struct {
 	mu      sync.Mutex // guards emu, modes, out, outGen
 	emu     *vt.Emulator
 	modes   termModes
-	out     []byte // the most recent raw output, at most OutputKeep
-	outGen  uint64 // bumped on every output chunk
+	osc     oscFilter // what the emulator reads (see oscFilter)
+	out     []byte    // the most recent raw output, at most OutputKeep
+	outGen  uint64    // bumped on every output chunk
 	outCond *sync.Cond
 
 	inMu     sync.Mutex
@@ -191,8 +192,8 @@ func (p *Pane) readOutput() {
 			p.mu.Lock()
 			chunk := buf[:n]
 			p.modes.Write(chunk)
-			_, _ = p.emu.Write(chunk)
 			p.out = append(p.out, chunk...)
+			_, _ = p.emu.Write(p.osc.filter(chunk))
 			if len(p.out) > OutputKeep {
 				p.out = append(p.out[:0], p.out[len(p.out)-OutputKeep:]...)
 			}

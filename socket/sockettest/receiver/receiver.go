@@ -402,6 +402,14 @@ func (k *kind) shown(pieces []piece) string {
 	return b.String()
 }
 
+// claudeRule is the rule Claude Code draws above and below its composer
+// (the pane's width; 80 columns here).
+var claudeRule = strings.Repeat("─", 80)
+
+// indentRows indents the rows after the first by two spaces, as Claude
+// Code and Codex draw a composer's continuation rows.
+func indentRows(s string) string { return strings.ReplaceAll(s, "\n", "\n  ") }
+
 // screen renders the pane: the turns so far (what the model got), then
 // the kind's status and composer lines with the screen signs of
 // hosts-and-delivery §2.
@@ -422,31 +430,39 @@ func (m *Model) Screen() string {
 		if m.queued > 0 {
 			b.WriteString("❯ " + q + "\n  ⎿ Queued · ctrl+x ctrl+s to send now\n")
 		}
-		b.WriteString("❯ " + comp)
+		// Claude Code 2.1.328: the composer between two rules, "❯" and a
+		// no-break space, continuation rows indented, a footer row.
+		b.WriteString(claudeRule + "\n❯\u00a0" + indentRows(comp) + "\n" + claudeRule + "\n  ⏵⏵ auto mode on (shift+tab to cycle)")
 	case "codex":
 		if working {
-			b.WriteString("• Working (esc to interrupt)\n")
+			b.WriteString("• Working (0s • esc to interrupt)\n\n")
 		}
+		// Codex 0.171.0: the composer row (the placeholder when empty), a
+		// blank row, the status row, a hint row ("tab to queue message"
+		// while working with text in the composer).
 		if comp == "" {
-			b.WriteString("› Ask Codex to do anything")
+			b.WriteString("› Ask Codex to do anything\n\n  gpt-5 default · ~/work\n  ← for agents · ? for shortcuts")
 		} else {
-			b.WriteString("› " + comp)
-		}
-		if working {
-			b.WriteString("\n  tab to queue message")
+			b.WriteString("› " + indentRows(comp) + "\n\n  gpt-5 default · ~/work")
+			if working {
+				b.WriteString("\n  tab to queue message")
+			}
 		}
 	case "opencode":
 		if m.queued > 0 {
 			b.WriteString("QUEUED " + q + "\n")
 		}
+		// OpenCode 1.18.33: a box with a "┃" border: a blank row, the
+		// text (or the placeholder), a blank row, the agent and model,
+		// the "╹▀▀▀" bottom; the footer below it.
 		if comp == "" {
-			b.WriteString(`Ask anything… "Fix a TODO in the codebase"`)
-		} else {
-			b.WriteString(comp)
+			comp = `Ask anything… "Fix a TODO in the codebase"`
 		}
+		b.WriteString("┃\n┃  " + strings.ReplaceAll(comp, "\n", "\n┃  ") + "\n┃\n┃  Build · model\n╹" + strings.Repeat("▀", 79) + "\n")
 		if working {
-			b.WriteString("\nesc interrupt")
+			b.WriteString("  ⬝⬝⬝⬝⬝⬝⬝⬝  esc interrupt")
 		}
+		b.WriteString("  tab agents  ctrl+p commands")
 	case "pi":
 		if working {
 			b.WriteString("Working...\n")

@@ -1,0 +1,52 @@
+package outbox
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+)
+
+// Token returns this process's owner token, creating and locking its
+// owner file on first use.
+func (s *Store) Token() (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.token != "" {
+		return s.token, nil
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	tok := hex.EncodeToString(b[:])
+	path := filepath.Join(s.Dir, "owner."+tok)
+	f, err := holdOwner(path)
+	if err != nil {
+		return "", err
+	}
+	s.token, s.alive, s.ownPath = tok, f, path
+	return tok, nil
+}
+
+// Release gives up this process's ownership: its held messages are then
+// delivered by any other process serving the same Herdr (and by this
+// one, as orphans). Tests call it to play a crash.
+func (s *Store) Release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.alive != nil {
+		s.alive.Close()
+		_ = os.Remove(s.ownPath)
+		s.alive, s.token, s.ownPath = nil, "", ""
+	}
+}
+
+// OwnerAlive reports whether the process of owner token tok still runs.
+func (s *Store) OwnerAlive(tok string) bool {
+	s.mu.Lock()
+	own := s.token
+	s.mu.Unlock()
+	if tok == own && own != "" {
+		return true
+	}
+	return ownerHeld(filepath.Join(s.Dir, "owner."+tok))
+}

@@ -1,0 +1,162 @@
+package outbox
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// A crash between End's two steps (the ended record written, the held or
+// typing file not yet removed) leaves both: the message is listed ended
+// only, Prune finishes the removal, and once the ended record is pruned
+// or forgotten the message does not show held again.
+func TestEndCutShort(t *testing.T) {
+	for _, state := range []byte{StateHeld, StateTyping} {
+		for _, then := range []string{"prune", "forget", "prune-expired"} {
+			t.Run(string(state)+" "+then, func(t *testing.T) {
+				s := open(t)
+				m := mustAdd(t, s, msg("m", "rev", "brain", "hello"), t0)
+				mustAdd(t, s, msg("other", "rev", "brain", "x"), t0.Add(time.Second))
+				// The message is also a request: its record is not a held
+				// file, and nothing here removes it.
+				if _, err := s.AddRequest(Request{ID: "m", To: "rev", From: "brain", TargetKey: "term_rev", FromKey: "term_brain", Expires: t0.Add(time.Hour)}, t0); err != nil {
+					t.Fatal(err)
+				}
+				if state == StateTyping {
+					if err := s.Claim(&m); err != nil {
+						t.Fatal(err)
+					}
+				}
+				// End's first step only.
+				ended := m
+				ended.End, ended.Ended, ended.Text = EndCancelled, t0, ""
+				if err := s.write(fileName(m.Seq, m.Target, m.Sender, m.Owner, m.ID, StateEnded), ended); err != nil {
+					t.Fatal(err)
+				}
+				if got := ids(list(t, s)); got != "m/e other/h m/q" {
+					t.Fatalf("List = %s, want m ended only (and its request)", got)
+				}
+				if e, _ := s.Find("m"); e.State != StateEnded {
+					t.Errorf("Find = %c", e.State)
+				}
+				switch then {
+				case "prune":
+					s.Prune(t0)
+				case "prune-expired":
+					age(t, s, "m", 2*EndedTTL)
+					s.Prune(time.Now())
+				case "forget":
+					e, _ := s.Find("m")
+					if err := s.Forget(e); err != nil {
+						t.Fatal(err)
+					}
+				}
+				want := map[string]string{"prune": "m/e other/h m/q", "prune-expired": "other/h m/q", "forget": "other/h m/q"}[then]
+				if got := ids(list(t, s)); got != want {
+					t.Errorf("after %s: List = %s, want %s", then, got, want)
+				}
+				if names := dirNames(t, s); slices.ContainsFunc(names, func(n string) bool {
+					e, ok := parseName(n)
+					return ok && e.ID == "m" && e.Held()
+				}) {
+					t.Errorf("after %s the %c file is still there: %q", then, state, names)
+				}
+			})
+		}
+	}
+}
+
+// age sets the modification time of every file of message id to d ago.
+func age(t *testing.T, s *Store, id string, d time.Duration) {
+	t.Helper()
+	for _, n := range dirNames(t, s) {
+		if e, ok := parseName(n); ok && e.ID == id {
+			old := time.Now().Add(-d)
+			if err := os.Chtimes(filepath.Join(s.Dir, n), old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+func dirNames(t *testing.T, s *Store) []string {
+	t.Helper()
+	d, err := os.ReadDir(s.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, de := range d {
+		out = append(out, de.Name())
+	}
+	return out
+}
+
+// Prune removes temporary files older than a minute and ended records
+// older than EndedTTL, nothing younger, and never a held message.
+func TestPrune(t *testing.T) {
+	tests := []struct {
+		name  string
+		file  string // "tmp", "ended", "held", "typing", "other"
+		age   time.Duration
+		gone  bool
+		moved bool // the file was written in the future (clock stepped back)
+	}{
+		{name: "fresh tmp", file: "tmp", age: 10 * time.Second},
+		{name: "old tmp", file: "tmp", age: 2 * time.Minute, gone: true},
+		{name: "recent ended", file: "ended", age: EndedTTL - time.Minute},
+		{name: "old ended", file: "ended", age: EndedTTL + time.Minute, gone: true},
+		{name: "ended from the future", file: "ended", age: -time.Hour},
+		{name: "old held", file: "held", age: 100 * EndedTTL},
+		{name: "old typing", file: "typing", age: 100 * EndedTTL},
+		{name: "foreign file", file: "other", age: 100 * EndedTTL},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := open(t)
+			m := mustAdd(t, s, msg("m", "rev", "brain", "x"), t0)
+			var path string
+			switch tt.file {
+			case "tmp":
+				f, err := os.CreateTemp(s.Dir, ".tmp-*")
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.Close()
+				path = f.Name()
+			case "ended":
+				if err := s.End(m, EndExpired, t0); err != nil {
+					t.Fatal(err)
+				}
+				e, _ := s.Find("m")
+				path = filepath.Join(s.Dir, e.name)
+			case "typing":
+				if err := s.Claim(&m); err != nil {
+					t.Fatal(err)
+				}
+				path = filepath.Join(s.Dir, m.name)
+			case "held":
+				path = filepath.Join(s.Dir, m.name)
+			case "other":
+				path = filepath.Join(s.Dir, "README")
+				if err := os.WriteFile(path, nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			now := time.Now()
+			old := now.Add(-tt.age)
+			if err := os.Chtimes(path, old, old); err != nil {
+				t.Fatal(err)
+			}
+			s.Prune(now)
+			_, err := os.Stat(path)
+			if gone := errors.Is(err, fs.ErrNotExist); gone != tt.gone {
+				t.Errorf("%s aged %v: removed %v, want %v", tt.file, tt.age, gone, tt.gone)
+			}
+		})
+	}
+}
