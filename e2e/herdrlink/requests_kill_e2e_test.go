@@ -37,7 +37,7 @@ func (p killPlan) String() string {
 func randomPlan(r *rand.Rand) killPlan {
 	return killPlan{
 		working: r.IntN(2) == 0, idleAt: time.Duration(200+r.IntN(1000)) * time.Millisecond,
-		reply: r.IntN(2) == 0, killAt: time.Duration(r.IntN(1500)) * time.Millisecond,
+		reply: r.IntN(2) == 0, killAt: time.Duration(r.IntN(2500)) * time.Millisecond,
 		victims: []string{"sender", "recipient", "both", "sender"}[r.IntN(4)], restart: r.IntN(2) == 0,
 	}
 }
@@ -255,7 +255,7 @@ func runKillTrial(srv *sockettest.Server, w *sockettest.World, p killPlan) killR
 
 // phase names what the trial's request is doing by its store entries:
 // none yet, held, being typed, recorded (not known typed), pending
-// (typed), answered.
+// (typed), answered; a notice held (h) or being typed (t).
 func phase(store trialStore) string {
 	ents, err := store.list()
 	if err != nil {
@@ -264,6 +264,8 @@ func phase(store trialStore) string {
 	ph := "none"
 	for _, e := range ents {
 		switch {
+		case strings.HasPrefix(e.ID, "n_") && e.Held():
+			return "notice " + string(e.State)
 		case e.State == outbox.StateTyping:
 			return "typing"
 		case e.State == outbox.StateHeld:
