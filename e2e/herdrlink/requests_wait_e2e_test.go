@@ -116,7 +116,7 @@ func TestWaitOverMCP(t *testing.T) {
 	start := time.Now()
 	got := ask("3", "tools/call", fmt.Sprintf(`{"name":"herdr_link","arguments":{"action":"wait","arguments":{"id":%q,"timeout_s":0.5}}}`, id)).result(t)
 	took := time.Since(start)
-	if got["state"] != "pending" || got["id"] != id || got["peer"] != "slow" || took < 500*time.Millisecond || took > 1500*time.Millisecond {
+	if got["state"] != "pending" || got["id"] != id || got["peer"] != "slow" || took < 500*time.Millisecond || took > 3*time.Second {
 		t.Fatalf("wait with timeout_s 0.5: %v after %v", got, took)
 	}
 	t.Logf("pending after %v (timeout_s 0.5)", took.Round(time.Millisecond))
