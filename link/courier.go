@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/outbox"
-	"github.com/herdr-link/herdr-link/socket"
 )
 
 // Timing of the courier.
@@ -249,34 +248,10 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 		lease.Unlock()
 		return 0, false
 	}
-	// A delivery once begun is not cut short by the courier's end: the
-	// operation deadline and the watch's budget bound it.
-	ctx = context.WithoutCancel(ctx)
-	hctx, cancel := l.bound(ctx)
-	defer cancel()
-	a, err := l.Herdr.GetAgent(hctx, m.PaneID)
-	switch {
-	case errors.Is(err, socket.ErrAgentNotFound):
-		l.endAll(t, outbox.EndGone) // under the lock: one process ends them
+	a, next, keep, ready := l.probeHeld(ctx, t, m)
+	if !ready {
 		lease.Unlock()
-		return 0, false
-	case err != nil:
-		lease.Unlock()
-		l.log().Debug("courier probe failed", "pane_id", m.PaneID, "err", err)
-		return poll, true
-	case m.TerminalID != "" && a.TerminalID != m.TerminalID,
-		m.Kind != "" && a.Kind != "" && a.Kind != m.Kind,
-		a.WorkspaceID != m.WorkspaceID:
-		l.endAll(t, outbox.EndGone)
-		lease.Unlock()
-		return 0, false
-	case !Takes(a):
-		lease.Unlock()
-		return poll, true
-	}
-	if c, err := l.composer(hctx, a); err == nil && c == ComposerDraft {
-		lease.Unlock()
-		return min(poll, draftPoll), true
+		return next, keep
 	}
 	batch := l.claim(t, m)
 	if len(batch) == 0 {
@@ -284,6 +259,11 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 		return poll, true
 	}
 	l.crash("claimed")
+	// A delivery once begun is not cut short by the courier's end: the
+	// operation deadline and the watch's budget bound it.
+	ctx = context.WithoutCancel(ctx)
+	hctx, cancel := l.bound(ctx)
+	defer cancel()
 	if err := lease.Begin(untilDeadline(hctx)); err != nil {
 		// Broken while this process was stopped: another delivery's turn.
 		// The claim stays on disk, as a typer that died would leave it:
@@ -299,10 +279,15 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 	for _, m := range batch {
 		text.WriteString(m.Text)
 	}
-	d, err := l.typeHeld(ctx, hctx, a, m.ID, text.String(), lease)
+	// The lock is released only once the outcome is on disk: a courier
+	// that took it between the release and the record would find the
+	// claim and end the message as may-have-been-delivered.
+	sl := &settleFirst{Lease: lease}
+	d, err := l.typeHeld(ctx, hctx, a, m.ID, text.String(), sl)
 	for _, m := range batch {
 		l.settle(m, d, err)
 	}
+	sl.settled()
 	return poll, true
 }
 
