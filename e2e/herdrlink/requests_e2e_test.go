@@ -67,10 +67,10 @@ func reqServer(t *testing.T) (*sockettest.Server, *sockettest.World) {
 }
 
 // freshStore empties the outbox of srv's socket before any server of it
-// starts. The store is keyed by the socket's device and inode, which a
-// simulator of an earlier test may have had; and the simulator's terminal
-// ids are the same in every run, so what that one left (held messages,
-// requests, notices) would be served to this one's agents.
+// starts: the simulator's terminal ids are the same in every run, so a
+// store an earlier simulator of the same socket identity left (held
+// messages, requests, notices) would be served to this one's agents, and
+// the counts of these tests assume none.
 func freshStore(t *testing.T, srv *sockettest.Server) {
 	t.Helper()
 	st, err := reqStore(srv)
