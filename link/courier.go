@@ -124,31 +124,30 @@ type courier struct {
 // step serves every target and request that is due, and returns how long
 // until the next one is.
 func (c *courier) step(ctx context.Context) time.Duration {
+	a := serveDue(c.targets, func(t *courierTarget) *time.Time { return &t.due },
+		func(t *courierTarget) (time.Duration, bool) { return c.l.deliverNext(ctx, t) })
+	b := serveDue(c.requests, func(r *watchedRequest) *time.Time { return &r.due },
+		func(r *watchedRequest) (time.Duration, bool) { return c.l.watchRequest(ctx, r) })
+	return min(a, b)
+}
+
+// serveDue calls serve for every item of m whose due time has come, sets
+// its next due time from serve's answer or drops it when serve says it is
+// done, and returns how long until the next item is due.
+func serveDue[T any](m map[string]*T, due func(*T) *time.Time, serve func(*T) (time.Duration, bool)) time.Duration {
 	wait := time.Hour
-	for h, t := range c.targets {
-		if time.Now().Before(t.due) {
-			wait = min(wait, time.Until(t.due))
+	for k, it := range m {
+		d := due(it)
+		if time.Now().Before(*d) {
+			wait = min(wait, time.Until(*d))
 			continue
 		}
-		next, keep := c.l.deliverNext(ctx, t)
+		next, keep := serve(it)
 		if !keep {
-			delete(c.targets, h)
+			delete(m, k)
 			continue
 		}
-		t.due = time.Now().Add(next)
-		wait = min(wait, next)
-	}
-	for id, r := range c.requests {
-		if time.Now().Before(r.due) {
-			wait = min(wait, time.Until(r.due))
-			continue
-		}
-		next, keep := c.l.watchRequest(ctx, r)
-		if !keep {
-			delete(c.requests, id)
-			continue
-		}
-		r.due = time.Now().Add(next)
+		*d = time.Now().Add(next)
 		wait = min(wait, next)
 	}
 	return wait

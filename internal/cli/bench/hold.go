@@ -92,7 +92,8 @@ func startHold(exe string, idle, working int) (*holdServer, error) {
 		return nil, err
 	}
 	ctx := context.Background()
-	if _, err := c.Initialize(ctx, "2025-06-18"); err == nil {
+	_, err = c.Initialize(ctx, "2025-06-18")
+	if err == nil {
 		_, err = c.CallTool(ctx, "herdr_link", nil)
 	}
 	if err != nil {
