@@ -85,6 +85,15 @@ func lockKey(a Agent) string {
 // else held.
 func (l *Link) sendIdle(ctx, hctx context.Context, s snapshot, target Agent, env Envelope, text string, req SendRequest) (SendResult, error) {
 	res := SendResult{Status: "sent", ID: env.ID, To: env.To}
+	// Messages held for the target already: this one waits behind them
+	// (holding needs no lock; the check is made again under it below, for
+	// one held meanwhile). A send right after another to a busy target
+	// thus never waits for the lock a courier's probe holds.
+	if l.Outbox != nil {
+		if n, err := l.queuedFor(lockKey(target)); err == nil && n > 0 {
+			return l.holdRequest(s, target, env, text, req, "messages held before")
+		}
+	}
 	lease, ok, err := l.tryLock(hctx, target)
 	if err != nil {
 		return SendResult{}, err
@@ -111,7 +120,7 @@ func (l *Link) sendIdle(ctx, hctx context.Context, s snapshot, target Agent, env
 		lease.Unlock()
 		return SendResult{}, err
 	}
-	d, err := l.typeLocked(ctx, hctx, target, env, text, lease)
+	d, err := l.typeLocked(ctx, hctx, target, env, text, lease, rec)
 	if refusedBusy(err) {
 		// Herdr saw the target blocked after our look: nothing was
 		// typed; the message waits like any other.
@@ -240,8 +249,7 @@ func (l *Link) hold(s snapshot, target Agent, env Envelope, text, why string) (S
 		PaneID: target.PaneID, TerminalID: target.TerminalID, Kind: target.Kind, WorkspaceID: target.WorkspaceID,
 		FromPane: s.self.PaneID, FromKind: s.self.Kind, FromWorkspace: s.self.WorkspaceID, Text: text,
 	}
-	m, err := l.Outbox.Add(m, now)
-	if err != nil {
+	if _, err := l.Outbox.Add(m, now); err != nil {
 		return SendResult{}, l.outboxError(err)
 	}
 	l.log().Info("held", "id", env.ID, "to", env.To, "pane_id", target.PaneID, "why", why, "bytes", len(text))

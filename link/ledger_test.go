@@ -29,15 +29,6 @@ func notices(e courierEnv, pane string) []link.Notice {
 	return out
 }
 
-func outcome(t *testing.T, l *link.Link, id string) string {
-	t.Helper()
-	r, err := l.WaitReply(context.Background(), id, time.Millisecond, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r.State
-}
-
 // A request answered through the recipient's own herdr-link ends replied:
 // no notice; the sender's peers list it as awaited until then.
 func TestRequestReplied(t *testing.T) {

@@ -88,7 +88,8 @@ func (s *Store) AddRequest(r Request, now time.Time) (Request, error) {
 	return r, nil
 }
 
-// writeNew stores b as the new file name atomically.
+// writeNew stores b as file name atomically: written to a temporary
+// file, then renamed into place (a reader sees all of it or nothing).
 func (s *Store) writeNew(name string, b []byte) error {
 	f, err := os.CreateTemp(s.Dir, ".tmp-*")
 	if err != nil {
@@ -96,9 +97,8 @@ func (s *Store) writeNew(name string, b []byte) error {
 	}
 	tmp := f.Name()
 	_, werr := f.Write(b)
-	serr := f.Sync()
 	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
+	if err := errors.Join(werr, cerr); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("outbox: write: %w", err)
 	}
@@ -190,7 +190,7 @@ func rewrite(f *os.File, r Request) error {
 	if err := f.Truncate(int64(len(b))); err != nil {
 		return fmt.Errorf("outbox: %w", err)
 	}
-	return f.Sync()
+	return nil
 }
 
 // MarkTyped records that the pending request of e was typed at at, the

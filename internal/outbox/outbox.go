@@ -15,7 +15,9 @@
 // delivery lock, recorded before the prompt) or e (ended without being
 // typed, or typed with its fate unknown; the record says why). A file's
 // content is written once, to a temporary name, and renamed into place:
-// a reader sees a whole record or none.
+// a reader sees a whole record or none. Nothing is synced to disk: the
+// store outlives processes, not the machine (a Herdr that restarts has a
+// new socket identity, hence a new store; its panes are gone anyway).
 //
 // Exactly once: only a process holding the target's delivery lock moves
 // a message from h to t, and it does so before it types. A t file that a
@@ -69,8 +71,9 @@ const (
 	DefaultMaxPerTarget = 64
 	DefaultMaxMessages  = 1024
 	DefaultMaxBytes     = 64 << 20
-	// EndedTTL is how long an ended record is kept for its sender.
-	EndedTTL = time.Hour
+	// EndedTTL is how long an ended record is kept: for a late wait on its
+	// request, the operator's list, and as the tombstone of a typed notice.
+	EndedTTL = 10 * time.Minute
 )
 
 // Errors.
@@ -286,29 +289,13 @@ func (s *Store) Add(m Message, now time.Time) (Message, error) {
 	return m, nil
 }
 
-// write stores m under name atomically: a temporary file, synced, renamed.
+// write stores m under name atomically (see writeNew).
 func (s *Store) write(name string, m Message) error {
 	b, err := jsonx.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("outbox: %w", err)
 	}
-	f, err := os.CreateTemp(s.Dir, ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("outbox: %w", err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(b)
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("outbox: write: %w", err)
-	}
-	if err := os.Rename(tmp, filepath.Join(s.Dir, name)); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("outbox: %w", err)
-	}
-	return nil
+	return s.writeNew(name, b)
 }
 
 // Read returns the message of entry e with its content.
@@ -341,9 +328,6 @@ func (s *Store) Claim(m *Message) error {
 			return ErrNotFound
 		}
 		return fmt.Errorf("outbox: claim: %w", err)
-	}
-	if err := syncDir(s.Dir); err != nil {
-		return err
 	}
 	m.name, m.State = name, StateTyping
 	return nil
