@@ -303,7 +303,8 @@ func WaitLimitTable(ws []*WaitLimit) string {
 		saw = strings.ReplaceAll(strings.ReplaceAll(saw, "|", `\|`), "\n", " ")
 		verdict := w.Verdict()
 		if w.Err != "" {
-			verdict += "; " + strings.ReplaceAll(firstLine(w.Err), "|", `\|`)
+			first, _, _ := strings.Cut(w.Err, "\n")
+			verdict += "; " + strings.ReplaceAll(first, "|", `\|`)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s |\n",
 			w.Display, w.Version, w.Mode, w.Probe, w.Via, tok, w.Progress, d(w.Answered), canc, d(w.ModelAfter), saw, verdict)
