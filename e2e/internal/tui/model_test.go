@@ -2,6 +2,7 @@ package tui_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/herdr-link/herdr-link/internal/mcpclient"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
+	"github.com/herdr-link/herdr-link/socket/sockettest/receiver"
 	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
@@ -26,9 +28,9 @@ const modelTurnMS = 3000
 
 // modelWorld is the scenario's world: the modelled reviewer of kind (one
 // behaviour flipped when flip says so) and the sender panes.
-func modelWorld(t *testing.T, kind string, sc Scenario, flip string) *sockettest.World {
+func modelWorld(t *testing.T, kind string, sc Scenario, flip string, m mishap) *sockettest.World {
 	t.Helper()
-	agent := &sockettest.AgentSpec{Kind: kind, Name: "reviewer", Status: "idle", Draft: sc.Draft, TurnMS: modelTurnMS}
+	agent := &sockettest.AgentSpec{Kind: kind, Name: "reviewer", Status: "idle", Draft: sc.Draft, TurnMS: modelTurnMS, SwallowEnters: m.swallow, PlaceholderEnters: m.placeholder}
 	switch {
 	case flip == "":
 	case flip == "stuck":
@@ -54,10 +56,11 @@ func modelWorld(t *testing.T, kind string, sc Scenario, flip string) *sockettest
 
 // playModel runs sc against the simulator's modelled receiving end of
 // kind, with the same herdr-link senders as against the real TUIs, and
-// reads the outcome from the pane's submissions.
-func playModel(t *testing.T, kind string, sc Scenario, flip string) (Outcome, []sent) {
+// reads the outcome from the pane's submissions; m is the mishaps the
+// model is to have (none for the table's own outcome).
+func playModel(t *testing.T, kind string, sc Scenario, flip string, m mishap) (Outcome, []sent) {
 	t.Helper()
-	w := modelWorld(t, kind, sc, flip)
+	w := modelWorld(t, kind, sc, flip, m)
 	srv := simtest.New(t, w)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -103,6 +106,29 @@ func playModel(t *testing.T, kind string, sc Scenario, flip string) (Outcome, []
 		rec.turns = append(rec.turns, tr)
 	}
 	return outcomeOf(sc, rec, w.Prompts(reviewerPane), results), results
+}
+
+// mishap is what a kind's real TUI may do, run to run, with the Enter
+// after a paste (receiver.MaySwallowPasteEnter, MayPlaceholderPasteEnter):
+// how many Enters it swallows, how many submit the paste's placeholder.
+type mishap struct{ swallow, placeholder int }
+
+func (m mishap) String() string {
+	return fmt.Sprintf("%d Enter(s) swallowed, %d submitting the placeholder", m.swallow, m.placeholder)
+}
+
+// mishaps lists the alternatives a row of kind allows for sc.
+func mishaps(kind string, sc Scenario) []mishap {
+	var out []mishap
+	for n := 1; n <= sc.senders(); n++ {
+		if receiver.MaySwallowPasteEnter(kind, sc.Size) {
+			out = append(out, mishap{swallow: n})
+		}
+		if receiver.MayPlaceholderPasteEnter(kind, sc.Size) {
+			out = append(out, mishap{placeholder: n})
+		}
+	}
+	return out
 }
 
 func subsContain(subs []sockettest.Submission, s string) bool {
@@ -191,7 +217,7 @@ func TestModelScenarios(t *testing.T) {
 		for _, sc := range Scenarios {
 			t.Run(kind+"/"+sc.Name, func(t *testing.T) {
 				t.Parallel()
-				got, results := playModel(t, kind, sc, flip)
+				got, results := playModel(t, kind, sc, flip, mishap{})
 				w := want(t, kind, sc, got, results)
 				for _, d := range got.diff(w, true) {
 					t.Errorf("scenario %s changed for %s (model vs table): %s", sc.Name, kind, d)
@@ -221,7 +247,7 @@ func TestModelFlipIsCaught(t *testing.T) {
 	} {
 		t.Run(tc.kind+"/"+tc.flip, func(t *testing.T) {
 			t.Parallel()
-			got, results := playModel(t, tc.kind, tc.sc, tc.flip)
+			got, results := playModel(t, tc.kind, tc.sc, tc.flip, mishap{})
 			diffs := got.diff(want(t, tc.kind, tc.sc, got, results), false)
 			if !strings.Contains(strings.Join(diffs, "; "), tc.changed) {
 				t.Fatalf("flipping %s gave %q, want a difference %q", tc.flip, diffs, tc.changed)
