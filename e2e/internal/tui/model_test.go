@@ -197,6 +197,13 @@ func want(t *testing.T, host string, sc Scenario, got Outcome, results []sent) O
 		// already over) idle: either value is true.
 		w.Delivery = got.Delivery
 	}
+	if quickTurns[host] && sc.Working && laterSenderTrue(got.Delivery) {
+		// The busy turn of these kinds is short: the queued message may
+		// already have started its own turn when herdr-link looks
+		// (submitted) or not yet (queued); Queued, read from the model
+		// requests, says it waited either way.
+		w.Delivery = got.Delivery
+	}
 	if sc.senders() > 1 && !lockedSenders(results) {
 		t.Logf("%s: this herdr-link has no per-pane delivery lock (issue 16 item 2): the messages may share a turn (here: separate=%v)", sc.Name, got.Separate)
 		w.Separate = got.Separate
