@@ -200,7 +200,7 @@ func (r *rig) play(t *testing.T, sc Scenario) (Outcome, []sent) {
 		}
 	}()
 	// Settle: every message in some finished turn, or the budget.
-	settle, cancelSettle := context.WithTimeout(ctx, 60*time.Second)
+	settle, cancelSettle := context.WithTimeout(ctx, 30*time.Second)
 	defer cancelSettle()
 	_ = r.tap.Wait(settle, func(ts []tui.Turn) bool {
 		for _, s := range results {
@@ -261,8 +261,8 @@ func TestDeliveryIntoTUIs(t *testing.T) {
 				// The fake model's own log agrees: each message is in a
 				// model request's last user message.
 				for _, s := range results {
-					if Expected(string(h), sc).Lost > 0 {
-						break // the table says the message never reaches the model
+					if got.Lost > 0 {
+						break // checked below: a mishap the row allows, or a failure
 					}
 					if !slicesAny(r.fake.Requests(), func(q fakemodel.Request) bool { return q.Main && strings.Contains(q.LastUser, s.id) }) {
 						t.Errorf("scenario %s: the fake model's log has no request whose last user message holds %s", sc.Name, s.id)
