@@ -262,3 +262,35 @@ func TestModelFlipIsCaught(t *testing.T) {
 		})
 	}
 }
+
+// TestModelMishaps: the model with a kind's Enter mishap gives the
+// outcomes the real TUIs showed when they had it (a swallowed Enter: the
+// message stays in the composer, herdr-link reports unconfirmed, or it
+// joins the next message's turn; a placeholder submitted: a turn
+// without the message, reported submitted).
+func TestModelMishaps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs herdr-link processes")
+	}
+	big := Scenarios[4]
+	for _, tc := range []struct {
+		kind string
+		sc   Scenario
+		m    mishap
+		want string
+	}{
+		{"gemini", Scenarios[0], mishap{swallow: 1}, `submitted=false separate=true intact=true queued=false interrupting=false draft_merged=false lost=1 duplicated=0 delivery=["unconfirmed"]`},
+		{"gemini", Scenarios[2], mishap{swallow: 1}, `submitted=true separate=false intact=true queued=false interrupting=false draft_merged=false lost=0 duplicated=0 delivery=["unconfirmed" "submitted"]`},
+		{"qwen", big, mishap{placeholder: 1}, `submitted=false separate=true intact=true queued=false interrupting=false draft_merged=false lost=1 duplicated=0 delivery=["submitted"]`},
+		{"copilot", big, mishap{swallow: 1}, `submitted=false separate=true intact=true queued=false interrupting=false draft_merged=false lost=1 duplicated=0 delivery=["unconfirmed"]`},
+	} {
+		t.Run(tc.kind+"/"+tc.sc.Name+"/"+tc.m.String(), func(t *testing.T) {
+			t.Parallel()
+			got, _ := playModel(t, tc.kind, tc.sc, "", tc.m)
+			// (Which of two senders goes first is up to the race.)
+			if g := got.String(); g != tc.want && strings.ReplaceAll(g, `["submitted" "unconfirmed"]`, `["unconfirmed" "submitted"]`) != tc.want {
+				t.Errorf("got  %s\nwant %s", g, tc.want)
+			}
+		})
+	}
+}
