@@ -121,9 +121,10 @@ func newRig(t *testing.T, h tui.Host) *rig {
 
 // waitOrEnter waits until done holds for the tap's turns. A rig's own
 // prompt (text) still in the composer after first gets one more Enter,
-// logged: Gemini CLI 0.61.0 drops an Enter now and then (the first paste
-// after start, mostly), and the rig needs an agent in use. The measured
-// messages never get one.
+// logged: Gemini CLI 0.61.0 turns the Enter after a paste into a newline
+// now and then (the first paste after start, mostly; see the receiver's
+// gemini kind), and the rig needs an agent in use. The measured messages
+// never get one: their rows allow that mishap instead.
 func (r *rig) waitOrEnter(t *testing.T, ctx context.Context, text string, first time.Duration, done func([]tui.Turn) bool) error {
 	t.Helper()
 	fctx, cancel := context.WithTimeout(ctx, first)

@@ -14,10 +14,11 @@ var moreKinds = map[string]*kind{
 	// ends; a draft merged (glued). It may turn the Enter after a paste
 	// of any size into a newline: a paste into a terminal it has not
 	// found to speak the kitty keyboard protocol is "unsafe", and an
-	// Enter its input handler sees while the paste's 40 ms mark is still
-	// set inserts a newline instead of submitting; the mark is cleared by
-	// a timer and a re-render, which a busy Node process (starting, or a
-	// loaded machine) runs later than Herdr's Enter 300 ms on.
+	// Enter its input handler takes while that paste's 40 ms mark is
+	// still set inserts a newline instead of submitting. Herdr's Enter
+	// comes 300 ms after the paste, but a busy Node process (starting,
+	// or a loaded machine) reads the two together or clears the mark
+	// late (a timer, then a re-render), so the Enter is taken inside it.
 	"gemini": {name: "gemini", queueDelay: 100 * time.Millisecond, latency: linear(400*time.Millisecond, 0),
 		swallowRisk: func(int) bool { return true }, swallowAs: "\n",
 		collapse: func(p piece) bool { return len([]rune(p.text)) > 1000 }},
