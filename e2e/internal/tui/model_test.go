@@ -30,7 +30,7 @@ const modelTurnMS = 3000
 // behaviour flipped when flip says so) and the sender panes.
 func modelWorld(t *testing.T, kind string, sc Scenario, flip string, m mishap) *sockettest.World {
 	t.Helper()
-	agent := &sockettest.AgentSpec{Kind: kind, Name: "reviewer", Status: "idle", Draft: sc.Draft, TurnMS: modelTurnMS, SwallowEnters: m.swallow, PlaceholderEnters: m.placeholder}
+	agent := &sockettest.AgentSpec{Kind: kind, Name: "reviewer", Status: "idle", Draft: sc.Draft, TurnMS: modelTurnMS, SwallowEnters: m.swallow, PlaceholderEnters: m.placeholder, StaleEnters: m.stale}
 	switch {
 	case flip == "":
 	case flip == "stuck":
@@ -111,10 +111,10 @@ func playModel(t *testing.T, kind string, sc Scenario, flip string, m mishap) (O
 // mishap is what a kind's real TUI may do, run to run, with the Enter
 // after a paste (receiver.MaySwallowPasteEnter, MayPlaceholderPasteEnter):
 // how many Enters it swallows, how many submit the paste's placeholder.
-type mishap struct{ swallow, placeholder int }
+type mishap struct{ swallow, placeholder, stale int }
 
 func (m mishap) String() string {
-	return fmt.Sprintf("%d Enter(s) swallowed, %d submitting the placeholder", m.swallow, m.placeholder)
+	return fmt.Sprintf("Enters swallowed %d, submitting the placeholder %d, taken before the paste %d", m.swallow, m.placeholder, m.stale)
 }
 
 // mishaps lists the alternatives a row of kind allows for sc.
@@ -126,6 +126,9 @@ func mishaps(kind string, sc Scenario) []mishap {
 		}
 		if receiver.MayPlaceholderPasteEnter(kind, sc.Size) {
 			out = append(out, mishap{placeholder: n})
+		}
+		if receiver.MayStalePasteEnter(kind, sc.Size) {
+			out = append(out, mishap{stale: n})
 		}
 	}
 	return out
@@ -281,6 +284,7 @@ func TestModelMishaps(t *testing.T) {
 	}{
 		{"gemini", Scenarios[0], mishap{swallow: 1}, `submitted=false separate=true intact=true queued=false interrupting=false draft_merged=false lost=1 duplicated=0 delivery=["unconfirmed"]`},
 		{"gemini", Scenarios[2], mishap{swallow: 1}, `submitted=true separate=false intact=true queued=false interrupting=false draft_merged=false lost=0 duplicated=0 delivery=["unconfirmed" "submitted"]`},
+		{"gemini", Scenarios[3], mishap{stale: 1}, `submitted=false separate=true intact=true queued=false interrupting=false draft_merged=false lost=1 duplicated=0 delivery=["submitted"]`},
 		{"qwen", big, mishap{placeholder: 1}, `submitted=false separate=true intact=true queued=false interrupting=false draft_merged=false lost=1 duplicated=0 delivery=["submitted"]`},
 		{"copilot", big, mishap{swallow: 1}, `submitted=false separate=true intact=true queued=false interrupting=false draft_merged=false lost=1 duplicated=0 delivery=["unconfirmed"]`},
 	} {

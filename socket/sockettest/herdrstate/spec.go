@@ -101,6 +101,9 @@ type AgentSpec struct {
 	// PlaceholderEnters is how many Enters after a paste submit its
 	// placeholder instead of its text (qwen, for a paste of 64 KiB).
 	PlaceholderEnters int `json:"placeholder_enters,omitempty"`
+	// StaleEnters is how many Enters after a paste act on the composer as
+	// it was before the paste (gemini).
+	StaleEnters int `json:"stale_enters,omitempty"`
 	// TurnMS is how long each turn lasts, in ms (0: 1000; negative: turns
 	// never end by themselves).
 	TurnMS int `json:"turn_ms,omitempty"`
@@ -331,7 +334,7 @@ func (w *World) occupy(t *terminal, a *AgentSpec) error {
 	if t.label == nil {
 		return nil
 	}
-	b := Behaviour{Stuck: a.Stuck, SwallowEnters: a.SwallowEnters, PlaceholderEnters: a.PlaceholderEnters, TurnTime: time.Duration(a.TurnMS) * time.Millisecond, BracketedPaste: a.BracketedPaste}
+	b := Behaviour{Stuck: a.Stuck, SwallowEnters: a.SwallowEnters, PlaceholderEnters: a.PlaceholderEnters, StaleEnters: a.StaleEnters, TurnTime: time.Duration(a.TurnMS) * time.Millisecond, BracketedPaste: a.BracketedPaste}
 	if a.SubmitMS != nil {
 		if *a.SubmitMS < 0 {
 			return fmt.Errorf("submit_ms %d is negative", *a.SubmitMS)

@@ -19,8 +19,11 @@ var moreKinds = map[string]*kind{
 	// comes 300 ms after the paste, but a busy Node process (starting,
 	// or a loaded machine) reads the two together or clears the mark
 	// late (a timer, then a re-render), so the Enter is taken inside it.
+	// The same lag can leave its input handler with the composer as it
+	// was before the paste: an Enter then submits a draft alone (the
+	// paste is cleared with it), or does nothing in an empty composer.
 	"gemini": {name: "gemini", queueDelay: 100 * time.Millisecond, latency: linear(400*time.Millisecond, 0),
-		swallowRisk: func(int) bool { return true }, swallowAs: "\n",
+		swallowRisk: func(int) bool { return true }, swallowAs: "\n", staleRisk: true,
 		collapse: func(p piece) bool { return len([]rune(p.text)) > 1000 }},
 	// Qwen Code 0.24.4 (a Gemini CLI fork): queued while working; a
 	// draft and the paste glued; 0.6–1.2 s from Enter to the request. A
@@ -58,6 +61,13 @@ func MaySwallowPasteEnter(kind string, n int) bool {
 // Behaviour.PlaceholderEnters).
 func MayPlaceholderPasteEnter(kind string, n int) bool {
 	return MaySwallowPasteEnter(kind, n) && kinds[kind].placeholderRisk
+}
+
+// MayStalePasteEnter reports whether the real TUI of kind may take the
+// Enter after a paste of n bytes as if the paste had not come yet (the
+// model with Behaviour.StaleEnters).
+func MayStalePasteEnter(kind string, n int) bool {
+	return MaySwallowPasteEnter(kind, n) && kinds[kind].staleRisk
 }
 
 // pasteEnterAtRisk: the composer ends with a paste whose Enter the kind
