@@ -41,6 +41,48 @@ func BenchmarkResolvePeers(b *testing.B) {
 	}
 }
 
+// BenchmarkSendWhen: a send to an idle target with "when": "idle" (its
+// look under the lock: agent.get, pane.read, the outbox) against "now";
+// both record the request. Between sends (timer stopped) the target's
+// short turn ends, so each send finds it idle with an empty composer.
+func BenchmarkSendWhen(b *testing.B) {
+	for _, w := range []link.When{link.WhenNow, link.WhenIdle} {
+		b.Run("when="+w.String(), func(b *testing.B) {
+			world, err := sockettest.ParseWorld([]byte(`{"workspaces":[{"id":"w1","tabs":[{"id":"w1:t1","panes":[
+ {"id":"w1:p1","agent":{"kind":"claude","name":"brain","status":"idle"}},
+ {"id":"w1:p2","agent":{"kind":"claude","name":"quick","status":"idle","turn_ms":2,"submit_ms":1}}]}]}]}`))
+			if err != nil {
+				b.Fatal(err)
+			}
+			srv := sockettest.NewServer(world)
+			srv.SubmitDelay = time.Millisecond
+			defer srv.Close()
+			st, err := outbox.Open(b.TempDir(), "bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			l := &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1", Outbox: st, SubmitHold: time.Millisecond}
+			ctx := context.Background()
+			b.ReportAllocs()
+			sent := 0
+			for b.Loop() {
+				b.StopTimer()
+				// The last send's turn has started and ended.
+				for a, _ := world.Agent("w1:p2"); len(world.Submissions("w1:p2")) < sent || a.AgentStatus != "idle"; a, _ = world.Agent("w1:p2") {
+					time.Sleep(time.Millisecond)
+				}
+				_ = l.Wait(ctx)
+				sent++
+				b.StartTimer()
+				r, err := l.Send(ctx, link.SendRequest{To: "quick", Message: "benchmark", When: w})
+				if err != nil || r.Delivery == link.DeliveryHeld {
+					b.Fatal(r, err)
+				}
+			}
+		})
+	}
+}
+
 func BenchmarkSend(b *testing.B) {
 	srv := sockettest.NewServer(nil)
 	defer srv.Close()

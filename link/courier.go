@@ -257,8 +257,8 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 	a, err := l.Herdr.GetAgent(hctx, m.PaneID)
 	switch {
 	case errors.Is(err, socket.ErrAgentNotFound):
+		l.endAll(t, outbox.EndGone) // under the lock: one process ends them
 		lease.Unlock()
-		l.endAll(t, outbox.EndGone)
 		return 0, false
 	case err != nil:
 		lease.Unlock()
@@ -267,8 +267,8 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 	case m.TerminalID != "" && a.TerminalID != m.TerminalID,
 		m.Kind != "" && a.Kind != "" && a.Kind != m.Kind,
 		a.WorkspaceID != m.WorkspaceID:
-		lease.Unlock()
 		l.endAll(t, outbox.EndGone)
+		lease.Unlock()
 		return 0, false
 	case !Takes(a):
 		lease.Unlock()
@@ -411,12 +411,33 @@ func (l *Link) oldestHeld(t *courierTarget) (outbox.Message, bool) {
 			_ = l.Outbox.End(m, outbox.EndMaybeDelivered, now)
 		case !now.Before(m.Expires):
 			l.log().Info("held message expired", "id", m.ID, "pane_id", m.PaneID)
-			_ = l.Outbox.End(m, outbox.EndExpired, now)
+			l.endHeld(m, outbox.EndExpired)
 		default:
 			return m, true
 		}
 	}
 	return outbox.Message{}, false
+}
+
+// endHeld ends held message m untyped (the caller holds its target's
+// lock, so one process ends it). Its sender learns of it: a request
+// through its record (the courier following it writes the notice), any
+// other message by a notice written here. Notices themselves end
+// silently.
+func (l *Link) endHeld(m outbox.Message, why string) {
+	if err := l.Outbox.End(m, why, l.now()); err != nil {
+		l.log().Warn("outbox: held message not ended", "id", m.ID, "err", err)
+		return
+	}
+	if m.Notice || l.NoNotices {
+		return
+	}
+	if _, err := l.Outbox.FindRequest(m.ID); err == nil {
+		return
+	}
+	if err := l.holdNotice(m.ID, m.To, heldOutcome(why), m.From, m.FromKey, m.FromPane, m.FromKind, m.FromWorkspace); err != nil {
+		l.log().Warn("notice not written", "id", m.ID, "err", err)
+	}
 }
 
 // endAll ends every message held for t (its target is gone).
@@ -425,14 +446,13 @@ func (l *Link) endAll(t *courierTarget, why string) {
 	if err != nil {
 		return
 	}
-	now := l.now()
 	for _, e := range ents {
 		if e.Target != t.hash || !e.Held() {
 			continue
 		}
 		if m, err := l.Outbox.Read(e); err == nil {
 			l.log().Info("held message ended", "id", m.ID, "pane_id", m.PaneID, "why", why)
-			_ = l.Outbox.End(m, why, now)
+			l.endHeld(m, why)
 		}
 	}
 }

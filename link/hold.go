@@ -111,13 +111,29 @@ func (l *Link) sendIdle(ctx, hctx context.Context, s snapshot, target Agent, env
 		lease.Unlock()
 		return SendResult{}, err
 	}
-	d, err := l.typeLocked(ctx, hctx, target, env, text, lease)
+	d, err := l.typeLocked(ctx, hctx, target, env, text, lease, rec)
+	if refusedBusy(err) {
+		// Herdr saw the target blocked after our look: nothing was
+		// typed; the message waits like any other.
+		if rec != nil {
+			_ = l.Outbox.ForgetRequest(*rec)
+		}
+		return l.holdRequest(s, target, env, text, req, "refused: busy")
+	}
 	l.afterTyping(rec, env, err)
 	if err != nil {
 		return SendResult{}, err
 	}
 	res.Delivery = d
 	return res, nil
+}
+
+// refusedBusy reports whether err is Herdr refusing a prompt, nothing
+// typed, because the target is blocked. (Not ready is not waited for: an
+// agent Herdr cannot prompt stays so.)
+func refusedBusy(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Detail == detailBlocked
 }
 
 // blocker says why target cannot take a message as a turn of its own now
@@ -222,10 +238,9 @@ func (l *Link) hold(s snapshot, target Agent, env Envelope, text, why string) (S
 		ID: env.ID, Expires: now.Add(l.holdFor()),
 		To: env.To, From: env.From, TargetKey: lockKey(target), FromKey: lockKey(*s.self),
 		PaneID: target.PaneID, TerminalID: target.TerminalID, Kind: target.Kind, WorkspaceID: target.WorkspaceID,
-		FromPane: s.self.PaneID, Text: text,
+		FromPane: s.self.PaneID, FromKind: s.self.Kind, FromWorkspace: s.self.WorkspaceID, Text: text,
 	}
-	m, err := l.Outbox.Add(m, now)
-	if err != nil {
+	if _, err := l.Outbox.Add(m, now); err != nil {
 		return SendResult{}, l.outboxError(err)
 	}
 	l.log().Info("held", "id", env.ID, "to", env.To, "pane_id", target.PaneID, "why", why, "bytes", len(text))

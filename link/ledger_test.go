@@ -29,14 +29,6 @@ func notices(e courierEnv, pane string) []link.Notice {
 	return out
 }
 
-func outcome(t *testing.T, l *link.Link, id string) string {
-	t.Helper()
-	r, err := l.WaitReply(context.Background(), id, time.Millisecond, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r.State
-}
 
 // A request answered through the recipient's own herdr-link ends replied:
 // no notice; the sender's peers list it as awaited until then.
@@ -236,5 +228,27 @@ func TestWaitBounds(t *testing.T) {
 	}
 	if strings.Contains(strings.Join(texts, "|"), "w1") {
 		t.Errorf("an id in %q", texts)
+	}
+}
+
+// A held answer (not a request) that ends untyped still reaches its
+// sender as a notice, once.
+func TestHeldAnswerExpiredNotice(t *testing.T) {
+	e := newCourierEnv(t)
+	brain := e.ledgerLink(t, "w1:p1")
+	brain.HoldFor = 50 * time.Millisecond
+	r := mustSend(t, brain, link.SendRequest{To: "busy", Message: "late answer", ReplyTo: "hl_aa_bb"})
+	if r.Delivery != link.DeliveryHeld {
+		t.Fatalf("%+v", r)
+	}
+	time.Sleep(60 * time.Millisecond)
+	run(t, brain)
+	eventually(t, "an expired notice", func() bool { return len(notices(e, "w1:p1")) == 1 })
+	if n := notices(e, "w1:p1")[0]; n.Notice != "expired" || n.About != r.ID || n.Peer != "busy" {
+		t.Errorf("notice %+v", n)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if len(notices(e, "w1:p1")) != 1 || len(e.w.Inputs("w1:p3")) != 0 {
+		t.Errorf("notices %d, typed into busy %q", len(notices(e, "w1:p1")), e.w.Inputs("w1:p3"))
 	}
 }

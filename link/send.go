@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/herdr-link/herdr-link/internal/outbox"
 	"github.com/herdr-link/herdr-link/socket"
 )
 
@@ -76,7 +77,7 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 		lease.Unlock()
 		return SendResult{}, err
 	}
-	delivery, err := l.typeLocked(ctx, hctx, target, env, text, lease)
+	delivery, err := l.typeLocked(ctx, hctx, target, env, text, lease, rec)
 	l.afterTyping(rec, env, err)
 	if err != nil {
 		return SendResult{}, err
@@ -89,9 +90,13 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 // prompt, the occupant check, the confirmation watch in confirm mode,
 // and the release of the lock once Herdr's Enter is past. hctx bounds the
 // prompt; the watch runs on ctx with its own budget.
-func (l *Link) typeLocked(ctx, hctx context.Context, target Agent, env Envelope, text string, lease Lease) (string, error) {
+func (l *Link) typeLocked(ctx, hctx context.Context, target Agent, env Envelope, text string, lease Lease, rec *outbox.Request) (string, error) {
 	typed := func(at time.Time, seq uint64) {
-		l.requestTyped(env.ID, at, seq)
+		if rec != nil {
+			if err := l.Outbox.MarkTyped(rec.Entry(), at, seq); err != nil {
+				l.log().Warn("request: typing not recorded", "id", rec.ID, "err", err)
+			}
+		}
 		if env.ReplyTo != "" {
 			l.markRepliedID(env.ReplyTo, env.From, env.To)
 		}

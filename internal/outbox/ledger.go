@@ -96,9 +96,8 @@ func (s *Store) writeNew(name string, b []byte) error {
 	}
 	tmp := f.Name()
 	_, werr := f.Write(b)
-	serr := f.Sync()
 	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
+	if err := errors.Join(werr, cerr); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("outbox: write: %w", err)
 	}
@@ -190,7 +189,7 @@ func rewrite(f *os.File, r Request) error {
 	if err := f.Truncate(int64(len(b))); err != nil {
 		return fmt.Errorf("outbox: %w", err)
 	}
-	return f.Sync()
+	return nil
 }
 
 // MarkTyped records that the pending request of e was typed at at, the

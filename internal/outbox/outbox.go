@@ -15,7 +15,9 @@
 // delivery lock, recorded before the prompt) or e (ended without being
 // typed, or typed with its fate unknown; the record says why). A file's
 // content is written once, to a temporary name, and renamed into place:
-// a reader sees a whole record or none.
+// a reader sees a whole record or none. Nothing is synced to disk: the
+// store outlives processes, not the machine (a Herdr that restarts has a
+// new socket identity, hence a new store; its panes are gone anyway).
 //
 // Exactly once: only a process holding the target's delivery lock moves
 // a message from h to t, and it does so before it types. A t file that a
@@ -69,8 +71,9 @@ const (
 	DefaultMaxPerTarget = 64
 	DefaultMaxMessages  = 1024
 	DefaultMaxBytes     = 64 << 20
-	// EndedTTL is how long an ended record is kept for its sender.
-	EndedTTL = time.Hour
+	// EndedTTL is how long an ended record is kept: for a late wait on its
+	// request, the operator's list, and as the tombstone of a typed notice.
+	EndedTTL = 10 * time.Minute
 )
 
 // Errors.
@@ -103,8 +106,11 @@ type Message struct {
 	TerminalID  string `json:"terminal_id"`
 	Kind        string `json:"kind"`
 	WorkspaceID string `json:"workspace_id"`
-	// FromPane is the sender's pane at acceptance.
-	FromPane string `json:"from_pane"`
+	// FromPane, FromKind and FromWorkspace are the sender's at acceptance
+	// (for a notice to it).
+	FromPane      string `json:"from_pane"`
+	FromKind      string `json:"from_kind,omitempty"`
+	FromWorkspace string `json:"from_workspace,omitempty"`
 	// Text is what is typed: the wrapped envelope, or a notice.
 	Text string `json:"text"`
 	// Notice marks a notice of herdr-link to the sender of a request:
@@ -295,9 +301,8 @@ func (s *Store) write(name string, m Message) error {
 	}
 	tmp := f.Name()
 	_, werr := f.Write(b)
-	serr := f.Sync()
 	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
+	if err := errors.Join(werr, cerr); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("outbox: write: %w", err)
 	}
@@ -338,9 +343,6 @@ func (s *Store) Claim(m *Message) error {
 			return ErrNotFound
 		}
 		return fmt.Errorf("outbox: claim: %w", err)
-	}
-	if err := syncDir(s.Dir); err != nil {
-		return err
 	}
 	m.name, m.State = name, StateTyping
 	return nil

@@ -19,7 +19,7 @@ import (
 
 const outboxUsage = `Lists the messages held for agents that could not take them yet (working,
 blocked, a draft in the composer), and those that ended untyped within the
-last hour, in the outbox of this Herdr socket (HERDR_SOCKET_PATH, else the
+last ten minutes, in the outbox of this Herdr socket (HERDR_SOCKET_PATH, else the
 socket of HERDR_SESSION or of the default session). The outbox is shared by
 every herdr-link of this user serving that Herdr.
 
@@ -94,7 +94,7 @@ func (c outboxConfig) open() (*outbox.Store, string, error) {
 	if _, err := os.Stat(res.Path); errors.Is(err, fs.ErrNotExist) {
 		return nil, "", fmt.Errorf("no Herdr socket at %s (rule %s): is Herdr running?", res.Path, res.Rule)
 	} else if err != nil {
-		return nil, "", fmt.Errorf("Herdr socket (rule %s): %w", res.Rule, err)
+		return nil, "", fmt.Errorf("the Herdr socket (rule %s): %w", res.Rule, err)
 	}
 	pl := c.locker(res.Path)
 	dir, err := pl.DirPath()
