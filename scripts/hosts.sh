@@ -59,8 +59,11 @@ fi
 # The interactive TUIs (Claude Code, Codex, Gemini CLI, Qwen Code,
 # Copilot CLI) as receivers, in
 # simulator PTY panes (e2e/internal/tui): the delivery scenario table, the
-# simulator's model checked against them, and link.Composer's reading of
-# the Claude Code and Codex composers. Runs with every host, or with
+# simulator's model checked against them, link.Composer's reading of
+# the Claude Code and Codex composers, and the turn scenarios (a working
+# Codex finishes before a held message, a Claude Code draft is sent before
+# one, a Codex's unanswered request ends in a notice typed into the Claude
+# Code that sent it). Runs with every host, or with
 # "tui" among the hosts asked for.
 case ",$only," in
   ,, | *,tui,* | *,claude,* | *,codex,* | *,gemini,* | *,qwen,* | *,copilot,*)
@@ -68,7 +71,7 @@ case ",$only," in
     echo "== interactive TUIs as receivers (e2e/internal/tui)"
     set +e
     HERDR_LINK_HOSTS="$cache" HERDR_LINK_BIN="$cache/bin/herdr-link" \
-      go -C e2e test -count=1 -timeout 30m -run '^(TestTUIRecipes|TestDeliveryIntoTUIs|TestComposerRealTUI)$' -v ./internal/tui/ 2>&1 | tee "$cache/last-tui.log"
+      go -C e2e test -count=1 -timeout 30m -run '^(TestTUIRecipes|TestDeliveryIntoTUIs|TestComposerRealTUI|TestWorkingCodexFinishesFirst|TestClaudeDraftThenMessage|TestCodexHandledNoticeToClaude)$' -v ./internal/tui/ 2>&1 | tee "$cache/last-tui.log"
     tui_status=${PIPESTATUS[0]}
     set -e
     grep -A12 'scenario summary' "$cache/last-tui.log" || true

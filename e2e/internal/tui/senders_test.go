@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,10 @@ import (
 
 	"github.com/herdr-link/herdr-link/e2e/internal/bins"
 )
+
+// debugEnv, when set, shows the senders' herdr-link logs (debug level)
+// on the test's stderr.
+const debugEnv = "HERDR_LINK_TUI_DEBUG"
 
 var senderNames = []string{"brain", "helper"}
 
@@ -52,7 +57,16 @@ func sender(t *testing.T, srv *sockettest.Server, name string) *mcpclient.Client
 		t.Fatalf("no sender %s", name)
 	}
 	env := append(os.Environ(), srv.Env(a.PaneID)...)
-	c, err := mcpclient.Start(herdrLink(t), []string{"serve", "-no-bootstrap", "-log-level", "error"}, env)
+	level := "error"
+	if os.Getenv(debugEnv) != "" {
+		level = "debug"
+	}
+	cmd := exec.Command(herdrLink(t), "serve", "-no-bootstrap", "-log-level", level)
+	cmd.Env = env
+	if os.Getenv(debugEnv) != "" {
+		cmd.Stderr = os.Stderr
+	}
+	c, err := mcpclient.StartCmd(cmd)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -225,7 +225,11 @@ func (t *Tap) forward(w http.ResponseWriter, r *http.Request, body []byte, delay
 			}
 		}
 		if errors.Is(err, io.EOF) {
-			return r.Context().Err() == nil
+			// Every event was written: the host got the whole answer,
+			// even if it hung up before the tap saw the end (Codex
+			// 0.171.0 closes the stream on response.completed, and a
+			// slow tap would otherwise call a finished answer cut).
+			return true
 		}
 		if err != nil {
 			return false
