@@ -100,24 +100,8 @@ func isRule(l string) bool {
 // space a no-break space).
 func claudeComposer(ls []string) ComposerState {
 	// The bottom rule is at most three rows from the end (the footer).
-	bottom := -1
-	for i := len(ls) - 1; i >= 0 && i >= len(ls)-4; i-- {
-		if isRule(ls[i]) {
-			bottom = i
-			break
-		}
-	}
-	if bottom < 1 {
-		return ComposerUnknown
-	}
-	top := -1
-	for i := bottom - 1; i >= 0; i-- {
-		if isRule(ls[i]) {
-			top = i
-			break
-		}
-	}
-	if top < 0 || top+1 == bottom {
+	top, bottom, ok := ruledBox(ls, 4, isRule)
+	if !ok {
 		return ComposerUnknown
 	}
 	first := ls[top+1]
@@ -232,24 +216,8 @@ func opencodeComposer(ls []string) ComposerState {
 // bottom: one blank row between them when empty, text (or "[paste #N M
 // chars]") when not.
 func piComposer(ls []string) ComposerState {
-	bottom := -1
-	for i := len(ls) - 1; i >= 0 && i >= len(ls)-6; i-- {
-		if isPiRule(ls[i]) {
-			bottom = i
-			break
-		}
-	}
-	if bottom < 1 {
-		return ComposerUnknown
-	}
-	top := -1
-	for i := bottom - 1; i >= 0; i-- {
-		if isPiRule(ls[i]) {
-			top = i
-			break
-		}
-	}
-	if top < 0 || top+1 == bottom {
+	top, bottom, ok := ruledBox(ls, 6, isPiRule)
+	if !ok {
 		return ComposerUnknown
 	}
 	for _, l := range ls[top+1 : bottom] {
@@ -284,4 +252,31 @@ func (l *Link) composer(ctx context.Context, target Agent) (ComposerState, error
 		return ComposerUnknown, err
 	}
 	return Composer(target.Kind, screen), nil
+}
+
+// ruledBox finds the last two rows of ls that rule says are rules, the
+// bottom one among the last within rows, with at least one row between
+// them: the rows of a composer drawn between two rules.
+func ruledBox(ls []string, within int, rule func(string) bool) (top, bottom int, ok bool) {
+	bottom = -1
+	for i := len(ls) - 1; i >= 0 && i >= len(ls)-within; i-- {
+		if rule(ls[i]) {
+			bottom = i
+			break
+		}
+	}
+	if bottom < 1 {
+		return 0, 0, false
+	}
+	top = -1
+	for i := bottom - 1; i >= 0; i-- {
+		if rule(ls[i]) {
+			top = i
+			break
+		}
+	}
+	if top < 0 || top+1 == bottom {
+		return 0, 0, false
+	}
+	return top, bottom, true
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/outbox"
-	"github.com/herdr-link/herdr-link/socket"
 )
 
 // Timing of the courier.
@@ -125,31 +124,30 @@ type courier struct {
 // step serves every target and request that is due, and returns how long
 // until the next one is.
 func (c *courier) step(ctx context.Context) time.Duration {
+	a := serveDue(c.targets, func(t *courierTarget) *time.Time { return &t.due },
+		func(t *courierTarget) (time.Duration, bool) { return c.l.deliverNext(ctx, t) })
+	b := serveDue(c.requests, func(r *watchedRequest) *time.Time { return &r.due },
+		func(r *watchedRequest) (time.Duration, bool) { return c.l.watchRequest(ctx, r) })
+	return min(a, b)
+}
+
+// serveDue calls serve for every item of m whose due time has come, sets
+// its next due time from serve's answer or drops it when serve says it is
+// done, and returns how long until the next item is due.
+func serveDue[T any](m map[string]*T, due func(*T) *time.Time, serve func(*T) (time.Duration, bool)) time.Duration {
 	wait := time.Hour
-	for h, t := range c.targets {
-		if time.Now().Before(t.due) {
-			wait = min(wait, time.Until(t.due))
+	for k, it := range m {
+		d := due(it)
+		if time.Now().Before(*d) {
+			wait = min(wait, time.Until(*d))
 			continue
 		}
-		next, keep := c.l.deliverNext(ctx, t)
+		next, keep := serve(it)
 		if !keep {
-			delete(c.targets, h)
+			delete(m, k)
 			continue
 		}
-		t.due = time.Now().Add(next)
-		wait = min(wait, next)
-	}
-	for id, r := range c.requests {
-		if time.Now().Before(r.due) {
-			wait = min(wait, time.Until(r.due))
-			continue
-		}
-		next, keep := c.l.watchRequest(ctx, r)
-		if !keep {
-			delete(c.requests, id)
-			continue
-		}
-		r.due = time.Now().Add(next)
+		*d = time.Now().Add(next)
 		wait = min(wait, next)
 	}
 	return wait
@@ -249,34 +247,10 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 		lease.Unlock()
 		return 0, false
 	}
-	// A delivery once begun is not cut short by the courier's end: the
-	// operation deadline and the watch's budget bound it.
-	ctx = context.WithoutCancel(ctx)
-	hctx, cancel := l.bound(ctx)
-	defer cancel()
-	a, err := l.Herdr.GetAgent(hctx, m.PaneID)
-	switch {
-	case errors.Is(err, socket.ErrAgentNotFound):
-		l.endAll(t, outbox.EndGone) // under the lock: one process ends them
+	a, next, keep, ready := l.probeHeld(ctx, t, m)
+	if !ready {
 		lease.Unlock()
-		return 0, false
-	case err != nil:
-		lease.Unlock()
-		l.log().Debug("courier probe failed", "pane_id", m.PaneID, "err", err)
-		return poll, true
-	case m.TerminalID != "" && a.TerminalID != m.TerminalID,
-		m.Kind != "" && a.Kind != "" && a.Kind != m.Kind,
-		a.WorkspaceID != m.WorkspaceID:
-		l.endAll(t, outbox.EndGone)
-		lease.Unlock()
-		return 0, false
-	case !Takes(a):
-		lease.Unlock()
-		return poll, true
-	}
-	if c, err := l.composer(hctx, a); err == nil && c == ComposerDraft {
-		lease.Unlock()
-		return min(poll, draftPoll), true
+		return next, keep
 	}
 	batch := l.claim(t, m)
 	if len(batch) == 0 {
@@ -284,6 +258,11 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 		return poll, true
 	}
 	l.crash("claimed")
+	// A delivery once begun is not cut short by the courier's end: the
+	// operation deadline and the watch's budget bound it.
+	ctx = context.WithoutCancel(ctx)
+	hctx, cancel := l.bound(ctx)
+	defer cancel()
 	if err := lease.Begin(untilDeadline(hctx)); err != nil {
 		// Broken while this process was stopped: another delivery's turn.
 		// The claim stays on disk, as a typer that died would leave it:
@@ -299,10 +278,15 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 	for _, m := range batch {
 		text.WriteString(m.Text)
 	}
-	d, err := l.typeHeld(ctx, hctx, a, m.ID, text.String(), lease)
+	// The lock is released only once the outcome is on disk: a courier
+	// that took it between the release and the record would find the
+	// claim and end the message as may-have-been-delivered.
+	sl := &settleFirst{Lease: lease}
+	d, err := l.typeHeld(ctx, hctx, a, m.ID, text.String(), sl)
 	for _, m := range batch {
 		l.settle(m, d, err)
 	}
+	sl.settled()
 	return poll, true
 }
 

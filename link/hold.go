@@ -85,6 +85,15 @@ func lockKey(a Agent) string {
 // else held.
 func (l *Link) sendIdle(ctx, hctx context.Context, s snapshot, target Agent, env Envelope, text string, req SendRequest) (SendResult, error) {
 	res := SendResult{Status: "sent", ID: env.ID, To: env.To}
+	// Messages held for the target already: this one waits behind them
+	// (holding needs no lock; the check is made again under it below, for
+	// one held meanwhile). A send right after another to a busy target
+	// thus never waits for the lock a courier's probe holds.
+	if l.Outbox != nil {
+		if n, err := l.queuedFor(lockKey(target)); err == nil && n > 0 {
+			return l.holdRequest(s, target, env, text, req, "messages held before")
+		}
+	}
 	lease, ok, err := l.tryLock(hctx, target)
 	if err != nil {
 		return SendResult{}, err

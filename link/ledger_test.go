@@ -29,7 +29,6 @@ func notices(e courierEnv, pane string) []link.Notice {
 	return out
 }
 
-
 // A request answered through the recipient's own herdr-link ends replied:
 // no notice; the sender's peers list it as awaited until then.
 func TestRequestReplied(t *testing.T) {

@@ -84,6 +84,13 @@ func (l *Link) watchRequest(ctx context.Context, w *watchedRequest) (time.Durati
 		return poll, true
 	}
 	if !w.busy && !moved {
+		if r.TypedSeq == 0 && now.Sub(r.Typed) > l.callTimeout()+l.replyGrace() {
+			// Typed with no state_change_seq known (by a process that
+			// died, or Herdr's answer was lost) and no turn seen since:
+			// none will show. The notice asks the sender to send again.
+			l.endRequest(w.e, outbox.OutcomeHandled)
+			return 0, false
+		}
 		return poll, true // its turn has not shown yet
 	}
 	if w.rest.IsZero() {

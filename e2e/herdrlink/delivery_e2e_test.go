@@ -87,7 +87,17 @@ func senders(t *testing.T, srv *sockettest.Server, w *sockettest.World, n int, f
 }
 
 func send(t *testing.T, s session, to, msg string) sendOutcome {
-	text, isErr, sc := call(t, s, "herdr_link_send", map[string]any{"to": to, "message": msg})
+	return sendWhen(t, s, to, msg, "")
+}
+
+// sendWhen is send with the when argument ("" leaves it out: the
+// default, idle).
+func sendWhen(t *testing.T, s session, to, msg, when string) sendOutcome {
+	args := map[string]any{"to": to, "message": msg}
+	if when != "" {
+		args["when"] = when
+	}
+	text, isErr, sc := call(t, s, "herdr_link_send", args)
 	o := sendOutcome{text: text, isErr: isErr}
 	if sc != nil {
 		o.id, _ = sc["id"].(string)
@@ -96,8 +106,9 @@ func send(t *testing.T, s session, to, msg string) sendOutcome {
 	return o
 }
 
-// sendAll sends one message from each session at once.
-func sendAll(t *testing.T, ss []session, to string) []sendOutcome {
+// sendAll sends one message from each session at once, with when (""
+// for the default).
+func sendAll(t *testing.T, ss []session, to, when string) []sendOutcome {
 	out := make([]sendOutcome, len(ss))
 	start := make(chan struct{})
 	var wg sync.WaitGroup
@@ -106,7 +117,7 @@ func sendAll(t *testing.T, ss []session, to string) []sendOutcome {
 		go func() {
 			defer wg.Done()
 			<-start
-			out[i] = send(t, s, to, fmt.Sprintf("message %d from s%d\nsecond line {\"protocol\":\"herdr-link/1\"}", i, i+1))
+			out[i] = sendWhen(t, s, to, fmt.Sprintf("message %d from s%d\nsecond line {\"protocol\":\"herdr-link/1\"}", i, i+1), when)
 		}()
 	}
 	close(start)
@@ -126,8 +137,9 @@ func waitSubmissions(t *testing.T, w *sockettest.World, pane string, n int) []so
 	return w.Submissions(pane)
 }
 
-// Concurrent senders in separate processes: each message is a turn of its
-// own, holding exactly one intact envelope.
+// Concurrent senders in separate processes sending "now": each message is
+// a turn of its own, holding exactly one intact envelope (a working codex
+// is interrupted by each).
 func TestConcurrentProcessesSeparateTurns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
@@ -144,7 +156,7 @@ func TestConcurrentProcessesSeparateTurns(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%d", tc.target, n), func(t *testing.T) {
 				srv, w := deliveryServer(t)
 				ss := senders(t, srv, w, n)
-				results := sendAll(t, ss, tc.target)
+				results := sendAll(t, ss, tc.target, "now")
 				ids := map[string]int{}
 				for i, r := range results {
 					if r.isErr || !tc.want[r.delivery] || !link.ValidMessageID(r.id) {
@@ -209,22 +221,31 @@ func TestDeliveryValuesEndToEnd(t *testing.T) {
 	for _, tc := range []struct {
 		s      session
 		to     string
+		when   string
 		want   string
 		minDur time.Duration
 		maxDur time.Duration
 	}{
-		{s, "idle-claude", link.DeliverySubmitted, deliveryEnterDelay, 2 * time.Second},
-		{s, "busy-claude", link.DeliveryQueued, 0, time.Second},
-		{s, "busy-codex", link.DeliveryInterrupting, 0, time.Second},
-		{s, "stuck-claude", link.DeliveryUnconfirmed, link.ConfirmBudget(600) - 200*time.Millisecond, link.ConfirmBudget(2000) + 2*time.Second},
-		{fast, "idle-claude", link.DeliveryUnconfirmed, 0, time.Second},
+		{s, "idle-claude", "", link.DeliverySubmitted, deliveryEnterDelay, 2 * time.Second},
+		{s, "idle-claude", "now", link.DeliverySubmitted, deliveryEnterDelay, 2 * time.Second},
+		// "now" types into a working target: queued or interrupting.
+		{s, "busy-claude", "now", link.DeliveryQueued, 0, time.Second},
+		{s, "busy-codex", "now", link.DeliveryInterrupting, 0, time.Second},
+		// The default waits for the turn's end: held, answered at once.
+		{s, "busy-claude", "", link.DeliveryHeld, 0, time.Second},
+		{s, "busy-codex", "idle", link.DeliveryHeld, 0, time.Second},
+		{s, "stuck-claude", "", link.DeliveryUnconfirmed, link.ConfirmBudget(600) - 200*time.Millisecond, link.ConfirmBudget(2000) + 2*time.Second},
+		{fast, "idle-claude", "", link.DeliveryUnconfirmed, 0, time.Second},
 	} {
 		start := time.Now()
-		r := send(t, tc.s, tc.to, "what happened?")
+		r := sendWhen(t, tc.s, tc.to, "what happened?", tc.when)
 		el := time.Since(start)
 		if r.isErr || r.delivery != tc.want || el < tc.minDur || el > tc.maxDur {
-			t.Errorf("send to %s: %+v after %v, want %s", tc.to, r, el, tc.want)
+			t.Errorf("send to %s (when %q): %+v after %v, want %s", tc.to, tc.when, r, el, tc.want)
 		}
+	}
+	if n := w.Interrupts(paneOf(w, "busy-codex")); n != 1 {
+		t.Errorf("busy codex: %d interrupts, want 1 (the \"now\" send only)", n)
 	}
 	// The stuck composer still holds the text: it was typed, never sent.
 	if c, _ := w.Composer(paneOf(w, "stuck-claude")); !strings.Contains(c, "what happened?") && len(link.ExtractAll(c)) != 1 {
@@ -232,8 +253,9 @@ func TestDeliveryValuesEndToEnd(t *testing.T) {
 	}
 }
 
-// A user's draft is merged into the delivered turn, differently per kind;
-// the envelope is always found, intact.
+// Sent "now", a message is typed whatever the composer holds: a user's
+// draft is merged into the delivered turn, differently per kind; the
+// envelope is always found, intact.
 func TestDraftNeverHidesTheEnvelope(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
@@ -241,7 +263,7 @@ func TestDraftNeverHidesTheEnvelope(t *testing.T) {
 	srv, w := deliveryServer(t)
 	s := senders(t, srv, w, 1)[0]
 	for _, to := range []string{"draft-claude", "draft-codex", "draft-opencode", "draft-pi"} {
-		r := send(t, s, to, "the message")
+		r := sendWhen(t, s, to, "the message", "now")
 		if r.isErr {
 			t.Fatalf("%s: %s", to, r.text)
 		}
@@ -267,7 +289,7 @@ func TestCutOffAfterTheWrite(t *testing.T) {
 	call(t, s, "herdr_link", nil)
 	for _, f := range []sockettest.Fault{{DropBeforeResponse: true}, {DropMidResponse: true}, {Garbage: true}, {Hang: true}} {
 		srv.SetFault("agent.prompt", f)
-		r := send(t, s, "idle-claude", "maybe")
+		r := sendWhen(t, s, "idle-claude", "maybe", "now") // typed at once, whatever the target does
 		if !r.isErr || r.text != "SEND_FAILED: Herdr's answer was lost after the message was handed over: it may have been delivered; do not resend blindly" {
 			t.Errorf("prompt fault %+v: %q", f, r.text)
 		}
@@ -298,7 +320,7 @@ func TestLargeMessageConfirmed(t *testing.T) {
 	defer cancel()
 	msg := strings.Repeat("review this line please\n", link.MaxMessageBytes/24)
 	start := time.Now()
-	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "herdr_link_send", Arguments: map[string]any{"to": "draft-codex", "message": msg}})
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "herdr_link_send", Arguments: map[string]any{"to": "draft-codex", "message": msg, "when": "now"}})
 	el := time.Since(start)
 	if err != nil || res.IsError {
 		t.Fatalf("%v %+v", err, res)
@@ -310,106 +332,6 @@ func TestLargeMessageConfirmed(t *testing.T) {
 	subs := w.Submissions(paneOf(w, "draft-codex"))
 	if len(subs) != 1 || len(link.ExtractAll(subs[0].Text)) != 1 || link.ExtractAll(subs[0].Text)[0].Message != msg {
 		t.Fatalf("%d submissions", len(subs))
-	}
-}
-
-// A target that queues input while working (Claude Code) may take several
-// deliveries into the queued turn: each send says queued, each envelope is
-// intact in what the agent finally receives.
-func TestQueuedDeliveriesShareATurnIntact(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns processes")
-	}
-	// Eight senders with a 5 s call deadline: none may wait for the
-	// running turn (it never ends by itself, or takes 20 s), each only for
-	// the Enters before its own. To the working claude all eight queue; to
-	// the idle one with a long turn, the first starts a turn and the other
-	// seven queue behind it.
-	const n = 8
-	for _, target := range []string{"busy-claude", "long-claude"} {
-		t.Run(target, func(t *testing.T) {
-			srv, w := deliveryServer(t)
-			ss := senders(t, srv, w, n, "-timeout", "5s")
-			results := sendAll(t, ss, target)
-			ids := map[string]bool{}
-			queued := 0
-			for i, r := range results {
-				if r.isErr || (r.delivery != link.DeliveryQueued && (target == "busy-claude" || r.delivery != link.DeliverySubmitted)) {
-					t.Fatalf("sender %d: %+v", i+1, r)
-				}
-				if r.delivery == link.DeliveryQueued {
-					queued++
-				}
-				ids[r.id] = true
-			}
-			if target == "long-claude" && queued != n-1 {
-				t.Fatalf("%d of %d queued: %+v", queued, n, results)
-			}
-			pane := paneOf(w, target)
-			time.Sleep(4 * deliveryEnterDelay) // the last Enter is typed
-			if _, q := w.Composer(pane); len(link.ExtractAll(q)) != queued {
-				t.Fatalf("queued input %q", q)
-			}
-			before := len(w.Submissions(pane))
-			if before != n-queued {
-				t.Fatalf("%d submissions while the turn runs", before)
-			}
-			if err := w.SetStatus(pane, "idle"); err != nil { // the running turn ends
-				t.Fatal(err)
-			}
-			subs := waitSubmissions(t, w, pane, before+1)
-			var got []link.Envelope
-			for _, s := range subs {
-				got = append(got, link.ExtractAll(s.Text)...)
-			}
-			if len(got) != n {
-				t.Fatalf("%d envelopes in %d submissions:\n%s", len(got), len(subs), dumpSubs(subs))
-			}
-			for _, e := range got {
-				if !ids[e.ID] || !strings.HasPrefix(e.Message, "message ") || !strings.HasSuffix(e.Message, `second line {"protocol":"herdr-link/1"}`) {
-					t.Fatalf("envelope %+v", e)
-				}
-				delete(ids, e.ID)
-			}
-		})
-	}
-}
-
-// A sender stopped right after a send (its host closes stdin, as `printf
-// … | herdr-link` does) keeps the target's lock until Herdr's Enter is
-// past before it exits: a second sender right after it gets a turn of
-// its own. Herdr's real 300 ms Enter delay and hold.
-func TestLockOutlivesAStoppedSender(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns processes")
-	}
-	w := deliveryWorld(t)
-	srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = 300 * time.Millisecond })
-	hold := []string{"-submit-hold", "400ms"}
-	a := connectArgs(t, srv, paneOf(w, "s1"), append(append(deliveryFlags, hold...), "-delivery", "fast"))
-	b := connectArgs(t, srv, paneOf(w, "s2"), append(deliveryFlags, hold...))
-	call(t, a, "herdr_link", nil)
-	call(t, b, "herdr_link", nil)
-	ra := send(t, a, "idle-claude", "from a")
-	if ra.isErr || ra.delivery != link.DeliveryUnconfirmed {
-		t.Fatalf("a: %+v", ra)
-	}
-	if err := a.Close(); err != nil { // stdin EOF; returns once the process has exited
-		t.Logf("close a: %v", err)
-	}
-	rb := send(t, b, "idle-claude", "from b")
-	if rb.isErr {
-		t.Fatalf("b: %+v", rb)
-	}
-	subs := waitSubmissions(t, w, paneOf(w, "idle-claude"), 2)
-	if len(subs) != 2 {
-		t.Fatalf("%d submissions for 2 sends:\n%s", len(subs), dumpSubs(subs))
-	}
-	for i, want := range []sendOutcome{ra, rb} {
-		envs := link.ExtractAll(subs[i].Text)
-		if len(envs) != 1 || envs[0].ID != want.id {
-			t.Fatalf("submission %d holds %+v:\n%s", i, envs, dumpSubs(subs))
-		}
 	}
 }
 

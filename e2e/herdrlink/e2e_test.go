@@ -160,11 +160,20 @@ func TestEndToEndWithGoSDK(t *testing.T) {
 		t.Fatalf("reviewer's pane: %q", w.Typed("w1:p2"))
 	}
 	reviewer := connect(t, srv, "w1:p2")
-	_, isErr, _ = call(t, reviewer, "herdr_link", map[string]any{"action": "send", "arguments": map[string]any{"to": env.From, "message": "done", "reply_to": env.ID}})
-	if isErr {
-		t.Fatal("reply failed")
+	_, isErr, held := call(t, reviewer, "herdr_link", map[string]any{"action": "send", "arguments": map[string]any{"to": env.From, "message": "done", "reply_to": env.ID}})
+	if isErr || held["delivery"] != link.DeliveryHeld {
+		t.Fatalf("reply to the working brain: %v", held)
 	}
-	back, ok := link.Extract(w.Typed("w1:p1"))
+	// brain's turn ends: the held reply is typed.
+	if err := w.SetStatus("w1:p1", "idle"); err != nil {
+		t.Fatal(err)
+	}
+	var back link.Envelope
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if back, ok = link.Extract(w.Typed("w1:p1")); ok {
+			break
+		}
+	}
 	if !ok || back.ReplyTo != env.ID || back.From != "reviewer" {
 		t.Fatalf("brain's pane: %q", w.Typed("w1:p1"))
 	}
@@ -174,7 +183,7 @@ func TestEndToEndWithGoSDK(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{"herdr_link_send", map[string]any{"to": "stuck", "message": "x"}, "SEND_FAILED: "},
+		{"herdr_link_send", map[string]any{"to": "stuck", "message": "x", "when": "now"}, "SEND_FAILED: "},
 		{"herdr_link_send", map[string]any{"to": "reviewer", "message": "\n"}, "INVALID_ARGUMENT: "},
 		{"herdr_link_close", map[string]any{"agent": "ops"}, "PEER_NOT_FOUND: "},
 	}
@@ -182,6 +191,10 @@ func TestEndToEndWithGoSDK(t *testing.T) {
 		if text, isErr, _ := call(t, brain, c.tool, c.args); !isErr || !strings.HasPrefix(text, c.want) {
 			t.Errorf("%s %v: %q", c.tool, c.args, text)
 		}
+	}
+	// Sent with the default, a message to the blocked agent waits.
+	if _, isErr, sc := call(t, brain, "herdr_link_send", map[string]any{"to": "stuck", "message": "x"}); isErr || sc["delivery"] != link.DeliveryHeld {
+		t.Errorf("send to the blocked agent: %v", sc)
 	}
 	srv.SetFault("", sockettest.Fault{Hang: true})
 	start := time.Now()
@@ -307,7 +320,12 @@ func TestDemoCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out)
 	}
-	for _, want := range []string{`PEER_NOT_FOUND`, `"status":"sent"`, `"delivery":"submitted"`, `"delivery":"queued"`, `(matches: true)`,
+	for _, never := range []string{"interrupting", `"delivery":"queued"`} {
+		if strings.Contains(string(out), never) {
+			t.Errorf("demo output holds %q:\n%s", never, out)
+		}
+	}
+	for _, want := range []string{`PEER_NOT_FOUND`, `"status":"sent"`, `"delivery":"submitted"`, `"delivery":"held"`, `(matches: true)`, "once the reviewer had finished it",
 		"The reviewer's model received 2 separate turns:", "turn 1: 1 envelope(s)", "turn 2: 1 envelope(s)", `"status":"closed"`, `[herdr_link, herdr_link_peers, herdr_link_start, herdr_link_send, herdr_link_wait, herdr_link_close]`,
 		`{"status":"started","agent":"tester","state":"idle"`, `tester's model received its first turn, from "brain"`, `brain's model received tester's reply (reply_to matches: true)`} {
 		if !strings.Contains(string(out), want) {

@@ -24,7 +24,9 @@ var (
 
 // rootsBinary is herdr-link built with -tags herdrlink_e2e: its lock
 // directory's roots come from HERDR_LINK_E2E_LOCK_ROOTS, so a test can
-// pre-empt them as another user would.
+// pre-empt them as another user would, or have a directory of its own;
+// HERDR_LINK_E2E_CRASH_AT makes it kill itself at a step of a held
+// delivery.
 func rootsBinary(t *testing.T) string {
 	t.Helper()
 	e2eBinOnce.Do(func() {

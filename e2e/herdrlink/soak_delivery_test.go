@@ -126,8 +126,22 @@ func TestSoakDefaultDelivery(t *testing.T) {
 			sends++
 		}
 	}
-	// Every delivery is a turn of its own, once.
-	time.Sleep(2 * time.Second) // the last turns start
+	// Every delivery is a turn of its own, once. Messages held for a
+	// busy target are typed after its turn: wait for them.
+	delivered := func() int {
+		n := 0
+		for i := 0; i < soakTargets; i++ {
+			for _, s := range w.Submissions(paneOf(w, fmt.Sprint("t", i))) {
+				n += len(link.ExtractAll(s.Text))
+			}
+		}
+		return n
+	}
+	waited := time.Now()
+	for deadline := time.Now().Add(60 * time.Second); delivered() < len(sent) && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	}
+	t.Logf("the last held message was typed %v after the last call", time.Since(waited).Round(time.Millisecond))
+	time.Sleep(time.Second) // nothing more arrives
 	seen := map[string]int{}
 	turns, merged := 0, 0
 	for i := 0; i < soakTargets; i++ {

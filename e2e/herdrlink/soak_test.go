@@ -64,7 +64,9 @@ func TestSoakBinary(t *testing.T) {
 			case 0:
 				name = "herdr_link_peers"
 			case 1:
-				name, args = "herdr_link_send", map[string]any{"to": "reviewer", "message": fmt.Sprint("m", i)}
+				// "now": every send is typed, none waits in the outbox
+				// for the reviewer's turns (its bounds would refuse most).
+				name, args = "herdr_link_send", map[string]any{"to": "reviewer", "message": fmt.Sprint("m", i), "when": "now"}
 			case 2:
 				name, args = "herdr_link", map[string]any{"action": "send", "to": "ops", "message": "x"}
 			case 3:

@@ -88,7 +88,8 @@ func (s *Store) AddRequest(r Request, now time.Time) (Request, error) {
 	return r, nil
 }
 
-// writeNew stores b as the new file name atomically.
+// writeNew stores b as file name atomically: written to a temporary
+// file, then renamed into place (a reader sees all of it or nothing).
 func (s *Store) writeNew(name string, b []byte) error {
 	f, err := os.CreateTemp(s.Dir, ".tmp-*")
 	if err != nil {

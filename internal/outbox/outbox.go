@@ -289,28 +289,13 @@ func (s *Store) Add(m Message, now time.Time) (Message, error) {
 	return m, nil
 }
 
-// write stores m under name atomically: a temporary file, synced, renamed.
+// write stores m under name atomically (see writeNew).
 func (s *Store) write(name string, m Message) error {
 	b, err := jsonx.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("outbox: %w", err)
 	}
-	f, err := os.CreateTemp(s.Dir, ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("outbox: %w", err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(b)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("outbox: write: %w", err)
-	}
-	if err := os.Rename(tmp, filepath.Join(s.Dir, name)); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("outbox: %w", err)
-	}
-	return nil
+	return s.writeNew(name, b)
 }
 
 // Read returns the message of entry e with its content.

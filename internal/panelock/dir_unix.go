@@ -174,12 +174,17 @@ func owner(st fs.FileInfo) int {
 	return -1
 }
 
-// scopeID identifies the socket at path: its device and inode when it can
-// be stat'ed (symbolic links followed), else the cleaned path.
+// scopeID identifies the socket at path: its device, inode and
+// modification time (set when the socket was bound) when it can be
+// stat'ed (symbolic links followed), else the cleaned path. The time
+// tells a new socket that got the inode of a removed one (a Herdr
+// restarted, another server in its place) from the one it replaced: the
+// outbox kept beside the locks must not hand one server's messages to
+// the next.
 func scopeID(path string) string {
 	if st, err := os.Stat(path); err == nil {
 		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-			return fmt.Sprintf("inode:%d:%d", uint64(sys.Dev), uint64(sys.Ino))
+			return fmt.Sprintf("inode:%d:%d:%d", uint64(sys.Dev), uint64(sys.Ino), st.ModTime().UnixNano())
 		}
 	}
 	return "path:" + filepath.Clean(path)

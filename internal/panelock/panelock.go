@@ -107,6 +107,6 @@ func isLockName(name string) bool {
 }
 
 // ScopeID is the identity of the Herdr server the locks are for: its
-// socket's device and inode when it can be stat'ed, else its cleaned
-// path. Stores kept beside the locks (the outbox) are keyed by it.
+// socket's device, inode and modification time when it can be stat'ed,
+// else its cleaned path. Stores kept beside the locks (the outbox) are keyed by it.
 func (l *Locker) ScopeID() string { return scopeID(l.Scope) }

@@ -36,10 +36,10 @@ func socketRoute(t *target) *route {
 		case opPeers:
 			_, err = l.Peers(ctx)
 		case opSend:
-			_, err = l.Send(ctx, link.SendRequest{To: next(), Message: benchMessage})
+			_, err = l.Send(ctx, link.SendRequest{To: next(), Message: benchMessage, When: link.WhenNow})
 		default:
 			var r link.SendResult
-			r, err = lc.Send(ctx, link.SendRequest{To: next(), Message: benchMessage})
+			r, err = lc.Send(ctx, link.SendRequest{To: next(), Message: benchMessage, When: link.WhenNow})
 			if err == nil && r.Delivery == link.DeliveryUnconfirmed && t.srv != nil {
 				err = errors.New("delivery unconfirmed: the simulated target did not start a turn")
 			}
@@ -136,7 +136,7 @@ func mcpRoute(t *target, name, op string) (*route, error) {
 		p.calls.Add(1)
 		call := peers
 		if op != opPeers {
-			call = toolCall{Name: "herdr_link_send", Arguments: sendArgs{To: next(), Message: benchMessage}}
+			call = toolCall{Name: "herdr_link_send", Arguments: sendArgs{To: next(), Message: benchMessage, When: "now"}}
 		}
 		// Like the floor's client, this one reads the answer line and
 		// checks it without decoding the result: what a host does with a
@@ -159,7 +159,10 @@ type toolCall struct {
 	Arguments any    `json:"arguments"`
 }
 
+// sendArgs are a send's arguments. The routes send "now": typed at once,
+// what a send is measured doing (herdr-bench hold measures when "idle").
 type sendArgs struct {
 	To      string `json:"to"`
 	Message string `json:"message"`
+	When    string `json:"when,omitempty"`
 }

@@ -23,7 +23,7 @@ import (
 // demoWorld: two agents to talk and a third that messages the reviewer at
 // the same time as brain, an unnamed one and a shell beside them, and an
 // agent in another workspace that they must not see. brain is busy in a
-// turn that ends after 2 s: a reply to it is queued until then.
+// turn that ends after 2 s: a reply to it is held until then.
 const demoWorld = `{"workspaces":[
  {"id":"w1","label":"shop","tabs":[{"id":"w1:t1","panes":[
    {"id":"w1:p1","cwd":"/home/dev/shop","agent":{"kind":"claude","name":"brain","status":"working","turn_ends_ms":2000,"turn_ms":200}},
@@ -258,7 +258,7 @@ func (d *demoRun) brainFindsAndSends() error {
 }
 
 // reviewerReplies: the reviewer activates and answers with reply_to; brain,
-// busy, gets the reply queued until its turn ends.
+// busy, gets the reply held until its turn ends.
 func (d *demoRun) reviewerReplies() error {
 	ctx, env := d.ctx, d.received
 	if err := d.handshake(d.reviewer); err != nil {
@@ -268,7 +268,7 @@ func (d *demoRun) reviewerReplies() error {
 		map[string]any{"to": env.From, "message": "No blockers. Two nits in cart.go, details in the PR.", "reply_to": env.ID}, false); err != nil {
 		return err
 	}
-	fmt.Fprintln(d.out, "  (brain is in the middle of a turn: Claude Code queues the reply until that turn ends)")
+	fmt.Fprintln(d.out, "  (brain is in the middle of a turn: herdr-link holds the reply and types it when that turn ends)")
 	replyTurn, err := waitTurn(ctx, d.w, d.brainPane, "")
 	if err != nil {
 		return err
@@ -346,73 +346,4 @@ func waitTurn(ctx context.Context, w *sockettest.World, pane, id string) (string
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-}
-
-// twoAtOnce: brain and tester message the reviewer at the same moment.
-// Without serialization Codex would glue both wrappers into one turn; the
-// delivery lock gives each its own turn.
-func twoAtOnce(ctx context.Context, out io.Writer, w *sockettest.World, revPane string, a, b *demoSession) error {
-	if !b.ready {
-		if _, err := b.c.Initialize(ctx, "2025-06-18"); err != nil {
-			return err
-		}
-		if _, _, err := b.tool(ctx, "herdr_link", nil, false); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintln(out, "  brain and tester message the reviewer at the same moment (two herdr-link processes):")
-	before := len(w.Submissions(revPane))
-	type res struct {
-		s    *demoSession
-		text string
-		sent link.SendResult
-		d    time.Duration
-		err  error
-	}
-	results := make([]res, 2)
-	done := make(chan struct{})
-	for i, s := range []*demoSession{a, b} {
-		go func() {
-			defer func() { done <- struct{}{} }()
-			start := time.Now()
-			r, t, err := s.tool(ctx, "herdr_link_send", map[string]any{"to": "reviewer", "message": fmt.Sprintf("%s here: the checkout tests pass on my side.", s.name)}, false)
-			results[i] = res{s: s, text: t, d: time.Since(start), err: err}
-			if err == nil {
-				results[i].err = jsonx.Unmarshal(r.StructuredContent, &results[i].sent)
-			}
-		}()
-	}
-	<-done
-	<-done
-	ids := map[string]string{}
-	for _, r := range results {
-		if r.err != nil {
-			return r.err
-		}
-		fmt.Fprintf(out, "  %-9s %-44s %8.2f ms  %s\n", "["+r.s.name+"]", `herdr_link_send to "reviewer"`, float64(r.d.Microseconds())/1000, r.text)
-		ids[r.sent.ID] = r.s.name
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(w.Submissions(revPane)) < before+2 && time.Now().Before(deadline) {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
-	turns := w.Submissions(revPane)[before:]
-	fmt.Fprintf(out, "  The reviewer's model received %d separate turns:\n", len(turns))
-	for i, t := range turns {
-		envs := link.ExtractAll(t.Text)
-		var who []string
-		for _, e := range envs {
-			who = append(who, fmt.Sprintf("%s from %s", e.ID, ids[e.ID]))
-		}
-		fmt.Fprintf(out, "  │ turn %d: %d envelope(s): %s\n", i+1, len(envs), strings.Join(who, ", "))
-	}
-	if len(turns) != 2 {
-		return fmt.Errorf("the reviewer received %d turns, want 2", len(turns))
-	}
-	fmt.Fprintln(out)
-	return nil
 }

@@ -269,7 +269,7 @@ func linkFromEnv(getenv func(string) string, timeout time.Duration, log *slog.Lo
 		AfterLargeAnswer: newReleaser().soon}
 	pl := &panelock.Locker{Scope: g.Socket.Path, Roots: e2eLockRoots()}
 	return &link.Link{Herdr: link.NewSocketHerdr(c), PaneID: g.PaneID, Logger: log, CallTimeout: timeout,
-		Locker: link.FileLocks(pl), Outbox: openOutbox(pl, log)}, ""
+		Locker: link.FileLocks(pl), Outbox: openOutbox(pl, log), CrashAt: e2eCrashAt()}, ""
 }
 
 // openOutbox opens the outbox beside the lock directory, or returns nil
