@@ -19,6 +19,20 @@ type Submission struct {
 type Behaviour struct {
 	// Stuck makes Enter never submit: the text stays in the composer.
 	Stuck bool
+	// SwallowEnters is how many Enters that follow a paste the composer
+	// swallows, for a kind whose real TUI may do that (see
+	// [MaySwallowPasteEnter]); other kinds ignore it.
+	SwallowEnters int
+	// PlaceholderEnters is how many Enters that follow a paste submit the
+	// paste's placeholder instead of its text, for a kind whose real TUI
+	// may do that (qwen: see [MayPlaceholderPasteEnter]).
+	PlaceholderEnters int
+	// StaleEnters is how many Enters that follow a paste act on the
+	// composer as it was before that paste, for a kind whose real TUI
+	// may do that (gemini: see [MayStalePasteEnter]): what was there
+	// before is submitted and the paste is dropped with it; with nothing
+	// there before, the Enter does nothing and the paste stays.
+	StaleEnters int
 	// TurnTime is how long a turn lasts (from its submission until the
 	// agent is idle again); 0 means the default (1 s), negative never
 	// ends (end it with [World.SetStatus]).
@@ -64,6 +78,21 @@ type kind struct {
 	// pastePerByte is the same for a bracketed paste (qwen: a 64 KiB
 	// paste is still being read when Enter comes, and stays unsent).
 	pastePerByte time.Duration
+	// swallowRisk reports whether the real TUI may swallow the Enter that
+	// follows a paste of n bytes (Herdr's, 300 ms later): it did in some
+	// runs and not in others, so a row of the model-vs-TUI table allows
+	// both. Behaviour.SwallowEnters makes the model do it; swallowAs is
+	// what the swallowed Enter leaves in the composer ("\n": it became a
+	// newline; "": it was lost).
+	swallowRisk func(n int) bool
+	swallowAs   string
+	// placeholderRisk: where swallowRisk holds, the Enter may instead
+	// submit the paste's placeholder, its text not yet stored behind it
+	// (Behaviour.PlaceholderEnters).
+	placeholderRisk bool
+	// staleRisk: where swallowRisk holds, the Enter may instead act on
+	// the composer as it was before the paste (Behaviour.StaleEnters).
+	staleRisk bool
 	// latency is the delay from Enter to the turn starting for n bytes.
 	latency func(n int) time.Duration
 	// collapse reports whether a paste is shown as a placeholder.
@@ -215,6 +244,23 @@ func (m *Model) enter() {
 		return // stuck; nothing to send; the key went to a dialog
 	case m.now().Before(m.ingest):
 		return // still reading raw typing or a paste: Enter is swallowed
+	case m.b.SwallowEnters > 0 && m.pasteEnterAtRisk():
+		m.b.SwallowEnters--
+		m.composer[len(m.composer)-1].text += m.k.swallowAs
+		m.t.Changed()
+		return
+	}
+	if m.b.StaleEnters > 0 && m.k.staleRisk && m.pasteEnterAtRisk() {
+		m.b.StaleEnters--
+		if len(m.composer) == 1 {
+			return
+		}
+		m.composer = m.composer[:len(m.composer)-1]
+	}
+	if m.b.PlaceholderEnters > 0 && m.k.placeholderRisk && m.pasteEnterAtRisk() {
+		m.b.PlaceholderEnters--
+		last := &m.composer[len(m.composer)-1]
+		*last = piece{text: "[Pasted Content " + itoa(len([]rune(last.text))) + " chars]"}
 	}
 	text := m.composer
 	m.composer = nil
