@@ -256,6 +256,7 @@ func TestDeliveryIntoTUIs(t *testing.T) {
 	for _, h := range tui.Hosts {
 		for _, sc := range Scenarios {
 			t.Run(string(h)+"/"+sc.Name, func(t *testing.T) {
+				skipUngated(t, h, sc)
 				r := newRig(t, h)
 				got, results := r.play(t, sc)
 				t.Logf("TUI:   %s", got)
@@ -317,5 +318,19 @@ func TestDeliveryIntoTUIs(t *testing.T) {
 				mu.Unlock()
 			})
 		}
+	}
+}
+
+// skipUngated skips the rows that pass with their TUI's modelled Enter
+// mishaps but have not been run enough to gate CI: Gemini CLI 0.61.0's
+// table (3 of 3 full runs passed; it costs 2–3 minutes) and the 64 KiB
+// rows of Qwen Code 0.24.4 and Copilot CLI 1.0.102 (4 of 4 each).
+func skipUngated(t *testing.T, h tui.Host, sc Scenario) {
+	t.Helper()
+	if h == tui.Gemini && os.Getenv("HERDR_LINK_TUI_GEMINI") == "" {
+		t.Skip("Gemini CLI's scenario table: set HERDR_LINK_TUI_GEMINI=1")
+	}
+	if (h == tui.Qwen || h == tui.Copilot) && sc.Name == "64k" && os.Getenv("HERDR_LINK_TUI_64K") == "" {
+		t.Skip("the 64 KiB scenario of this TUI: set HERDR_LINK_TUI_64K=1")
 	}
 }
