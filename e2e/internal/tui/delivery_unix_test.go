@@ -121,9 +121,10 @@ func newRig(t *testing.T, h tui.Host) *rig {
 
 // waitOrEnter waits until done holds for the tap's turns. A rig's own
 // prompt (text) still in the composer after first gets one more Enter,
-// logged: Gemini CLI 0.61.0 drops an Enter now and then (the first paste
-// after start, mostly), and the rig needs an agent in use. The measured
-// messages never get one.
+// logged: Gemini CLI 0.61.0 turns the Enter after a paste into a newline
+// now and then (the first paste after start, mostly; see the receiver's
+// gemini kind), and the rig needs an agent in use. The measured messages
+// never get one: their rows allow that mishap instead.
 func (r *rig) waitOrEnter(t *testing.T, ctx context.Context, text string, first time.Duration, done func([]tui.Turn) bool) error {
 	t.Helper()
 	fctx, cancel := context.WithTimeout(ctx, first)
@@ -200,7 +201,7 @@ func (r *rig) play(t *testing.T, sc Scenario) (Outcome, []sent) {
 		}
 	}()
 	// Settle: every message in some finished turn, or the budget.
-	settle, cancelSettle := context.WithTimeout(ctx, 60*time.Second)
+	settle, cancelSettle := context.WithTimeout(ctx, 30*time.Second)
 	defer cancelSettle()
 	_ = r.tap.Wait(settle, func(ts []tui.Turn) bool {
 		for _, s := range results {
@@ -255,40 +256,49 @@ func TestDeliveryIntoTUIs(t *testing.T) {
 	for _, h := range tui.Hosts {
 		for _, sc := range Scenarios {
 			t.Run(string(h)+"/"+sc.Name, func(t *testing.T) {
-				if h == tui.Gemini && os.Getenv("HERDR_LINK_TUI_GEMINI") == "" {
-					// Gemini CLI 0.61.0 drops Herdr's Enter now and then (more
-					// often on a loaded machine; a 64 KiB paste then stays
-					// unsent): its table is not deterministic enough to gate CI.
-					t.Skip("Gemini CLI's scenario table: set HERDR_LINK_TUI_GEMINI=1 (its Enter is dropped now and then)")
-				}
-				if (h == tui.Qwen || h == tui.Copilot) && sc.Name == "64k" && os.Getenv("HERDR_LINK_TUI_64K") == "" {
-					// Qwen Code 0.24.4 and Copilot CLI 1.0.102 may still be
-					// reading a 64 KiB paste when Herdr's Enter comes: whether
-					// it is submitted or stays in the composer depends on the
-					// machine's load and on the Herdr version's timing (both
-					// outcomes were seen, for each, in runs of this suite).
-					t.Skip("the 64 KiB scenario of this TUI: set HERDR_LINK_TUI_64K=1 (its outcome depends on load)")
-				}
+				skipUngated(t, h, sc)
 				r := newRig(t, h)
 				got, results := r.play(t, sc)
 				t.Logf("TUI:   %s", got)
 				// The fake model's own log agrees: each message is in a
 				// model request's last user message.
 				for _, s := range results {
-					if Expected(string(h), sc).Lost > 0 {
-						break // the table says the message never reaches the model
+					if got.Lost > 0 {
+						break // checked below: a mishap the row allows, or a failure
 					}
 					if !slicesAny(r.fake.Requests(), func(q fakemodel.Request) bool { return q.Main && strings.Contains(q.LastUser, s.id) }) {
 						t.Errorf("scenario %s: the fake model's log has no request whose last user message holds %s", sc.Name, s.id)
 					}
 				}
 				table := got.diff(want(t, string(h), sc, got, results), true)
+				model, modelResults := playModel(t, string(h), sc, flip, mishap{})
+				t.Logf("model: %s", model)
+				vs := model.diff(got, false)
+				allowed := ""
+				if len(table)+len(vs) > 0 {
+					// This kind's real TUI may mishandle the Enter after a
+					// paste (run to run): the row also allows the model's
+					// outcome with that mishap. A flipped model is still
+					// caught: its own outcome must be the table's (below).
+					for _, m := range mishaps(string(h), sc) {
+						alt, _ := playModel(t, string(h), sc, flip, m)
+						if len(got.diff(alt, true)) == 0 {
+							t.Logf("the %s TUI had an allowed mishap (%s): %s", h, m, alt)
+							table, vs, allowed = nil, nil, " (allowed: "+m.String()+")"
+							break
+						}
+					}
+				}
 				for _, d := range table {
 					t.Errorf("scenario %s changed for the %s TUI (TUI vs table): %s", sc.Name, h, d)
 				}
-				model, _ := playModel(t, string(h), sc, flip)
-				t.Logf("model: %s", model)
-				vs := model.diff(got, false)
+				mt := model.diff(want(t, string(h), sc, model, modelResults), true)
+				for _, d := range mt {
+					t.Errorf("scenario %s: the model of %s disagrees with the table: %s", sc.Name, h, d)
+				}
+				if len(mt) > 0 {
+					allowed += "; model vs table: CHANGED: " + strings.Join(mt, "; ")
+				}
 				for _, d := range vs {
 					t.Errorf("scenario %s: the model of %s disagrees with the real TUI: %s", sc.Name, h, d)
 				}
@@ -304,9 +314,23 @@ func TestDeliveryIntoTUIs(t *testing.T) {
 					return "CHANGED: " + strings.Join(d, "; ")
 				}
 				mu.Lock()
-				summary = append(summary, fmt.Sprintf("  %-6s %-12s %s | %s", h, sc.Name, verdict(table), verdict(vs)))
+				summary = append(summary, fmt.Sprintf("  %-6s %-12s %s | %s%s", h, sc.Name, verdict(table), verdict(vs), allowed))
 				mu.Unlock()
 			})
 		}
+	}
+}
+
+// skipUngated skips the rows that pass with their TUI's modelled Enter
+// mishaps but have not been run enough to gate CI: Gemini CLI 0.61.0's
+// table (3 of 3 full runs passed; it costs 2–3 minutes) and the 64 KiB
+// rows of Qwen Code 0.24.4 and Copilot CLI 1.0.102 (4 of 4 each).
+func skipUngated(t *testing.T, h tui.Host, sc Scenario) {
+	t.Helper()
+	if h == tui.Gemini && os.Getenv("HERDR_LINK_TUI_GEMINI") == "" {
+		t.Skip("Gemini CLI's scenario table: set HERDR_LINK_TUI_GEMINI=1")
+	}
+	if (h == tui.Qwen || h == tui.Copilot) && sc.Name == "64k" && os.Getenv("HERDR_LINK_TUI_64K") == "" {
+		t.Skip("the 64 KiB scenario of this TUI: set HERDR_LINK_TUI_64K=1")
 	}
 }

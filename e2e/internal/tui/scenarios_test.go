@@ -119,11 +119,6 @@ func Expected(host string, sc Scenario) Outcome {
 		}
 	}
 	o.DraftMerged = sc.Draft != ""
-	if host == "qwen" && sc.Size >= 64<<10 {
-		// Qwen Code 0.24.4 is still reading a 64 KiB paste when Enter
-		// comes: it stays in the composer, and herdr-link sees no turn.
-		o.Submitted, o.Lost, d = false, 1, "unconfirmed"
-	}
 	for i := range sc.senders() {
 		if i == 0 {
 			o.Delivery = append(o.Delivery, d)

@@ -11,21 +11,70 @@ import (
 var moreKinds = map[string]*kind{
 	// Gemini CLI 0.61.0: 0.3–0.7 s from the send to the model request;
 	// input typed while it works is queued and sent when the answer
-	// ends; a draft merged (glued). (On a loaded machine it drops an
-	// Enter now and then, a 64 KiB paste's mostly; not modelled.)
+	// ends; a draft merged (glued). It may turn the Enter after a paste
+	// of any size into a newline: a paste into a terminal it has not
+	// found to speak the kitty keyboard protocol is "unsafe", and an
+	// Enter its input handler takes while that paste's 40 ms mark is
+	// still set inserts a newline instead of submitting. Herdr's Enter
+	// comes 300 ms after the paste, but a busy Node process (starting,
+	// or a loaded machine) reads the two together or clears the mark
+	// late (a timer, then a re-render), so the Enter is taken inside it.
+	// The same lag can leave its input handler with the composer as it
+	// was before the paste: an Enter then submits a draft alone (the
+	// paste is cleared with it), or does nothing in an empty composer.
 	"gemini": {name: "gemini", queueDelay: 100 * time.Millisecond, latency: linear(400*time.Millisecond, 0),
+		swallowRisk: func(int) bool { return true }, swallowAs: "\n", staleRisk: true,
 		collapse: func(p piece) bool { return len([]rune(p.text)) > 1000 }},
 	// Qwen Code 0.24.4 (a Gemini CLI fork): queued while working; a
 	// draft and the paste glued; 0.6–1.2 s from Enter to the request. A
-	// 64 KiB paste is still being read when Enter comes 300 ms later and
-	// stays in the composer (a 0.6 KB one is not): 50 µs per byte puts
-	// the limit near 6 KB.
-	"qwen": {name: "qwen", queueDelay: 100 * time.Millisecond, latency: linear(600*time.Millisecond, 0), pastePerByte: 50 * time.Microsecond,
+	// 64 KiB paste races Herdr's Enter 300 ms later: in some runs it is
+	// submitted; in others the Enter is lost (the paste stays in the
+	// composer) or submits the placeholder "[Pasted Content N chars]"
+	// instead of the text (the Enter came before the paste's text was
+	// stored behind its placeholder, a React state update).
+	"qwen": {name: "qwen", queueDelay: 100 * time.Millisecond, latency: linear(600*time.Millisecond, 0),
+		swallowRisk: bigPaste, placeholderRisk: true,
 		collapse: func(p piece) bool { return len([]rune(p.text)) > 1000 }},
 	// GitHub Copilot CLI 1.0.102: queued while working; a draft merged
-	// (glued); 0.3–2 s from Enter to the request, 64 KiB included.
+	// (glued); 0.3–2 s from Enter to the request, 64 KiB included; the
+	// Enter after a 64 KiB paste is lost in some runs, as Qwen Code's.
 	"copilot": {name: "copilot", queueDelay: 100 * time.Millisecond, latency: linear(1*time.Second, 0),
-		collapse: func(p piece) bool { return false }},
+		swallowRisk: bigPaste,
+		collapse:    func(p piece) bool { return false }},
+}
+
+// bigPaste: the Enter after a paste this large (64 KiB; 0.6 KB was
+// always taken) may be lost.
+func bigPaste(n int) bool { return n >= 32<<10 }
+
+// MaySwallowPasteEnter reports whether the real TUI of kind may swallow
+// the Enter Herdr types after a paste of n bytes: whether it does differs
+// from run to run, and a model-vs-TUI comparison allows both (the model
+// with and without Behaviour.SwallowEnters).
+func MaySwallowPasteEnter(kind string, n int) bool {
+	k := kinds[kind]
+	return k != nil && k.swallowRisk != nil && k.swallowRisk(n)
+}
+
+// MayPlaceholderPasteEnter reports whether the real TUI of kind may
+// submit a paste of n bytes as its placeholder (the model with
+// Behaviour.PlaceholderEnters).
+func MayPlaceholderPasteEnter(kind string, n int) bool {
+	return MaySwallowPasteEnter(kind, n) && kinds[kind].placeholderRisk
+}
+
+// MayStalePasteEnter reports whether the real TUI of kind may take the
+// Enter after a paste of n bytes as if the paste had not come yet (the
+// model with Behaviour.StaleEnters).
+func MayStalePasteEnter(kind string, n int) bool {
+	return MaySwallowPasteEnter(kind, n) && kinds[kind].staleRisk
+}
+
+// pasteEnterAtRisk: the composer ends with a paste whose Enter the kind
+// may swallow.
+func (m *Model) pasteEnterAtRisk() bool {
+	n := len(m.composer)
+	return m.k.swallowRisk != nil && n > 0 && m.composer[n-1].paste && m.k.swallowRisk(len(m.composer[n-1].text))
 }
 
 func init() {
