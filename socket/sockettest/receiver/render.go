@@ -141,5 +141,23 @@ func (m *Model) Screen() string {
 		}
 		b.WriteString("> " + comp)
 	}
-	return b.String()
+	return viewport(b.String())
+}
+
+// ViewportRows is how many rows of a modelled agent's screen pane.read
+// shows, as a terminal of that height would: the bottom of the
+// transcript and the composer (Herdr's visible source is the viewport).
+const ViewportRows = 60
+
+// viewport keeps the last ViewportRows rows of s.
+func viewport(s string) string {
+	n := 0
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '\n' {
+			if n++; n == ViewportRows {
+				return s[i+1:]
+			}
+		}
+	}
+	return s
 }
