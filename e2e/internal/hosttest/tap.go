@@ -80,7 +80,8 @@ func InstallTap(dir string, c tapConfig) (string, error) {
 	return p, os.Symlink(self, p)
 }
 
-// TapMain runs the tap and returns its exit code.
+// TapMain runs the tap and returns its exit code. Long: the relay of both
+// directions with its hold and progress rules reads best in one place.
 func TapMain() int {
 	self, err := filepath.Abs(os.Args[0])
 	if err != nil {
