@@ -165,8 +165,7 @@ const resultIDPlaceholder = "${result.id}"
 
 // fillResultID fills ${result.id} in the strings of v with id.
 func fillResultID(v any, id string) (any, error) {
-	switch x := v.(type) {
-	case string:
+	return mapStrings(v, func(x string) (string, error) {
 		if !strings.Contains(x, resultIDPlaceholder) {
 			return x, nil
 		}
@@ -174,52 +173,37 @@ func fillResultID(v any, id string) (any, error) {
 			return x, fmt.Errorf("%s: no herdr-link result with an id in the request", resultIDPlaceholder)
 		}
 		return strings.ReplaceAll(x, resultIDPlaceholder, id), nil
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			f, err := fillResultID(e, id)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = f
-		}
-		return out, nil
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			f, err := fillResultID(e, id)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = f
-		}
-		return out, nil
-	}
-	return v, nil
+	})
 }
 
 func fillArgs(v any, env *Envelope) (any, error) {
+	return mapStrings(v, func(x string) (string, error) { return fill(x, env) })
+}
+
+// mapStrings returns v with every string in it (in maps and slices, at
+// any depth) replaced by f's answer.
+func mapStrings(v any, f func(string) (string, error)) (any, error) {
 	switch x := v.(type) {
 	case string:
-		return fill(x, env)
+		return f(x)
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			f, err := fillArgs(e, env)
+			g, err := mapStrings(e, f)
 			if err != nil {
 				return nil, err
 			}
-			out[k] = f
+			out[k] = g
 		}
 		return out, nil
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			f, err := fillArgs(e, env)
+			g, err := mapStrings(e, f)
 			if err != nil {
 				return nil, err
 			}
-			out[i] = f
+			out[i] = g
 		}
 		return out, nil
 	}
