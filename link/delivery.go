@@ -3,6 +3,7 @@ package link
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -92,6 +93,29 @@ func WorkingBehaviour(kind string) string {
 		return DeliveryInterrupting
 	}
 	return ""
+}
+
+// TakesRawInput reports whether an agent of kind is known to take typed
+// text raw: its TUI never turns bracketed paste on, so Herdr's text
+// arrives as keystrokes. Grok CLI (0.0.34, Ink 4) is one: Ink reads a
+// chunk of input by its first byte, and a chunk that starts with a
+// control character (the wrapper's first line break) is a control key,
+// which Grok CLI drops whole.
+func TakesRawInput(kind string) bool {
+	return kind == "grok"
+}
+
+// TypedText is the text herdr-link types into an agent of kind for text
+// (a wrapper or a notice, which begin with a line break). For a kind that
+// takes input raw, the leading control characters are left out, so the
+// first chunk the TUI reads starts with printable text; the lines after
+// the first, the envelope line among them, are unchanged. Other kinds get
+// text as it is (inside a bracketed paste the line break is text).
+func TypedText(kind, text string) string {
+	if !TakesRawInput(kind) {
+		return text
+	}
+	return strings.TrimLeftFunc(text, func(r rune) bool { return r < 0x20 || r == 0x7f })
 }
 
 func (l *Link) submitHold() time.Duration {

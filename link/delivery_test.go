@@ -20,6 +20,7 @@ type fakeHerdr struct {
 	script   func(f *fakeHerdr)
 	promptFn func() error
 	prompts  int
+	texts    []string // the text of each prompt
 	gets     int
 	locked   func() bool // reports whether the delivery lock is held
 	lockedAt []bool      // locked() at each prompt
@@ -139,6 +140,7 @@ func (f *fakeHerdr) GetAgent(ctx context.Context, target string) (link.Agent, er
 func (f *fakeHerdr) Prompt(ctx context.Context, target, text string) (link.Agent, error) {
 	f.mu.Lock()
 	f.prompts++
+	f.texts = append(f.texts, text)
 	f.openAtPut = append(f.openAtPut, f.streamOpen())
 	if f.locked != nil {
 		f.lockedAt = append(f.lockedAt, f.locked())

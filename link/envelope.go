@@ -176,7 +176,9 @@ func AppendJSONString(b []byte, s string) []byte {
 // first line and the envelope line are lines of their own even when the
 // recipient glues the delivery to a draft or to another delivery. The
 // envelope is one compact JSON line, the wrapper's last non-empty line.
-// The wrapper is transport only; it adds no field to the envelope.
+// The wrapper is transport only; it adds no field to the envelope. Into
+// a TUI that takes input raw the first line break is left out (see
+// [TypedText]).
 func Wrap(e Envelope) (string, error) {
 	line, err := e.Marshal()
 	if err != nil {

@@ -115,6 +115,7 @@ func (l *Link) typeWatched(ctx, hctx context.Context, target Agent, text string,
 	// moved to another workspace since, Herdr no longer accepts it as an
 	// agent target and nothing crosses the boundary.
 	caps := l.capabilities(hctx)
+	text = TypedText(target.Kind, text)
 	ev := l.openWatch(hctx, target, watch)
 	defer ev.close()
 	sent := time.Now()
