@@ -41,6 +41,24 @@ var moreKinds = map[string]*kind{
 	"copilot": {name: "copilot", queueDelay: 100 * time.Millisecond, latency: linear(1*time.Second, 0),
 		swallowRisk: bigPaste,
 		collapse:    func(p piece) bool { return false }},
+	// Grok CLI 0.0.34 (Ink 4.4.1): no bracketed paste, so Herdr types
+	// raw; Ink reads a chunk that starts with a control character as a
+	// control key and Grok drops it whole. Enter while working starts
+	// another turn at once, beside the running one (both stream on).
+	// 0.3–0.4 s from Enter to the request; reading 64 KiB of raw text
+	// takes it seconds, and Herdr's Enter 300 ms after it lands in a
+	// text chunk (a "\r" in the composer): the message stays unsent.
+	"grok": {name: "grok", raw: true, concurrent: true, queueDelay: 100 * time.Millisecond,
+		latency: linear(350*time.Millisecond, 0), rawPerByte: 10 * time.Microsecond,
+		collapse: func(p piece) bool { return false }},
+}
+
+// dropsChunk reports whether a kind that reads input raw drops a write
+// whole: more than one byte, starting with a C0 control below SUB
+// (Ink's parseKeypress compares the chunk with "\x1a": a control key).
+func (m *Model) dropsChunk(data string) bool {
+	return m.k.raw && !m.parser.inPaste && len(m.parser.esc) == 0 &&
+		len(data) > 1 && data[0] < 0x1a
 }
 
 // bigPaste: the Enter after a paste this large (64 KiB; 0.6 KB was

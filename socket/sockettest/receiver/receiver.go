@@ -97,6 +97,13 @@ type kind struct {
 	latency func(n int) time.Duration
 	// collapse reports whether a paste is shown as a placeholder.
 	collapse func(p piece) bool
+	// raw: the program never turns bracketed paste on, and a write of
+	// more than one byte that starts with a C0 control other than ESC is
+	// read as a control key and dropped whole (grok: Ink 4).
+	raw bool
+	// concurrent: Enter while working starts another turn at once,
+	// beside the running one, which goes on (grok).
+	concurrent bool
 }
 
 func linear(base, perByte time.Duration) func(int) time.Duration {
@@ -145,7 +152,7 @@ func agentKind(label string) *kind {
 // Kinds lists the agent kinds with a behaviour of their own; every other
 // kind behaves as the plain default.
 func Kinds() []string {
-	return []string{"claude", "codex", "copilot", "gemini", "opencode", "pi", "qwen"}
+	return []string{"claude", "codex", "copilot", "gemini", "grok", "opencode", "pi", "qwen"}
 }
 
 // pendingSub is a submission between Enter and the turn starting.
@@ -196,6 +203,9 @@ func (m *Model) BracketedPaste() bool {
 	if m.b.BracketedPaste != nil {
 		return *m.b.BracketedPaste
 	}
+	if m.k.raw {
+		return false
+	}
 	return m.t.State() != schema.AgentStatusUnknown
 }
 
@@ -207,6 +217,9 @@ func (m *Model) Input(data string) {
 	}
 	if data == "\x1b" && !m.parser.inPaste && len(m.parser.esc) == 0 {
 		m.escape() // a write of ESC alone is the Escape key
+		return
+	}
+	if m.dropsChunk(data) {
 		return
 	}
 	for _, ev := range m.parser.feed(data) {
@@ -264,7 +277,7 @@ func (m *Model) enter() {
 	}
 	text := m.composer
 	m.composer = nil
-	if m.busy() && !m.k.interrupts {
+	if m.busy() && !m.k.interrupts && !m.k.concurrent {
 		m.queue = append(m.queue, text...)
 		m.queued++
 		m.t.Changed()
@@ -274,7 +287,7 @@ func (m *Model) enter() {
 	switch {
 	case m.b.SubmitLatency != nil:
 		delay = *m.b.SubmitLatency
-	case m.busy():
+	case m.busy() && m.k.interrupts:
 		delay = steerDelay
 	}
 	m.pending = append(m.pending, pendingSub{text, delay})
@@ -308,7 +321,7 @@ func (m *Model) startPending() {
 	if len(m.pending) > 0 {
 		defer m.schedulePending()
 	}
-	if (m.t.State() == schema.AgentStatusWorking && !m.k.interrupts) || m.t.State() == schema.AgentStatusBlocked {
+	if (m.t.State() == schema.AgentStatusWorking && !m.k.interrupts && !m.k.concurrent) || m.t.State() == schema.AgentStatusBlocked {
 		// Became busy meanwhile (SetStatus), or a dialog opened: wait
 		// until the agent is idle again.
 		m.queue = append(m.queue, text...)
@@ -323,7 +336,7 @@ func (m *Model) startPending() {
 // working codex is steered: its partial answer is discarded and the turn
 // goes on with the new message.
 func (m *Model) submit(pieces []piece) {
-	if m.t.State() == schema.AgentStatusWorking {
+	if m.t.State() == schema.AgentStatusWorking && !m.k.concurrent {
 		m.interrup++
 	}
 	m.t.Submitted(Submission{At: m.now().UTC(), Text: m.k.merge(pieces) + m.k.trailing})
