@@ -11,7 +11,7 @@
 #   scripts/hosts.sh                      every host and mode
 #   scripts/hosts.sh claude/direct,codex  some (HOST or HOST/MODE, comma-separated); "tui" runs only
 #                                         the interactive TUIs as receivers (also run with claude, codex,
-#                                         gemini, qwen or copilot)
+#                                         gemini, qwen, copilot or grok; Grok CLI is a receiver only)
 #   scripts/hosts.sh --herdr-version 0.9.1 claude/direct
 #                                         the same against a simulated Herdr 0.9.1 (sets HERDR_SIM_VERSION,
 #                                         which herdr-sim serve and the in-process simulators follow)
@@ -57,7 +57,8 @@ if [ -f "$report" ]; then
   fi
 fi
 # The interactive TUIs (Claude Code, Codex, Gemini CLI, Qwen Code,
-# Copilot CLI) as receivers, in
+# Copilot CLI, Grok CLI @vibe-kit/grok-cli 0.0.34, installed by the test
+# from npm into the cache) as receivers, in
 # simulator PTY panes (e2e/internal/tui): the delivery scenario table, the
 # simulator's model checked against them, link.Composer's reading of
 # the Claude Code and Codex composers, and the turn scenarios (a working
@@ -66,7 +67,7 @@ fi
 # Code that sent it). Runs with every host, or with
 # "tui" among the hosts asked for.
 case ",$only," in
-  ,, | *,tui,* | *,claude,* | *,codex,* | *,gemini,* | *,qwen,* | *,copilot,*)
+  ,, | *,tui,* | *,claude,* | *,codex,* | *,gemini,* | *,qwen,* | *,copilot,* | *,grok,*)
     echo
     echo "== interactive TUIs as receivers (e2e/internal/tui)"
     set +e

@@ -94,9 +94,9 @@ func Register(h *Host) {
 // Hosts returns the registered hosts, by name.
 func Hosts() []*Host { return slices.Clone(registry) }
 
-// Lookup returns a registered host.
+// Lookup returns a registered host, or a host installed for its TUI only.
 func Lookup(name string) *Host {
-	for _, h := range registry {
+	for _, h := range append(slices.Clone(registry), recipients...) {
 		if h.Name == name {
 			return h
 		}

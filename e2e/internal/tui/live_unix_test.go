@@ -62,7 +62,7 @@ func fakeModel(t *testing.T) (*fakemodel.Server, *tui.Tap) {
 }
 
 // TestTUIRecipes: each interactive TUI, started unattended by its recipe
-// in a simulator PTY pane, turns bracketed paste on, and a delivery the
+// in a simulator PTY pane, turns bracketed paste on (but Grok CLI), and a delivery the
 // way Herdr types it becomes a model turn holding exactly the text.
 func TestTUIRecipes(t *testing.T) {
 	for _, h := range tui.Hosts {
@@ -103,7 +103,12 @@ func TestTUIRecipes(t *testing.T) {
 			if h == tui.Copilot && len(in) > 0 && in[0] == "\x1b[I" {
 				in = in[1:]
 			}
-			if len(in) != 2 || in[0] != "\x1b[200~"+text+"\x1b[201~" {
+			// (A TUI that never turns bracketed paste on is typed into raw.)
+			typed := "\x1b[200~" + text + "\x1b[201~"
+			if tui.RawInput(h) {
+				typed = text
+			}
+			if len(in) != 2 || in[0] != typed {
 				t.Fatalf("writes %q", in)
 			}
 		})

@@ -223,7 +223,7 @@ func TestModelScenarios(t *testing.T) {
 		t.Skip("runs herdr-link processes")
 	}
 	flip := os.Getenv(flipEnv)
-	for _, kind := range []string{"claude", "codex", "gemini", "qwen", "copilot"} {
+	for _, kind := range []string{"claude", "codex", "gemini", "qwen", "copilot", "grok"} {
 		for _, sc := range Scenarios {
 			t.Run(kind+"/"+sc.Name, func(t *testing.T) {
 				t.Parallel()
@@ -254,6 +254,8 @@ func TestModelFlipIsCaught(t *testing.T) {
 		{"gemini", "stuck", Scenarios[0], "submitted is false"},
 		{"qwen", "kind=codex", Scenarios[1], "interrupting is true"},
 		{"copilot", "kind=codex", Scenarios[1], "interrupting is true"},
+		{"grok", "kind=claude", Scenarios[1], "queued is true"},
+		{"grok", "kind=claude", Scenarios[4], "submitted is true"},
 	} {
 		t.Run(tc.kind+"/"+tc.flip, func(t *testing.T) {
 			t.Parallel()

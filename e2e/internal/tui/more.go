@@ -16,10 +16,15 @@ const (
 	Gemini  Host = "gemini"
 	Qwen    Host = "qwen"
 	Copilot Host = "copilot"
+	Grok    Host = "grok"
 )
 
 // Hosts are every host this package has a recipe for.
-var Hosts = []Host{Claude, Codex, Gemini, Qwen, Copilot}
+var Hosts = []Host{Claude, Codex, Gemini, Qwen, Copilot, Grok}
+
+// RawInput reports whether the host's TUI never turns bracketed paste
+// on: what Herdr types reaches it as keystrokes (Grok CLI 0.0.34).
+func RawInput(h Host) bool { return h == Grok }
 
 // prepareMore is Prepare's part for the hosts of this file.
 func prepareMore(h Host, o Options, r *Run) error {
@@ -62,6 +67,11 @@ func prepareMore(h Host, o Options, r *Run) error {
 			// Exactly "true" also trusts the working directory (no dialog).
 			"COPILOT_ALLOW_ALL=true")
 		r.Command.Argv = append(r.Command.Argv, "--no-auto-update", "--disable-builtin-mcps")
+	case Grok:
+		// Chat Completions at the fake; the API key in the environment
+		// skips its sign-in prompt.
+		r.Command.Env = append(r.Command.Env, "GROK_BASE_URL="+strings.TrimSuffix(o.BaseURL, "/")+"/v1", "GROK_API_KEY="+o.APIKey,
+			"GROK_MODEL="+model(o, "grok-fake"))
 	default:
 		return fmt.Errorf("tui: unknown host %q", h)
 	}
@@ -98,6 +108,9 @@ func moreComposerSign(h Host) string {
 	case Copilot:
 		// The status line under the input box.
 		return "/ commands"
+	case Grok:
+		// The input box's placeholder.
+		return "Ask me anything"
 	}
 	return ""
 }

@@ -109,6 +109,9 @@ func sameValues(a, b []string) bool {
 // messages (hosts-and-delivery.md §2, and issue 16's one-delivery-per-pane
 // rule for two senders).
 func Expected(host string, sc Scenario) Outcome {
+	if host == "grok" {
+		return expectedGrok(sc)
+	}
 	o := Outcome{Submitted: true, Separate: true, Intact: true}
 	d := "submitted"
 	if sc.Working {
@@ -132,6 +135,29 @@ func Expected(host string, sc Scenario) Outcome {
 		} else {
 			o.Delivery = append(o.Delivery, "queued")
 		}
+	}
+	return o
+}
+
+// expectedGrok is Grok CLI 0.0.34's row (typed raw, no bracketed
+// paste): a message typed while it works starts a turn of its own at
+// once, beside the running one (neither queued nor steering; herdr-link,
+// seeing no new turn in Herdr's status, reports it unconfirmed, as it
+// does a later sender's); Herdr's Enter 300 ms after 64 KiB comes while
+// Grok is still reading the text, becomes part of it, and the message
+// stays in the composer.
+func expectedGrok(sc Scenario) Outcome {
+	o := Outcome{Submitted: true, Separate: true, Intact: true, DraftMerged: sc.Draft != ""}
+	d := "submitted"
+	switch {
+	case sc.Working:
+		d = "unconfirmed"
+	case sc.Size >= 64<<10:
+		o.Submitted, o.Lost, d = false, 1, "unconfirmed"
+	}
+	o.Delivery = append(o.Delivery, d)
+	for range sc.senders() - 1 {
+		o.Delivery = append(o.Delivery, "unconfirmed")
 	}
 	return o
 }
