@@ -52,6 +52,9 @@ type Host struct {
 	Command func(s *Session) (*exec.Cmd, error)
 	// Env adds host-wide environment variables (after the base ones).
 	Env func(s *Session) []string
+	// Interactive, when set, makes the runner drive the host's TUI in a
+	// PTY instead of a headless command.
+	Interactive *Interactive
 }
 
 // Mode is one configuration of a host.
@@ -94,9 +97,9 @@ func Register(h *Host) {
 // Hosts returns the registered hosts, by name.
 func Hosts() []*Host { return slices.Clone(registry) }
 
-// Lookup returns a registered host, or a host installed for its TUI only.
+// Lookup returns a registered host.
 func Lookup(name string) *Host {
-	for _, h := range append(slices.Clone(registry), recipients...) {
+	for _, h := range registry {
 		if h.Name == name {
 			return h
 		}
@@ -191,6 +194,9 @@ type Session struct {
 	// timeout setting where it has one (Codex tool_timeout_sec, Claude
 	// Code MCP_TOOL_TIMEOUT); zero leaves the host's default.
 	ToolTimeout time.Duration
+	// Done is the script's last text: an interactive session ends once
+	// its screen shows it.
+	Done string
 }
 
 // Lookup returns the value of a variable in PaneEnv.
@@ -247,6 +253,9 @@ func run(ctx context.Context, s *Session, timeout time.Duration) Outcome {
 	}
 	if err := os.MkdirAll(filepath.Join(s.Dir, "tmp"), 0o755); err != nil {
 		return Outcome{Err: err}
+	}
+	if s.Host.Interactive != nil {
+		return runInteractive(ctx, s, cmd, timeout)
 	}
 	stdout, err := os.Create(filepath.Join(s.Dir, "stdout.txt"))
 	if err != nil {

@@ -334,6 +334,9 @@ func runSession(ctx context.Context, h *Host, m Mode, cfg Config, srv *Sim, name
 	s := &Session{Host: h, Mode: m, Name: name, Dir: dir, Home: filepath.Join(dir, "home"), Work: filepath.Join(dir, "work"),
 		HostBin: h.BinPath(cfg.Cache), HostDir: h.Dir(cfg.Cache), Repo: cfg.Repo, LinkBin: cfg.LinkBin, PaneEnv: paneEnv(srv, pane), Prompt: prompt,
 		Marker: "HERDR_LINK_HOSTTEST=" + tag + "-" + name, ToolTimeout: cfg.ToolTimeout}
+	if n := len(script.Steps); n > 0 {
+		s.Done = script.Steps[n-1].Text
+	}
 	for _, d := range []string{s.Home, s.Work} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			sr.Err = err.Error()
