@@ -11,7 +11,7 @@
 #   scripts/hosts.sh                      every host and mode
 #   scripts/hosts.sh claude/direct,codex  some (HOST or HOST/MODE, comma-separated); "tui" runs only
 #                                         the interactive TUIs as receivers (also run with claude, codex,
-#                                         gemini, qwen, copilot or grok; Grok CLI is a receiver only)
+#                                         gemini, qwen, copilot or grok)
 #   scripts/hosts.sh --herdr-version 0.9.1 claude/direct
 #                                         the same against a simulated Herdr 0.9.1 (sets HERDR_SIM_VERSION,
 #                                         which herdr-sim serve and the in-process simulators follow)

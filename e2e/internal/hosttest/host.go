@@ -227,27 +227,7 @@ func run(ctx context.Context, s *Session, timeout time.Duration) Outcome {
 	if err != nil {
 		return Outcome{Err: fmt.Errorf("configure %s: %w", s.Host.Name, err)}
 	}
-	env := []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + s.Home,
-		"USER=hosttest",
-		"LANG=C.UTF-8",
-		"TERM=dumb",
-		"NO_COLOR=1",
-		"XDG_CONFIG_HOME=" + filepath.Join(s.Home, ".config"),
-		"XDG_DATA_HOME=" + filepath.Join(s.Home, ".local", "share"),
-		"XDG_CACHE_HOME=" + filepath.Join(s.Home, ".cache"),
-		"XDG_STATE_HOME=" + filepath.Join(s.Home, ".local", "state"),
-		"TMPDIR=" + filepath.Join(s.Dir, "tmp"),
-		s.Marker,
-	}
-	env = append(env, s.PaneEnv...)
-	if s.Host.Env != nil {
-		env = append(env, s.Host.Env(s)...)
-	}
-	env = append(env, s.Mode.Env...)
-	env = append(env, cmd.Env...)
-	cmd.Env = env
+	cmd.Env = sessionEnv(s, cmd)
 	if cmd.Dir == "" {
 		cmd.Dir = s.Work
 	}
@@ -302,6 +282,32 @@ func run(ctx context.Context, s *Session, timeout time.Duration) Outcome {
 	errb, _ := os.ReadFile(stderr.Name())
 	o.Stdout, o.Stderr = string(out), string(errb)
 	return o
+}
+
+// sessionEnv is a session's environment: the base variables, the pane's
+// HERDR_* ones, the host's, the mode's, then cmd's own (which win).
+func sessionEnv(s *Session, cmd *exec.Cmd) []string {
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + s.Home,
+		"USER=hosttest",
+		"LANG=C.UTF-8",
+		"TERM=dumb",
+		"NO_COLOR=1",
+		"XDG_CONFIG_HOME=" + filepath.Join(s.Home, ".config"),
+		"XDG_DATA_HOME=" + filepath.Join(s.Home, ".local", "share"),
+		"XDG_CACHE_HOME=" + filepath.Join(s.Home, ".cache"),
+		"XDG_STATE_HOME=" + filepath.Join(s.Home, ".local", "state"),
+		"TMPDIR=" + filepath.Join(s.Dir, "tmp"),
+		s.Marker,
+	}
+	env = append(env, s.PaneEnv...)
+	if s.Host.Env != nil {
+		env = append(env, s.Host.Env(s)...)
+	}
+	env = append(env, s.Mode.Env...)
+	env = append(env, cmd.Env...)
+	return env
 }
 
 // killMarked kills every process of this user whose environment holds
