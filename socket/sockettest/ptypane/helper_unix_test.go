@@ -63,6 +63,14 @@ func helper(mode string) int {
 		buf := make([]byte, 64)
 		n, _ := os.Stdin.Read(buf)
 		fmt.Fprintf(out, "[cpr:%x]\r\n", buf[:n])
+	case "kittyquery":
+		// How programs detect the kitty keyboard protocol: its query, then
+		// a primary device attributes request; once before and once after
+		// pushing flags 1.
+		for _, q := range []string{"\x1b[?u\x1b[c", "\x1b[>1u\x1b[?u\x1b[c"} {
+			fmt.Fprint(out, q)
+			fmt.Fprintf(out, "[kq:%x]\r\n", readUntil(os.Stdin, 'c'))
+		}
 	case "stubborn":
 		signal.Ignore(syscall.SIGHUP)
 		fmt.Fprint(out, "\x1b[?2004h")
@@ -87,6 +95,20 @@ func helper(mode string) int {
 			return 0
 		}
 	}
+}
+
+// readUntil reads r until a read ends with final, or fails.
+func readUntil(r *os.File, final byte) []byte {
+	var got []byte
+	buf := make([]byte, 64)
+	for len(got) == 0 || got[len(got)-1] != final {
+		n, err := r.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			break
+		}
+	}
+	return got
 }
 
 var rxLine = regexp.MustCompile(`\[rx:([0-9a-f]*)\]`)

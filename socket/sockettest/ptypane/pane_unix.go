@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/vt"
 	"github.com/creack/pty"
 
@@ -117,6 +118,7 @@ func StartPane(spec program.Spec, env []string) (*Pane, error) {
 	p := &Pane{cmd: cmd, ptmx: ptmx, pgid: cmd.Process.Pid, emu: vt.NewEmulator(int(cols), int(rows)),
 		exited: make(chan struct{}), readEnd: make(chan struct{})}
 	p.emu.SetScrollbackSize(Scrollback)
+	p.answerKittyQuery()
 	p.outCond = sync.NewCond(&p.mu)
 	p.inCond = sync.NewCond(&p.inMu)
 	p.wg.Add(3)
@@ -208,6 +210,23 @@ func (p *Pane) readOutput() {
 			return
 		}
 	}
+}
+
+// answerKittyQuery makes the emulator answer the kitty keyboard
+// protocol's query (CSI ? u) with the flags in effect (CSI ? flags u), as
+// the terminal of a Herdr pane (libghostty-vt) does. Programs detect the
+// protocol that way: they send the query and then a primary device
+// attributes request, and take the protocol as supported when its answer
+// comes first. The answer goes through the emulator's reply pipe, so it
+// keeps its place before the attributes reply. The flags are the mode
+// tracker's, which has already seen the chunk being parsed: a chunk that
+// queries before it changes the flags (no program does that) would get
+// the later flags.
+func (p *Pane) answerKittyQuery() {
+	p.emu.RegisterCsiHandler(ansi.Command('?', 0, 'u'), func(ansi.Params) bool {
+		_, _ = fmt.Fprintf(p.emu.InputPipe(), "\x1b[?%du", p.modes.KittyFlags())
+		return true
+	})
 }
 
 // respond forwards the emulator's answers (to device attribute and

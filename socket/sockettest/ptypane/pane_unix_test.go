@@ -5,6 +5,7 @@ package ptypane_test
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"os"
 	"strings"
@@ -127,6 +128,27 @@ func TestTerminalAnswersQueries(t *testing.T) {
 	// ESC [ 1 ; 1 R: the cursor was at row 2, column 1 after the first line.
 	if !strings.Contains(out, "[cpr:1b5b323b3152]") {
 		t.Fatalf("no cursor position report in %q", out)
+	}
+}
+
+// TestTerminalAnswersKittyQuery: the kitty keyboard protocol's query is
+// answered with the flags in effect, before the device attributes reply
+// that follows it, as in a Herdr pane (programs such as Gemini CLI take
+// the protocol as missing when the attributes come first, and then treat
+// every paste as typed keys).
+func TestTerminalAnswersKittyQuery(t *testing.T) {
+	_, pane := start(t, "kittyquery")
+	if err := pane.WaitOutput(context.Background(), func(b []byte) bool { return bytes.Count(b, []byte("[kq:")) == 2 }); err != nil {
+		t.Fatalf("no answers: %v; output %q", err, pane.Output())
+	}
+	out := string(pane.Output())
+	for _, want := range []string{
+		"[kq:" + hex.EncodeToString([]byte("\x1b[?0u\x1b[?62;1;6;22c")) + "]",
+		"[kq:" + hex.EncodeToString([]byte("\x1b[?1u\x1b[?62;1;6;22c")) + "]",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output %q lacks %s", out, want)
+		}
 	}
 }
 
