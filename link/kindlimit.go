@@ -14,15 +14,19 @@ import "fmt"
 // comes before it has stored the text (a slow or loaded machine), submits
 // that placeholder instead: seen at 64, 48 and once at 15 KiB, more often
 // the larger the paste. A turn then starts without the message, and the
-// sender would be told it was submitted. The other kinds took 256 KiB.
+// sender would be told it was submitted. Grok CLI 0.0.34 takes text raw
+// (no bracketed paste) and reads it slowly: Herdr's Enter 300 ms later
+// came while it was still reading 15 and 64 KiB (the text stayed in the
+// composer). The other kinds took 256 KiB.
 var typedLimits = map[string]int{
 	"gemini":  32 << 10,
 	"qwen":    8 << 10,
 	"copilot": 16 << 10,
+	"grok":    4 << 10,
 }
 
 // kindNames are how errors name a kind with a typed limit.
-var kindNames = map[string]string{"gemini": "Gemini CLI", "qwen": "Qwen Code", "copilot": "Copilot CLI"}
+var kindNames = map[string]string{"gemini": "Gemini CLI", "qwen": "Qwen Code", "copilot": "Copilot CLI", "grok": "Grok CLI"}
 
 // TypedLimit is the largest text herdr-link types into an agent of kind,
 // in bytes, or 0 when only the general limits apply.
