@@ -22,7 +22,7 @@ func BenchmarkToolsCall(b *testing.B) {
 		outbox bool // as the binary runs: a store, and the courier serving it
 	}{
 		{"tool=peers", "herdr_link_peers", nil, false},
-		{"tool=peers/outbox", "herdr_link_peers", nil, true},
+		{"tool=peers,outbox", "herdr_link_peers", nil, true},
 		// "when": "now": typed at once, as every send was before messages could wait.
 		{"tool=send", "herdr_link_send", map[string]any{"to": "reviewer", "message": "benchmark", "when": "now"}, false},
 		{"tool=gateway-activate", "herdr_link", nil, false},
