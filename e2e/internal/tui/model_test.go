@@ -144,31 +144,15 @@ func lockedSenders(results []sent) bool {
 // sender's delivery goes out.
 var quickTurns = map[string]bool{"gemini": true, "qwen": true, "copilot": true}
 
-// laterSenderTrue: one delivery was submitted and each other one
-// submitted or queued.
-func laterSenderTrue(d []string) bool {
+// oneSubmittedElse: one delivery was submitted and each other one
+// submitted or other (queued, or for grok unconfirmed).
+func oneSubmittedElse(d []string, other string) bool {
 	n := 0
 	for _, v := range d {
 		switch v {
 		case "submitted":
 			n++
-		case "queued":
-		default:
-			return false
-		}
-	}
-	return n >= 1
-}
-
-// grokLaterSenders: one delivery was submitted and each other one
-// submitted or unconfirmed.
-func grokLaterSenders(d []string) bool {
-	n := 0
-	for _, v := range d {
-		switch v {
-		case "submitted":
-			n++
-		case "unconfirmed":
+		case other:
 		default:
 			return false
 		}
@@ -181,20 +165,20 @@ func grokLaterSenders(d []string) bool {
 // share a turn is up to timing, so got's value is taken.
 func want(t *testing.T, host string, sc Scenario, got Outcome, results []sent) Outcome {
 	w := Expected(host, sc)
-	if quickTurns[host] && sc.senders() > 1 && laterSenderTrue(got.Delivery) {
+	if quickTurns[host] && sc.senders() > 1 && oneSubmittedElse(got.Delivery, "queued") {
 		// A later sender, held by the per-pane lock until the first
 		// delivery's turn started, finds this kind queueing or (its turn
 		// already over) idle: either value is true.
 		w.Delivery = got.Delivery
 	}
-	if quickTurns[host] && sc.Working && laterSenderTrue(got.Delivery) {
+	if quickTurns[host] && sc.Working && oneSubmittedElse(got.Delivery, "queued") {
 		// The busy turn of these kinds is short: the queued message may
 		// already have started its own turn when herdr-link looks
 		// (submitted) or not yet (queued); Queued, read from the model
 		// requests, says it waited either way.
 		w.Delivery = got.Delivery
 	}
-	if host == "grok" && sc.senders() > 1 && grokLaterSenders(got.Delivery) {
+	if host == "grok" && sc.senders() > 1 && oneSubmittedElse(got.Delivery, "unconfirmed") {
 		// The later sender's message starts a turn beside the first's
 		// (unconfirmed) or, that turn already over, after it (submitted).
 		w.Delivery = got.Delivery
