@@ -15,12 +15,11 @@ import (
 )
 
 // Long: one subtest per bootstrap rule of PROTOCOL.md §9, sharing one
-// set-up. Each runs in a synctest bubble on an in-memory simulator, so the
-// latencies, readiness retries and call timeouts it exercises are on the
-// fake clock and a loaded machine cannot reorder them.
+// set-up. Each runs in a synctest bubble (setup's simulator is in
+// memory), so the latencies, readiness retries and call timeouts it
+// exercises are on the fake clock and a loaded machine cannot reorder them.
 func TestSelfBootstrap(t *testing.T) {
 	ctx := context.Background()
-	setup := func(t *testing.T) env { t.Helper(); return setup(t, sockettest.InMemory) }
 	run := func(name string, f func(t *testing.T)) {
 		t.Run(name, func(t *testing.T) { synctest.Test(t, f) })
 	}
