@@ -229,6 +229,41 @@ func testOrphanDeliveredByAnother(t *testing.T) {
 	}
 }
 
+// An orphan appearing while the other process's courier runs is found
+// at its next scan of the outbox: delivered at most one scan period after
+// its process went, plus its typing. (The bubble's clock makes this
+// exact; the end-to-end crash test, on real processes, bounds only a
+// hang.)
+func TestOrphanFoundAtTheNextScan(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newCourierEnv(t)
+		brain, writer := e.link(t, "w1:p1"), e.link(t, "w1:p2")
+		if err := e.w.SetStatus("w1:p3", "idle"); err != nil {
+			t.Fatal(err)
+		}
+		run(t, writer)
+		time.Sleep(time.Second) // past the courier's first scan
+		if err := e.w.SetStatus("w1:p3", "working"); err != nil {
+			t.Fatal(err)
+		}
+		r := mustSend(t, brain, link.SendRequest{To: "busy", Message: "survive me"})
+		if r.Delivery != link.DeliveryHeld {
+			t.Fatalf("%+v", r)
+		}
+		if err := e.w.SetStatus("w1:p3", "idle"); err != nil {
+			t.Fatal(err)
+		}
+		brain.Outbox.Release() // brain's process is gone
+		gone := time.Now()
+		eventually(t, "delivered by writer", func() bool { return len(e.w.Submissions("w1:p3")) == 1 })
+		// The scans are 2 s apart; the typing is the 20 ms Enter, the
+		// 10 ms submission and the probes that see it.
+		if took := time.Since(gone); took > 2*time.Second+100*time.Millisecond {
+			t.Fatalf("the orphan was delivered %v after its process went, want within one 2 s scan period", took)
+		}
+	})
+}
+
 // A message claimed by a typer that died is never typed again; an expired
 // message is never typed; a target that is gone ends its messages.
 func TestEndsWithoutTyping(t *testing.T) { synctest.Test(t, testEndsWithoutTyping) }
