@@ -65,6 +65,9 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	if err != nil {
 		return SendResult{}, newErr(InvalidArgument, detailBlank, err)
 	}
+	if err := checkTypedLimit(target, text); err != nil {
+		return SendResult{}, err
+	}
 	if req.When == WhenIdle {
 		return l.sendIdle(ctx, hctx, s, target, env, text, req)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/herdr-link/herdr-link/internal/mcpclient"
+	"github.com/herdr-link/herdr-link/internal/outbox"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/link/mcpserver"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
@@ -15,14 +16,16 @@ import (
 // over pipes, against the simulator on a real socket.
 func BenchmarkToolsCall(b *testing.B) {
 	for _, tc := range []struct {
-		name string
-		tool string
-		args map[string]any
+		name   string
+		tool   string
+		args   map[string]any
+		outbox bool // as the binary runs: a store, and the courier serving it
 	}{
-		{"tool=peers", "herdr_link_peers", nil},
+		{"tool=peers", "herdr_link_peers", nil, false},
+		{"tool=peers/outbox", "herdr_link_peers", nil, true},
 		// "when": "now": typed at once, as every send was before messages could wait.
-		{"tool=send", "herdr_link_send", map[string]any{"to": "reviewer", "message": "benchmark", "when": "now"}},
-		{"tool=gateway-activate", "herdr_link", nil},
+		{"tool=send", "herdr_link_send", map[string]any{"to": "reviewer", "message": "benchmark", "when": "now"}, false},
+		{"tool=gateway-activate", "herdr_link", nil, false},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			srv := sockettest.NewServer(nil)
@@ -30,7 +33,15 @@ func BenchmarkToolsCall(b *testing.B) {
 			inR, inW := io.Pipe()
 			outR, outW := io.Pipe()
 			// As the binary runs it: NewSocketHerdr sizes each agent list from the last.
-			opt := mcpserver.Options{Link: &link.Link{Herdr: link.NewSocketHerdr(srv.Client()), PaneID: "w1:p1"}}
+			l := &link.Link{Herdr: link.NewSocketHerdr(srv.Client()), PaneID: "w1:p1"}
+			if tc.outbox {
+				st, err := outbox.Open(b.TempDir(), "bench")
+				if err != nil {
+					b.Fatal(err)
+				}
+				l.Outbox = st
+			}
+			opt := mcpserver.Options{Link: l}
 			go func() { _ = mcpserver.Serve(context.Background(), inR, outW, opt); outW.Close() }()
 			cl := mcpclient.New(outR, inW)
 			defer cl.Close()

@@ -92,7 +92,9 @@ func start(t testing.TB, o hopt) *harness {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	h.w = inW
+	served := make(chan struct{})
 	go func() {
+		defer close(served)
 		h.done <- mcpserver.Serve(context.Background(), inR, outW, opt)
 		outW.Close()
 	}()
@@ -104,7 +106,17 @@ func start(t testing.TB, o hopt) *harness {
 		}
 		close(h.lines)
 	}()
-	t.Cleanup(func() { inW.Close() })
+	// At the end the input closes and Serve (its courier too) is waited
+	// for before the test's directories go: the courier writes into the
+	// outbox until it has stopped.
+	t.Cleanup(func() {
+		inW.Close()
+		select {
+		case <-served:
+		case <-time.After(10 * time.Second):
+			t.Error("Serve did not return within 10 s of the end of its input")
+		}
+	})
 	return h
 }
 

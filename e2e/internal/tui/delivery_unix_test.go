@@ -242,6 +242,11 @@ func tapRecord(turns []tui.Turn, busy string) record {
 // agrees with the real TUI on every behaviour the table states (merged or
 // separate, queued or interrupting, submitted or not, draft merged,
 // intact). The summary says which scenario changed.
+//
+// A row whose real TUI differs is played once more with a fresh TUI, and
+// passes if that run agrees: a third-party TUI on a loaded machine now and
+// then loses an Enter (docs/hosts.md). The summary names every such first
+// run. A flipped model still fails: its own outcome is held to the table.
 func TestDeliveryIntoTUIs(t *testing.T) {
 	flip := os.Getenv(flipEnv)
 	var mu sync.Mutex
@@ -254,83 +259,72 @@ func TestDeliveryIntoTUIs(t *testing.T) {
 		}
 	}()
 	for _, h := range tui.Hosts {
-		for _, sc := range Scenarios {
+		for _, sc := range ScenariosFor(string(h)) {
 			t.Run(string(h)+"/"+sc.Name, func(t *testing.T) {
-				skipUngated(t, h, sc)
-				r := newRig(t, h)
-				got, results := r.play(t, sc)
-				t.Logf("TUI:   %s", got)
-				// The fake model's own log agrees: each message is in a
-				// model request's last user message.
-				for _, s := range results {
-					if got.Lost > 0 {
-						break // checked below: a mishap the row allows, or a failure
-					}
-					if !slicesAny(r.fake.Requests(), func(q fakemodel.Request) bool { return q.Main && strings.Contains(q.LastUser, s.id) }) {
-						t.Errorf("scenario %s: the fake model's log has no request whose last user message holds %s", sc.Name, s.id)
-					}
+				row := playRow(t, h, sc, flip)
+				note := ""
+				if len(row.table)+len(row.vs) > 0 && len(row.model) == 0 {
+					t.Logf("the %s TUI differed (%s); playing the row once more", h, strings.Join(append(row.table, row.vs...), "; "))
+					note = "; first run: " + verdict(row.table) + " | " + verdict(row.vs)
+					row = playRow(t, h, sc, flip)
 				}
-				table := got.diff(want(t, string(h), sc, got, results), true)
-				model, modelResults := playModel(t, string(h), sc, flip, mishap{})
-				t.Logf("model: %s", model)
-				vs := model.diff(got, false)
-				allowed := ""
-				if len(table)+len(vs) > 0 {
-					// This kind's real TUI may mishandle the Enter after a
-					// paste (run to run): the row also allows the model's
-					// outcome with that mishap. A flipped model is still
-					// caught: its own outcome must be the table's (below).
-					for _, m := range mishaps(string(h), sc) {
-						alt, _ := playModel(t, string(h), sc, flip, m)
-						if len(got.diff(alt, true)) == 0 {
-							t.Logf("the %s TUI had an allowed mishap (%s): %s", h, m, alt)
-							table, vs, allowed = nil, nil, " (allowed: "+m.String()+")"
-							break
-						}
-					}
-				}
-				for _, d := range table {
+				for _, d := range row.table {
 					t.Errorf("scenario %s changed for the %s TUI (TUI vs table): %s", sc.Name, h, d)
 				}
-				mt := model.diff(want(t, string(h), sc, model, modelResults), true)
-				for _, d := range mt {
+				for _, d := range row.model {
 					t.Errorf("scenario %s: the model of %s disagrees with the table: %s", sc.Name, h, d)
 				}
-				if len(mt) > 0 {
-					allowed += "; model vs table: CHANGED: " + strings.Join(mt, "; ")
+				if len(row.model) > 0 {
+					note += "; model vs table: CHANGED: " + strings.Join(row.model, "; ")
 				}
-				for _, d := range vs {
+				for _, d := range row.vs {
 					t.Errorf("scenario %s: the model of %s disagrees with the real TUI: %s", sc.Name, h, d)
 				}
-				if len(table)+len(vs) > 0 {
-					t.Logf("model turns: %+v", r.tap.Turns())
-					t.Logf("writes: %q", abbreviate(r.srv.World.Inputs(reviewerPane)))
-					t.Logf("screen:\n%s", r.pane.Screen(false, false))
-				}
-				verdict := func(d []string) string {
-					if len(d) == 0 {
-						return "same"
-					}
-					return "CHANGED: " + strings.Join(d, "; ")
-				}
 				mu.Lock()
-				summary = append(summary, fmt.Sprintf("  %-6s %-12s %s | %s%s", h, sc.Name, verdict(table), verdict(vs), allowed))
+				summary = append(summary, fmt.Sprintf("  %-7s %-12s %s | %s%s", h, sc.label(), verdict(row.table), verdict(row.vs), note))
 				mu.Unlock()
 			})
 		}
 	}
 }
 
-// skipUngated skips the rows that pass with their TUI's modelled Enter
-// mishaps but have not been run enough to gate CI: Gemini CLI 0.61.0's
-// table (3 of 3 full runs passed; it costs 2–3 minutes) and the 64 KiB
-// rows of Qwen Code 0.24.4 and Copilot CLI 1.0.102 (4 of 4 each).
-func skipUngated(t *testing.T, h tui.Host, sc Scenario) {
+// rowResult is one play of a row: how the real TUI differed from the
+// table (table), the model from the table (model), the model from the
+// real TUI (vs).
+type rowResult struct{ table, model, vs []string }
+
+// playRow plays sc against a fresh real TUI of h and against the model.
+func playRow(t *testing.T, h tui.Host, sc Scenario, flip string) rowResult {
 	t.Helper()
-	if h == tui.Gemini && os.Getenv("HERDR_LINK_TUI_GEMINI") == "" {
-		t.Skip("Gemini CLI's scenario table: set HERDR_LINK_TUI_GEMINI=1")
+	r := newRig(t, h)
+	// The TUI ends with the row (a second play runs alone).
+	defer r.srv.Close()
+	got, results := r.play(t, sc)
+	t.Logf("TUI:   %s", got)
+	var row rowResult
+	// The fake model's own log agrees: each message is in a model
+	// request's last user message.
+	for _, s := range results {
+		if !slicesAny(r.fake.Requests(), func(q fakemodel.Request) bool { return q.Main && strings.Contains(q.LastUser, s.id) }) {
+			row.table = append(row.table, fmt.Sprintf("the fake model's log has no request whose last user message holds %s", s.id))
+		}
 	}
-	if (h == tui.Qwen || h == tui.Copilot) && sc.Name == "64k" && os.Getenv("HERDR_LINK_TUI_64K") == "" {
-		t.Skip("the 64 KiB scenario of this TUI: set HERDR_LINK_TUI_64K=1")
+	row.table = append(row.table, got.diff(want(t, string(h), sc, got, results), true)...)
+	model, modelResults := playModel(t, string(h), sc, flip)
+	t.Logf("model: %s", model)
+	row.vs = model.diff(got, false)
+	row.model = model.diff(want(t, string(h), sc, model, modelResults), true)
+	if len(row.table)+len(row.vs) > 0 {
+		t.Logf("model turns: %+v", r.tap.Turns())
+		t.Logf("writes: %q", abbreviate(r.srv.World.Inputs(reviewerPane)))
+		t.Logf("screen:\n%s", r.pane.Screen(false, false))
 	}
+	return row
+}
+
+func verdict(d []string) string {
+	if len(d) == 0 {
+		return "same"
+	}
+	return "CHANGED: " + strings.Join(d, "; ")
 }

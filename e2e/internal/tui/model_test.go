@@ -2,7 +2,6 @@ package tui_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	"github.com/herdr-link/herdr-link/internal/mcpclient"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
-	"github.com/herdr-link/herdr-link/socket/sockettest/receiver"
 	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
@@ -28,9 +26,9 @@ const modelTurnMS = 3000
 
 // modelWorld is the scenario's world: the modelled reviewer of kind (one
 // behaviour flipped when flip says so) and the sender panes.
-func modelWorld(t *testing.T, kind string, sc Scenario, flip string, m mishap) *sockettest.World {
+func modelWorld(t *testing.T, kind string, sc Scenario, flip string) *sockettest.World {
 	t.Helper()
-	agent := &sockettest.AgentSpec{Kind: kind, Name: "reviewer", Status: "idle", Draft: sc.Draft, TurnMS: modelTurnMS, SwallowEnters: m.swallow, PlaceholderEnters: m.placeholder, StaleEnters: m.stale}
+	agent := &sockettest.AgentSpec{Kind: kind, Name: "reviewer", Status: "idle", Draft: sc.Draft, TurnMS: modelTurnMS}
 	switch {
 	case flip == "":
 	case flip == "stuck":
@@ -56,11 +54,10 @@ func modelWorld(t *testing.T, kind string, sc Scenario, flip string, m mishap) *
 
 // playModel runs sc against the simulator's modelled receiving end of
 // kind, with the same herdr-link senders as against the real TUIs, and
-// reads the outcome from the pane's submissions; m is the mishaps the
-// model is to have (none for the table's own outcome).
-func playModel(t *testing.T, kind string, sc Scenario, flip string, m mishap) (Outcome, []sent) {
+// reads the outcome from the pane's submissions.
+func playModel(t *testing.T, kind string, sc Scenario, flip string) (Outcome, []sent) {
 	t.Helper()
-	w := modelWorld(t, kind, sc, flip, m)
+	w := modelWorld(t, kind, sc, flip)
 	srv := simtest.New(t, w)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -106,32 +103,6 @@ func playModel(t *testing.T, kind string, sc Scenario, flip string, m mishap) (O
 		rec.turns = append(rec.turns, tr)
 	}
 	return outcomeOf(sc, rec, w.Prompts(reviewerPane), results), results
-}
-
-// mishap is what a kind's real TUI may do, run to run, with the Enter
-// after a paste (receiver.MaySwallowPasteEnter, MayPlaceholderPasteEnter):
-// how many Enters it swallows, how many submit the paste's placeholder.
-type mishap struct{ swallow, placeholder, stale int }
-
-func (m mishap) String() string {
-	return fmt.Sprintf("Enters swallowed %d, submitting the placeholder %d, taken before the paste %d", m.swallow, m.placeholder, m.stale)
-}
-
-// mishaps lists the alternatives a row of kind allows for sc.
-func mishaps(kind string, sc Scenario) []mishap {
-	var out []mishap
-	for n := 1; n <= sc.senders(); n++ {
-		if receiver.MaySwallowPasteEnter(kind, sc.Size) {
-			out = append(out, mishap{swallow: n})
-		}
-		if receiver.MayPlaceholderPasteEnter(kind, sc.Size) {
-			out = append(out, mishap{placeholder: n})
-		}
-		if receiver.MayStalePasteEnter(kind, sc.Size) {
-			out = append(out, mishap{stale: n})
-		}
-	}
-	return out
 }
 
 func subsContain(subs []sockettest.Submission, s string) bool {
@@ -224,10 +195,10 @@ func TestModelScenarios(t *testing.T) {
 	}
 	flip := os.Getenv(flipEnv)
 	for _, kind := range []string{"claude", "codex", "gemini", "qwen", "copilot"} {
-		for _, sc := range Scenarios {
+		for _, sc := range ScenariosFor(kind) {
 			t.Run(kind+"/"+sc.Name, func(t *testing.T) {
 				t.Parallel()
-				got, results := playModel(t, kind, sc, flip, mishap{})
+				got, results := playModel(t, kind, sc, flip)
 				w := want(t, kind, sc, got, results)
 				for _, d := range got.diff(w, true) {
 					t.Errorf("scenario %s changed for %s (model vs table): %s", sc.Name, kind, d)
@@ -257,43 +228,10 @@ func TestModelFlipIsCaught(t *testing.T) {
 	} {
 		t.Run(tc.kind+"/"+tc.flip, func(t *testing.T) {
 			t.Parallel()
-			got, results := playModel(t, tc.kind, tc.sc, tc.flip, mishap{})
+			got, results := playModel(t, tc.kind, tc.sc, tc.flip)
 			diffs := got.diff(want(t, tc.kind, tc.sc, got, results), false)
 			if !strings.Contains(strings.Join(diffs, "; "), tc.changed) {
 				t.Fatalf("flipping %s gave %q, want a difference %q", tc.flip, diffs, tc.changed)
-			}
-		})
-	}
-}
-
-// TestModelMishaps: the model with a kind's Enter mishap gives the
-// outcomes the real TUIs showed when they had it (a swallowed Enter: the
-// message stays in the composer, herdr-link reports unconfirmed, or it
-// joins the next message's turn; a placeholder submitted: a turn
-// without the message, reported submitted).
-func TestModelMishaps(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs herdr-link processes")
-	}
-	big := Scenarios[4]
-	for _, tc := range []struct {
-		kind string
-		sc   Scenario
-		m    mishap
-		want string
-	}{
-		{"gemini", Scenarios[0], mishap{swallow: 1}, `submitted=false separate=true intact=true queued=false interrupting=false draft_merged=false lost=1 duplicated=0 delivery=["unconfirmed"]`},
-		{"gemini", Scenarios[2], mishap{swallow: 1}, `submitted=true separate=false intact=true queued=false interrupting=false draft_merged=false lost=0 duplicated=0 delivery=["unconfirmed" "submitted"]`},
-		{"gemini", Scenarios[3], mishap{stale: 1}, `submitted=false separate=true intact=true queued=false interrupting=false draft_merged=false lost=1 duplicated=0 delivery=["submitted"]`},
-		{"qwen", big, mishap{placeholder: 1}, `submitted=false separate=true intact=true queued=false interrupting=false draft_merged=false lost=1 duplicated=0 delivery=["submitted"]`},
-		{"copilot", big, mishap{swallow: 1}, `submitted=false separate=true intact=true queued=false interrupting=false draft_merged=false lost=1 duplicated=0 delivery=["unconfirmed"]`},
-	} {
-		t.Run(tc.kind+"/"+tc.sc.Name+"/"+tc.m.String(), func(t *testing.T) {
-			t.Parallel()
-			got, _ := playModel(t, tc.kind, tc.sc, "", tc.m)
-			// (Which of two senders goes first is up to the race.)
-			if g := got.String(); g != tc.want && strings.ReplaceAll(g, `["submitted" "unconfirmed"]`, `["unconfirmed" "submitted"]`) != tc.want {
-				t.Errorf("got  %s\nwant %s", g, tc.want)
 			}
 		})
 	}

@@ -25,13 +25,35 @@ type Scenario struct {
 
 func (sc Scenario) senders() int { return max(sc.Senders, 1) }
 
+// label names the scenario in the summary, with its message size when set.
+func (sc Scenario) label() string {
+	if sc.Size == 0 {
+		return sc.Name
+	}
+	return fmt.Sprintf("%s %dK", sc.Name, sc.Size>>10)
+}
+
 // Scenarios is the table.
 var Scenarios = []Scenario{
 	{Name: "idle"},
 	{Name: "working", Working: true},
 	{Name: "two-senders", Senders: 2},
 	{Name: "draft", Draft: "half typed draft"},
-	{Name: "64k", Size: 64 << 10},
+	{Name: "large", Size: 64 << 10},
+}
+
+// ScenariosFor is the table for a target of kind: the large message is
+// 64 KiB, or for a kind with a typed limit ([link.TypedLimit]: its TUI
+// loses larger pastes now and then) the largest message herdr-link types
+// into it, with a margin for the wrapper.
+func ScenariosFor(kind string) []Scenario {
+	out := slices.Clone(Scenarios)
+	for i, sc := range out {
+		if limit := link.TypedLimit(kind); limit > 0 && sc.Size > limit-1024 {
+			out[i].Size = limit - 1024
+		}
+	}
+	return out
 }
 
 // Outcome is what became of a scenario's messages.

@@ -94,16 +94,13 @@ type AgentSpec struct {
 	// Stuck makes the composer never submit: Enter does nothing.
 	Stuck bool `json:"stuck,omitempty"`
 	// SwallowEnters is how many Enters after a paste the composer swallows,
-	// as the kinds that may do so sometimes do (gemini, and qwen and
-	// copilot for a paste of 64 KiB): see receiver.MaySwallowPasteEnter.
+	// as the kinds that may do so sometimes do (gemini, qwen and
+	// copilot, for a paste of 64 KiB): see receiver.MaySwallowPasteEnter.
 	// Other kinds ignore it.
 	SwallowEnters int `json:"swallow_enters,omitempty"`
 	// PlaceholderEnters is how many Enters after a paste submit its
 	// placeholder instead of its text (qwen, for a paste of 64 KiB).
 	PlaceholderEnters int `json:"placeholder_enters,omitempty"`
-	// StaleEnters is how many Enters after a paste act on the composer as
-	// it was before the paste (gemini).
-	StaleEnters int `json:"stale_enters,omitempty"`
 	// TurnMS is how long each turn lasts, in ms (0: 1000; negative: turns
 	// never end by themselves).
 	TurnMS int `json:"turn_ms,omitempty"`
@@ -334,7 +331,7 @@ func (w *World) occupy(t *terminal, a *AgentSpec) error {
 	if t.label == nil {
 		return nil
 	}
-	b := Behaviour{Stuck: a.Stuck, SwallowEnters: a.SwallowEnters, PlaceholderEnters: a.PlaceholderEnters, StaleEnters: a.StaleEnters, TurnTime: time.Duration(a.TurnMS) * time.Millisecond, BracketedPaste: a.BracketedPaste}
+	b := Behaviour{Stuck: a.Stuck, SwallowEnters: a.SwallowEnters, PlaceholderEnters: a.PlaceholderEnters, TurnTime: time.Duration(a.TurnMS) * time.Millisecond, BracketedPaste: a.BracketedPaste}
 	if a.SubmitMS != nil {
 		if *a.SubmitMS < 0 {
 			return fmt.Errorf("submit_ms %d is negative", *a.SubmitMS)

@@ -95,29 +95,27 @@ func TestSwallowedPasteEnter(t *testing.T) {
 		kind, paste string
 		swallow     int
 		placeholder int
-		stale       int
 		draft       string
 		risk        bool
 		want        []string // the turns after two Enters
 	}{
-		{"gemini", "hello", 0, 0, 0, "", true, []string{"hello"}},
-		{"gemini", "hello", 1, 0, 0, "", true, []string{"hello\n"}},
-		{"gemini", "hello", 2, 0, 0, "", true, nil},
-		{"gemini", "hello", 0, 1, 0, "", true, []string{"hello"}},
-		{"qwen", "hello", 1, 1, 0, "", false, []string{"hello"}},
-		{"qwen", big, 1, 0, 0, "", true, []string{big}},
-		{"qwen", big, 0, 1, 0, "", true, []string{"[Pasted Content 65536 chars]"}},
-		{"copilot", big, 1, 0, 0, "", true, []string{big}},
-		{"gemini", "hello", 0, 0, 1, "half typed draft", true, []string{"half typed draft"}},
-		{"gemini", "hello", 0, 0, 1, "", true, []string{"hello"}},
-		{"claude", "hello", 1, 1, 0, "", false, []string{`<pasted_content id="1">hello</pasted_content id="1">`}},
+		{"gemini", "hello", 1, 0, "", false, []string{"hello"}},
+		{"gemini", big, 0, 0, "", true, []string{big}},
+		{"gemini", big, 1, 0, "", true, []string{big + "\n"}},
+		{"gemini", big, 2, 0, "", true, nil},
+		{"gemini", big, 0, 1, "", true, []string{big}},
+		{"qwen", "hello", 1, 1, "", false, []string{"hello"}},
+		{"qwen", big, 1, 0, "", true, []string{big}},
+		{"qwen", big, 0, 1, "", true, []string{"[Pasted Content 65536 chars]"}},
+		{"copilot", big, 1, 0, "", true, []string{big}},
+		{"claude", "hello", 1, 1, "", false, []string{`<pasted_content id="1">hello</pasted_content id="1">`}},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			if got := receiver.MaySwallowPasteEnter(tc.kind, len(tc.paste)); got != tc.risk {
 				t.Errorf("MaySwallowPasteEnter(%s, %d) = %v, want %v", tc.kind, len(tc.paste), got, tc.risk)
 			}
 			ft := &fakeTerminal{state: schema.AgentStatusIdle, now: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
-			ft.m = receiver.NewModel(ft, tc.kind, receiver.Behaviour{TurnTime: time.Second, SwallowEnters: tc.swallow, PlaceholderEnters: tc.placeholder, StaleEnters: tc.stale}, tc.draft)
+			ft.m = receiver.NewModel(ft, tc.kind, receiver.Behaviour{TurnTime: time.Second, SwallowEnters: tc.swallow, PlaceholderEnters: tc.placeholder}, tc.draft)
 			ft.m.Input("\x1b[200~" + tc.paste + "\x1b[201~")
 			ft.m.Input("\r")
 			ft.advance(300 * time.Millisecond)

@@ -27,12 +27,6 @@ type Behaviour struct {
 	// paste's placeholder instead of its text, for a kind whose real TUI
 	// may do that (qwen: see [MayPlaceholderPasteEnter]).
 	PlaceholderEnters int
-	// StaleEnters is how many Enters that follow a paste act on the
-	// composer as it was before that paste, for a kind whose real TUI
-	// may do that (gemini: see [MayStalePasteEnter]): what was there
-	// before is submitted and the paste is dropped with it; with nothing
-	// there before, the Enter does nothing and the paste stays.
-	StaleEnters int
 	// TurnTime is how long a turn lasts (from its submission until the
 	// agent is idle again); 0 means the default (1 s), negative never
 	// ends (end it with [World.SetStatus]).
@@ -90,9 +84,6 @@ type kind struct {
 	// submit the paste's placeholder, its text not yet stored behind it
 	// (Behaviour.PlaceholderEnters).
 	placeholderRisk bool
-	// staleRisk: where swallowRisk holds, the Enter may instead act on
-	// the composer as it was before the paste (Behaviour.StaleEnters).
-	staleRisk bool
 	// latency is the delay from Enter to the turn starting for n bytes.
 	latency func(n int) time.Duration
 	// collapse reports whether a paste is shown as a placeholder.
@@ -249,13 +240,6 @@ func (m *Model) enter() {
 		m.composer[len(m.composer)-1].text += m.k.swallowAs
 		m.t.Changed()
 		return
-	}
-	if m.b.StaleEnters > 0 && m.k.staleRisk && m.pasteEnterAtRisk() {
-		m.b.StaleEnters--
-		if len(m.composer) == 1 {
-			return
-		}
-		m.composer = m.composer[:len(m.composer)-1]
 	}
 	if m.b.PlaceholderEnters > 0 && m.k.placeholderRisk && m.pasteEnterAtRisk() {
 		m.b.PlaceholderEnters--
