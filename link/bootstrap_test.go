@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/herdr-link/herdr-link/link"
@@ -14,10 +15,15 @@ import (
 )
 
 // Long: one subtest per bootstrap rule of PROTOCOL.md §9, sharing one
-// set-up.
+// set-up. Each runs in a synctest bubble (setup's simulator is in
+// memory), so the latencies, readiness retries and call timeouts it
+// exercises are on the fake clock and a loaded machine cannot reorder them.
 func TestSelfBootstrap(t *testing.T) {
 	ctx := context.Background()
-	t.Run("names an unnamed occupant once", func(t *testing.T) {
+	run := func(name string, f func(t *testing.T)) {
+		t.Run(name, func(t *testing.T) { synctest.Test(t, f) })
+	}
+	run("names an unnamed occupant once", func(t *testing.T) {
 		e := setup(t)
 		l := e.link("w1:p3") // the unnamed pi
 		res, err := l.Peers(ctx)
@@ -37,7 +43,7 @@ func TestSelfBootstrap(t *testing.T) {
 			t.Fatalf("renamed again")
 		}
 	})
-	t.Run("never renames a named occupant", func(t *testing.T) {
+	run("never renames a named occupant", func(t *testing.T) {
 		e := setup(t)
 		if _, err := e.link("w1:p1").Bootstrap(ctx); err != nil {
 			t.Fatal(err)
@@ -48,7 +54,7 @@ func TestSelfBootstrap(t *testing.T) {
 			}
 		}
 	})
-	t.Run("collision regenerates within 3 attempts", func(t *testing.T) {
+	run("collision regenerates within 3 attempts", func(t *testing.T) {
 		e := setup(t)
 		l := e.link("w1:p3")
 		gen := []string{"reviewer", "ops", "hl-00000003"}
@@ -74,7 +80,7 @@ func TestSelfBootstrap(t *testing.T) {
 			t.Fatalf("%d renames, want 3", renames)
 		}
 	})
-	t.Run("concurrent callers share one rename", func(t *testing.T) {
+	run("concurrent callers share one rename", func(t *testing.T) {
 		e := setup(t)
 		e.srv.SetFault(schema.MethodAgentRename, sockettest.Fault{Latency: 50 * time.Millisecond})
 		l := e.link("w1:p3")
@@ -108,7 +114,7 @@ func TestSelfBootstrap(t *testing.T) {
 			}
 		}
 	})
-	t.Run("waits for detection", func(t *testing.T) {
+	run("waits for detection", func(t *testing.T) {
 		e := setup(t)
 		l := e.link("w1:p4") // a shell, not yet detected
 		l.ReadinessRetries, l.ReadinessDelay = 5, 20*time.Millisecond
@@ -118,7 +124,7 @@ func TestSelfBootstrap(t *testing.T) {
 			t.Fatalf("%q %v", name, err)
 		}
 	})
-	t.Run("undetected occupant", func(t *testing.T) {
+	run("undetected occupant", func(t *testing.T) {
 		e := setup(t)
 		l := e.link("w1:p4")
 		l.ReadinessRetries = 2
@@ -130,7 +136,7 @@ func TestSelfBootstrap(t *testing.T) {
 			t.Fatalf("send: %v", err)
 		}
 	})
-	t.Run("transport failure stays NOT_IN_HERDR", func(t *testing.T) {
+	run("transport failure stays NOT_IN_HERDR", func(t *testing.T) {
 		e := setup(t)
 		e.srv.SetFault(schema.MethodAgentRename, sockettest.Fault{Hang: true})
 		if _, err := e.link("w1:p3").Peers(ctx); code(err) != link.NotInHerdr {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/outbox"
@@ -40,7 +41,7 @@ func newCourierEnv(t *testing.T) courierEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = 20 * time.Millisecond })
+	srv := simtest.New(t, w, sockettest.InMemory, func(s *sockettest.Server) { s.SubmitDelay = 20 * time.Millisecond })
 	return courierEnv{srv: srv, w: w, box: t.TempDir(), lock: privateDir(t)}
 }
 
@@ -120,48 +121,52 @@ func mustSend(t *testing.T, l *link.Link, req link.SendRequest) link.SendResult 
 func TestHeldUntilTheTurnEnds(t *testing.T) {
 	for _, target := range []struct{ name, pane string }{{"busy", "w1:p3"}, {"coder", "w1:p4"}} {
 		t.Run(target.name, func(t *testing.T) {
-			e := newCourierEnv(t)
-			brain, writer := e.link(t, "w1:p1"), e.link(t, "w1:p2")
-			var ids []string
-			for i, l := range []*link.Link{brain, writer, brain} {
-				r := mustSend(t, l, link.SendRequest{To: target.name, Message: fmt.Sprint("message ", i)})
-				if r.Delivery != link.DeliveryHeld {
-					t.Fatalf("send %d to a working agent: %+v, want held", i, r)
+			synctest.Test(t, func(t *testing.T) {
+				e := newCourierEnv(t)
+				brain, writer := e.link(t, "w1:p1"), e.link(t, "w1:p2")
+				var ids []string
+				for i, l := range []*link.Link{brain, writer, brain} {
+					r := mustSend(t, l, link.SendRequest{To: target.name, Message: fmt.Sprint("message ", i)})
+					if r.Delivery != link.DeliveryHeld {
+						t.Fatalf("send %d to a working agent: %+v, want held", i, r)
+					}
+					ids = append(ids, r.ID)
 				}
-				ids = append(ids, r.ID)
-			}
-			if n := held(t, brain, target.name); n != 2 {
-				t.Errorf("brain sees %d held, want 2", n)
-			}
-			if n := held(t, writer, target.name); n != 1 {
-				t.Errorf("writer sees %d held, want 1", n)
-			}
-			run(t, brain)
-			run(t, writer)
-			if len(e.w.Inputs(target.pane)) != 0 {
-				t.Fatal("typed into a working agent")
-			}
-			if e.w.Interrupts(target.pane) != 0 {
-				t.Fatal("a working turn was interrupted")
-			}
-			if err := e.w.SetStatus(target.pane, "idle"); err != nil {
-				t.Fatal(err)
-			}
-			eventually(t, "three turns", func() bool { return len(e.w.Submissions(target.pane)) == 3 })
-			for i, s := range e.w.Submissions(target.pane) {
-				envs := link.ExtractAll(s.Text)
-				if len(envs) != 1 || envs[0].ID != ids[i] {
-					t.Fatalf("turn %d holds %+v, want only %s", i, envs, ids[i])
+				if n := held(t, brain, target.name); n != 2 {
+					t.Errorf("brain sees %d held, want 2", n)
 				}
-			}
-			eventually(t, "nothing held", func() bool { return held(t, brain, target.name) == 0 && held(t, writer, target.name) == 0 })
+				if n := held(t, writer, target.name); n != 1 {
+					t.Errorf("writer sees %d held, want 1", n)
+				}
+				run(t, brain)
+				run(t, writer)
+				if len(e.w.Inputs(target.pane)) != 0 {
+					t.Fatal("typed into a working agent")
+				}
+				if e.w.Interrupts(target.pane) != 0 {
+					t.Fatal("a working turn was interrupted")
+				}
+				if err := e.w.SetStatus(target.pane, "idle"); err != nil {
+					t.Fatal(err)
+				}
+				eventually(t, "three turns", func() bool { return len(e.w.Submissions(target.pane)) == 3 })
+				for i, s := range e.w.Submissions(target.pane) {
+					envs := link.ExtractAll(s.Text)
+					if len(envs) != 1 || envs[0].ID != ids[i] {
+						t.Fatalf("turn %d holds %+v, want only %s", i, envs, ids[i])
+					}
+				}
+				eventually(t, "nothing held", func() bool { return held(t, brain, target.name) == 0 && held(t, writer, target.name) == 0 })
+			})
 		})
 	}
 }
 
 // An idle target with nothing held before takes the message at once; with
 // "now" a working target gets it at once too.
-func TestWhenIdleAndNow(t *testing.T) {
+func TestWhenIdleAndNow(t *testing.T) { synctest.Test(t, testWhenIdleAndNow) }
+
+func testWhenIdleAndNow(t *testing.T) {
 	e := newCourierEnv(t)
 	brain := e.link(t, "w1:p1")
 	if r := mustSend(t, brain, link.SendRequest{To: "quick", Message: "hi"}); r.Delivery != link.DeliverySubmitted {
@@ -179,7 +184,9 @@ func TestWhenIdleAndNow(t *testing.T) {
 }
 
 // A blocked target gets the message once it is unblocked and idle.
-func TestHeldWhileBlocked(t *testing.T) {
+func TestHeldWhileBlocked(t *testing.T) { synctest.Test(t, testHeldWhileBlocked) }
+
+func testHeldWhileBlocked(t *testing.T) {
 	e := newCourierEnv(t)
 	brain := e.link(t, "w1:p1")
 	r := mustSend(t, brain, link.SendRequest{To: "stuck", Message: "when you can"})
@@ -202,7 +209,9 @@ func TestHeldWhileBlocked(t *testing.T) {
 // The accepting process gone (its owner lock released, as a crash
 // does), another process serving the same Herdr delivers its message,
 // once.
-func TestOrphanDeliveredByAnother(t *testing.T) {
+func TestOrphanDeliveredByAnother(t *testing.T) { synctest.Test(t, testOrphanDeliveredByAnother) }
+
+func testOrphanDeliveredByAnother(t *testing.T) {
 	e := newCourierEnv(t)
 	brain, writer := e.link(t, "w1:p1"), e.link(t, "w1:p2")
 	r := mustSend(t, brain, link.SendRequest{To: "busy", Message: "survive me"})
@@ -220,9 +229,46 @@ func TestOrphanDeliveredByAnother(t *testing.T) {
 	}
 }
 
+// An orphan appearing while the other process's courier runs is found
+// at its next scan of the outbox: delivered at most one scan period after
+// its process went, plus its typing. (The bubble's clock makes this
+// exact; the end-to-end crash test, on real processes, bounds only a
+// hang.)
+func TestOrphanFoundAtTheNextScan(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newCourierEnv(t)
+		brain, writer := e.link(t, "w1:p1"), e.link(t, "w1:p2")
+		if err := e.w.SetStatus("w1:p3", "idle"); err != nil {
+			t.Fatal(err)
+		}
+		run(t, writer)
+		time.Sleep(time.Second) // past the courier's first scan
+		if err := e.w.SetStatus("w1:p3", "working"); err != nil {
+			t.Fatal(err)
+		}
+		r := mustSend(t, brain, link.SendRequest{To: "busy", Message: "survive me"})
+		if r.Delivery != link.DeliveryHeld {
+			t.Fatalf("%+v", r)
+		}
+		if err := e.w.SetStatus("w1:p3", "idle"); err != nil {
+			t.Fatal(err)
+		}
+		brain.Outbox.Release() // brain's process is gone
+		gone := time.Now()
+		eventually(t, "delivered by writer", func() bool { return len(e.w.Submissions("w1:p3")) == 1 })
+		// The scans are 2 s apart; the typing is the 20 ms Enter, the
+		// 10 ms submission and the probes that see it.
+		if took := time.Since(gone); took > 2*time.Second+100*time.Millisecond {
+			t.Fatalf("the orphan was delivered %v after its process went, want within one 2 s scan period", took)
+		}
+	})
+}
+
 // A message claimed by a typer that died is never typed again; an expired
 // message is never typed; a target that is gone ends its messages.
-func TestEndsWithoutTyping(t *testing.T) {
+func TestEndsWithoutTyping(t *testing.T) { synctest.Test(t, testEndsWithoutTyping) }
+
+func testEndsWithoutTyping(t *testing.T) {
 	e := newCourierEnv(t)
 	brain, writer := e.link(t, "w1:p1"), e.link(t, "w1:p2")
 	claimed := mustSend(t, brain, link.SendRequest{To: "busy", Message: "claimed then crashed"})
@@ -280,7 +326,9 @@ func TestEndsWithoutTyping(t *testing.T) {
 
 // The courier wakes on Herdr's events, not on its probe: with the probe
 // an hour apart, a held message is still typed once the turn ends.
-func TestCourierWakesOnEvents(t *testing.T) {
+func TestCourierWakesOnEvents(t *testing.T) { synctest.Test(t, testCourierWakesOnEvents) }
+
+func testCourierWakesOnEvents(t *testing.T) {
 	e := newCourierEnv(t)
 	brain := e.link(t, "w1:p1")
 	brain.CourierPoll = time.Hour

@@ -48,23 +48,25 @@ func TestCapabilitiesFor(t *testing.T) {
 // 0.9.0), so the lock goes with the answer.
 func TestHoldFollowsHerdr(t *testing.T) {
 	herdrWorlds(t, func(t *testing.T, v string, opt func(*sockettest.Server)) {
-		e := setup(t, opt)
-		l := e.link("w1:p1")
-		l.Delivery = link.DeliveryFast
-		started := time.Now()
-		if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "hello"}); err != nil {
-			t.Fatal(err)
-		}
-		took := time.Since(started)
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-		defer cancel()
-		held := l.Wait(ctx) != nil
-		if want := v == "0.8.2"; held != want {
-			t.Errorf("Herdr %s: lock held after the answer = %v, want %v (send took %v)", v, held, want, took)
-		}
-		if v != "0.8.2" && took < 300*time.Millisecond {
-			t.Errorf("Herdr %s answered in %v, before its Enter", v, took)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			e := setup(t, opt)
+			l := e.link("w1:p1")
+			l.Delivery = link.DeliveryFast
+			started := time.Now()
+			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "hello"}); err != nil {
+				t.Fatal(err)
+			}
+			took := time.Since(started)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+			defer cancel()
+			held := l.Wait(ctx) != nil
+			if want := v == "0.8.2"; held != want {
+				t.Errorf("Herdr %s: lock held after the answer = %v, want %v (send took %v)", v, held, want, took)
+			}
+			if v != "0.8.2" && took < 300*time.Millisecond {
+				t.Errorf("Herdr %s answered in %v, before its Enter", v, took)
+			}
+		})
 	})
 }
 
@@ -75,6 +77,10 @@ func TestHoldFollowsHerdr(t *testing.T) {
 // text may have been typed: SEND_FAILED "may have been delivered", never
 // a plain refusal or PEER_NOT_FOUND.
 func TestTerminalClosedDuringSubmission(t *testing.T) {
+	synctest.Test(t, testTerminalClosedDuringSubmission)
+}
+
+func testTerminalClosedDuringSubmission(t *testing.T) {
 	e := setup(t, func(s *sockettest.Server) { _ = s.UseHerdr(sockettest.NewestHerdr) })
 	l := e.link("w1:p1")
 	l.CallTimeout = 3 * time.Second
@@ -86,8 +92,9 @@ func TestTerminalClosedDuringSubmission(t *testing.T) {
 		_, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "hello"})
 		errc <- err
 	}()
-	for deadline := time.Now().Add(2 * time.Second); e.w.Queued("w1:p2") == 0 && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
+	synctest.Wait() // the send is queued behind the stalled input
+	if e.w.Queued("w1:p2") == 0 {
+		t.Fatal("the prompt is not queued")
 	}
 	if err := e.w.Close("w1:p2"); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package link_test
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/outbox"
@@ -14,7 +15,9 @@ import (
 // held message, no turn ever shows. Another process adopts it and, once
 // no turn showed for the call timeout and the grace, ends it handled with
 // a notice, instead of leaving it pending until the request lifetime.
-func TestOrphanRequestWithNoTurnEnds(t *testing.T) {
+func TestOrphanRequestWithNoTurnEnds(t *testing.T) { synctest.Test(t, testOrphanRequestWithNoTurnEnds) }
+
+func testOrphanRequestWithNoTurnEnds(t *testing.T) {
 	e := newCourierEnv(t)
 	dead := e.ledgerLink(t, "w1:p1")
 	quick, _ := e.w.Agent("quick")

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/outbox"
@@ -31,7 +32,9 @@ func notices(e courierEnv, pane string) []link.Notice {
 
 // A request answered through the recipient's own herdr-link ends replied:
 // no notice; the sender's peers list it as awaited until then.
-func TestRequestReplied(t *testing.T) {
+func TestRequestReplied(t *testing.T) { synctest.Test(t, testRequestReplied) }
+
+func testRequestReplied(t *testing.T) {
 	e := newCourierEnv(t)
 	brain, quick := e.ledgerLink(t, "w1:p1"), e.ledgerLink(t, "w1:p6")
 	run(t, brain)
@@ -71,7 +74,9 @@ func TestRequestReplied(t *testing.T) {
 
 // A request whose recipient's turn ends without a reply: one notice turn
 // in the sender's pane, handled; waiting on it returns handled.
-func TestRequestHandledNotice(t *testing.T) {
+func TestRequestHandledNotice(t *testing.T) { synctest.Test(t, testRequestHandledNotice) }
+
+func testRequestHandledNotice(t *testing.T) {
 	e := newCourierEnv(t)
 	brain := e.ledgerLink(t, "w1:p1")
 	run(t, brain)
@@ -99,7 +104,9 @@ func TestRequestHandledNotice(t *testing.T) {
 }
 
 // Blocked while on the request, or its pane closed: one notice each.
-func TestRequestBlockedAndGone(t *testing.T) {
+func TestRequestBlockedAndGone(t *testing.T) { synctest.Test(t, testRequestBlockedAndGone) }
+
+func testRequestBlockedAndGone(t *testing.T) {
 	e := newCourierEnv(t)
 	brain := e.ledgerLink(t, "w1:p1")
 	run(t, brain)
@@ -135,7 +142,9 @@ func TestRequestBlockedAndGone(t *testing.T) {
 
 // Several senders, several recipients at once: each sender gets exactly
 // its own notices, and several due at once are one turn.
-func TestNoticesGoToTheirSenders(t *testing.T) {
+func TestNoticesGoToTheirSenders(t *testing.T) { synctest.Test(t, testNoticesGoToTheirSenders) }
+
+func testNoticesGoToTheirSenders(t *testing.T) {
 	e := newCourierEnv(t)
 	senders := map[string]*link.Link{"w1:p1": e.ledgerLink(t, "w1:p1"), "w1:p2": e.ledgerLink(t, "w1:p2")}
 	for _, l := range senders {
@@ -188,7 +197,9 @@ func TestNoticesGoToTheirSenders(t *testing.T) {
 // wait: pending at its timeout, INVALID_ARGUMENT for ids that are not the
 // caller's requests (another sender's look the same as unknown ones), and
 // it ends at once when its context is cancelled.
-func TestWaitBounds(t *testing.T) {
+func TestWaitBounds(t *testing.T) { synctest.Test(t, testWaitBounds) }
+
+func testWaitBounds(t *testing.T) {
 	e := newCourierEnv(t)
 	brain, writer := e.ledgerLink(t, "w1:p1"), e.ledgerLink(t, "w1:p2")
 	req := mustSend(t, brain, link.SendRequest{To: "busy", Message: "long job"})
@@ -232,7 +243,9 @@ func TestWaitBounds(t *testing.T) {
 
 // A held answer (not a request) that ends untyped still reaches its
 // sender as a notice, once.
-func TestHeldAnswerExpiredNotice(t *testing.T) {
+func TestHeldAnswerExpiredNotice(t *testing.T) { synctest.Test(t, testHeldAnswerExpiredNotice) }
+
+func testHeldAnswerExpiredNotice(t *testing.T) {
 	e := newCourierEnv(t)
 	brain := e.ledgerLink(t, "w1:p1")
 	brain.HoldFor = 50 * time.Millisecond

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
@@ -43,13 +44,17 @@ type env struct {
 	w   *sockettest.World
 }
 
+// setup serves the world above on an in-memory simulator (opts applied
+// after [sockettest.InMemory]), so a test can run it inside a
+// testing/synctest bubble where the clients' timeouts are on the fake
+// clock.
 func setup(t *testing.T, opts ...func(*sockettest.Server)) env {
 	t.Helper()
 	w, err := sockettest.ParseWorld([]byte(world))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return env{srv: simtest.New(t, w, opts...), w: w}
+	return env{srv: simtest.New(t, w, append([]func(*sockettest.Server){sockettest.InMemory}, opts...)...), w: w}
 }
 
 func (e env) link(pane string) *link.Link {
@@ -221,26 +226,30 @@ func TestTransportFailures(t *testing.T) {
 	for _, op := range ops {
 		for fname, f := range faults {
 			t.Run(op.name+"/"+fname, func(t *testing.T) {
-				e := setup(t) // a lost reply still has its side effects
-				e.srv.SetFault(op.method, f)
-				start := time.Now()
-				err := op.run(e.link("w1:p1"))
-				// After the prompt or close request was written, the
-				// outcome is unknown: never NOT_IN_HERDR, which would
-				// invite a resend.
-				want, detail := link.NotInHerdr, ""
-				switch op.method {
-				case schema.MethodAgentPrompt:
-					want, detail = link.SendFailed, "SEND_FAILED: Herdr's answer was lost after the message was handed over: it may have been delivered; do not resend blindly"
-				case schema.MethodPaneClose:
-					want, detail = link.CloseFailed, "CLOSE_FAILED: Herdr's answer was lost after the close was requested: the pane may have been closed; check herdr_link_peers before retrying"
-				}
-				if code(err) != want || (detail != "" && err.Error() != detail) {
-					t.Fatalf("err = %v, want %s", err, want)
-				}
-				if el := time.Since(start); el > 2*time.Second {
-					t.Fatalf("took %v", el)
-				}
+				synctest.Test(t, func(t *testing.T) {
+					e := setup(t) // a lost reply still has its side effects
+					e.srv.SetFault(op.method, f)
+					start := time.Now()
+					err := op.run(e.link("w1:p1"))
+					// After the prompt or close request was written, the
+					// outcome is unknown: never NOT_IN_HERDR, which would
+					// invite a resend.
+					want, detail := link.NotInHerdr, ""
+					switch op.method {
+					case schema.MethodAgentPrompt:
+						want, detail = link.SendFailed, "SEND_FAILED: Herdr's answer was lost after the message was handed over: it may have been delivered; do not resend blindly"
+					case schema.MethodPaneClose:
+						want, detail = link.CloseFailed, "CLOSE_FAILED: Herdr's answer was lost after the close was requested: the pane may have been closed; check herdr_link_peers before retrying"
+					}
+					if code(err) != want || (detail != "" && err.Error() != detail) {
+						t.Fatalf("err = %v, want %s", err, want)
+					}
+					// On the bubble's clock: a hang ends at the client's
+					// timeout, the other faults at once.
+					if el := time.Since(start); el > 2*time.Second {
+						t.Fatalf("took %v", el)
+					}
+				})
 			})
 		}
 	}

@@ -39,7 +39,7 @@ func crashWorld(t *testing.T, n int) *sockettest.World {
 // owners' flocks are released when a process dies).
 func waitGone(t *testing.T, st *outbox.Store) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(hangBound); ; time.Sleep(5 * time.Millisecond) {
 		ents, err := st.List()
 		if err != nil {
 			t.Fatal(err)
@@ -61,8 +61,10 @@ func waitGone(t *testing.T, st *outbox.Store) {
 
 // kill -9 of the accepting server while its message is held: another
 // server delivers it exactly once (20 trials at once: 0 lost, 0
-// duplicated), within 5 s of the kill (its courier scans the outbox for
-// orphans every 2 s).
+// duplicated), found by the rescuer's scans of the outbox. How soon is
+// link's TestOrphanFoundAtTheNextScan, exactly, on a fake clock (one 2 s
+// scan period); here, 22 processes on a possibly loaded machine take about
+// 3.5 s unloaded, and the bound only catches an orphan left for good.
 func TestKilledAcceptorsMessageDeliveredOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
@@ -107,7 +109,7 @@ func TestKilledAcceptorsMessageDeliveredOnce(t *testing.T) {
 	var slowest time.Duration
 	for i, to := range targets(trials) {
 		pane := paneOf(w, to)
-		subs := waitEnvelopes(w, pane, 1, 10*time.Second)
+		subs := waitEnvelopes(w, pane, 1, hangBound)
 		n := 0
 		for _, s := range subs {
 			for _, e := range link.ExtractAll(s.Text) {
@@ -130,8 +132,8 @@ func TestKilledAcceptorsMessageDeliveredOnce(t *testing.T) {
 	if lost+doubled > 0 {
 		t.Errorf("%d lost, %d duplicated", lost, doubled)
 	}
-	if slowest > 5*time.Second {
-		t.Errorf("the last orphan was delivered %v after the kill, want at most 5 s", slowest)
+	if slowest > 30*time.Second {
+		t.Errorf("the last orphan was delivered %v after the kill, want it found by one of the scans (2 s apart)", slowest)
 	}
 }
 

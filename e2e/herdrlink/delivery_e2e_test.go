@@ -129,7 +129,7 @@ func sendAll(t *testing.T, ss []session, to, when string) []sendOutcome {
 // little longer, and returns them all.
 func waitSubmissions(t *testing.T, w *sockettest.World, pane string, n int) []sockettest.Submission {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(hangBound)
 	for len(w.Submissions(pane)) < n && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -218,6 +218,13 @@ func TestDeliveryValuesEndToEnd(t *testing.T) {
 	s := senders(t, srv, w, 1)[0]
 	fast := connectArgs(t, srv, paneOf(w, "s2"), append(deliveryFlags, "-delivery", "fast"))
 	call(t, fast, "herdr_link", nil)
+	// Bounds a loaded machine keeps: an answer "at once" comes before any
+	// watch could have ended (ConfirmBase is the shortest budget; a send
+	// that watched for a turn, or waited for one, takes at least that); a
+	// watched one within its budget, plus as much again for the calls
+	// around the watch.
+	atOnce := link.ConfirmBase
+	watched := link.ConfirmBudget(2000) + link.ConfirmBase
 	for _, tc := range []struct {
 		s      session
 		to     string
@@ -226,16 +233,16 @@ func TestDeliveryValuesEndToEnd(t *testing.T) {
 		minDur time.Duration
 		maxDur time.Duration
 	}{
-		{s, "idle-claude", "", link.DeliverySubmitted, deliveryEnterDelay, 2 * time.Second},
-		{s, "idle-claude", "now", link.DeliverySubmitted, deliveryEnterDelay, 2 * time.Second},
+		{s, "idle-claude", "", link.DeliverySubmitted, deliveryEnterDelay, watched},
+		{s, "idle-claude", "now", link.DeliverySubmitted, deliveryEnterDelay, watched},
 		// "now" types into a working target: queued or interrupting.
-		{s, "busy-claude", "now", link.DeliveryQueued, 0, time.Second},
-		{s, "busy-codex", "now", link.DeliveryInterrupting, 0, time.Second},
+		{s, "busy-claude", "now", link.DeliveryQueued, 0, atOnce},
+		{s, "busy-codex", "now", link.DeliveryInterrupting, 0, atOnce},
 		// The default waits for the turn's end: held, answered at once.
-		{s, "busy-claude", "", link.DeliveryHeld, 0, time.Second},
-		{s, "busy-codex", "idle", link.DeliveryHeld, 0, time.Second},
-		{s, "stuck-claude", "", link.DeliveryUnconfirmed, link.ConfirmBudget(600) - 200*time.Millisecond, link.ConfirmBudget(2000) + 2*time.Second},
-		{fast, "idle-claude", "", link.DeliveryUnconfirmed, 0, time.Second},
+		{s, "busy-claude", "", link.DeliveryHeld, 0, atOnce},
+		{s, "busy-codex", "idle", link.DeliveryHeld, 0, atOnce},
+		{s, "stuck-claude", "", link.DeliveryUnconfirmed, link.ConfirmBudget(600) - 200*time.Millisecond, watched},
+		{fast, "idle-claude", "", link.DeliveryUnconfirmed, 0, atOnce},
 	} {
 		start := time.Now()
 		r := sendWhen(t, tc.s, tc.to, "what happened?", tc.when)

@@ -20,16 +20,16 @@ func TestQueuedDeliveriesShareATurnIntact(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	// Eight senders with a 5 s call deadline: none may wait for the
+	// Eight senders with a 12 s call deadline: none may wait for the
 	// running turn (it never ends by itself, or takes 20 s), each only for
-	// the Enters before its own. To the working claude all eight queue; to
-	// the idle one with a long turn, the first starts a turn and the other
-	// seven queue behind it.
+	// the Enters before its own (about 1.6 s for all eight, unloaded). To
+	// the working claude all eight queue; to the idle one with a long
+	// turn, the first starts a turn and the other seven queue behind it.
 	const n = 8
 	for _, target := range []string{"busy-claude", "long-claude"} {
 		t.Run(target, func(t *testing.T) {
 			srv, w := deliveryServer(t)
-			ss := senders(t, srv, w, n, "-timeout", "5s")
+			ss := senders(t, srv, w, n, "-timeout", "12s")
 			results := sendAll(t, ss, target, "now")
 			ids := map[string]bool{}
 			queued := 0
@@ -46,7 +46,8 @@ func TestQueuedDeliveriesShareATurnIntact(t *testing.T) {
 				t.Fatalf("%d of %d queued: %+v", queued, n, results)
 			}
 			pane := paneOf(w, target)
-			time.Sleep(4 * deliveryEnterDelay) // the last Enter is typed
+			// The last Enter is typed (under 0.8.2 it follows the answer).
+			until(hangBound, func() bool { _, q := w.Composer(pane); return len(link.ExtractAll(q)) >= queued })
 			if _, q := w.Composer(pane); len(link.ExtractAll(q)) != queued {
 				t.Fatalf("queued input %q", q)
 			}

@@ -62,6 +62,11 @@ func connectArgs(t *testing.T, srv *sockettest.Server, pane string, args []strin
 	return connectWith(t, srv, pane, args)
 }
 
+// hangBound bounds the helpers' waits for a server or a call, and the
+// waits for outcomes that must come: only a hang reaches it, however
+// loaded the machine (it is longer than any server's -timeout here).
+const hangBound = time.Minute
+
 func connectWith(t *testing.T, srv *sockettest.Server, pane string, args []string, extraEnv ...string) session {
 	t.Helper()
 	var changed atomic.Int32
@@ -74,7 +79,7 @@ func connectWith(t *testing.T, srv *sockettest.Server, pane string, args []strin
 		cmd.Env = append(cmd.Env, srv.Env(pane)...)
 	}
 	cmd.Env = append(cmd.Env, extraEnv...)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -99,7 +104,7 @@ func toolNames(t *testing.T, s session) string {
 
 func call(t *testing.T, s session, name string, args map[string]any) (string, bool, map[string]any) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
 	defer cancel()
 	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {

@@ -302,7 +302,7 @@ func TestHeldManySenders(t *testing.T) {
 							t.Fatal(err)
 						}
 					}
-					subs := waitEnvelopes(w, pane, len(sent), 60*time.Second)
+					subs := waitEnvelopes(w, pane, len(sent), hangBound)
 					checkTurns(t, w, pane, sent, subs)
 					t.Logf("%d senders × %d: %d held, delivered in %v", n, k, held, time.Since(start).Round(time.Millisecond))
 				})
@@ -364,7 +364,7 @@ func TestHeldWhileBlocked(t *testing.T) {
 			if err := tc.unblock(); err != nil {
 				t.Fatal(err)
 			}
-			subs := waitEnvelopes(w, paneOf(w, tc.to), 1, 10*time.Second)
+			subs := waitEnvelopes(w, paneOf(w, tc.to), 1, hangBound)
 			checkTurns(t, w, paneOf(w, tc.to), []sentMsg{m}, subs)
 			if len(subs) == 1 {
 				t.Logf("delivered %v after the unblock", subs[0].At.Sub(unblocked).Round(time.Millisecond))
@@ -402,7 +402,10 @@ func TestHeldBehindADraft(t *testing.T) {
 			if err := c.PaneSendText(ctx, pane, draft); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(100 * time.Millisecond) // the TUI has read it
+			// The TUI has read it: the draft is in its composer.
+			if !until(hangBound, func() bool { c, _ := w.Composer(pane); return strings.Contains(c, draft) }) {
+				t.Fatal("the draft never reached the composer")
+			}
 			m := sendHeldNothingTyped(t, w, p, to, fmt.Sprintf("message 0 of s1 to %s\nsecond line", to))
 			key := "Enter"
 			if strings.HasSuffix(to, "-clear") {
@@ -411,7 +414,7 @@ func TestHeldBehindADraft(t *testing.T) {
 			if err := c.PaneSendKeys(ctx, pane, key); err != nil {
 				t.Fatal(err)
 			}
-			subs := waitEnvelopes(w, pane, 1, 10*time.Second)
+			subs := waitEnvelopes(w, pane, 1, hangBound)
 			checkTurns(t, w, pane, []sentMsg{m}, subs)
 			wantTurns := 1
 			if key == "Enter" {

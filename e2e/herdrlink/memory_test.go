@@ -156,7 +156,7 @@ func TestMemoryAfterLargeAnswers(t *testing.T) {
 	}
 	peak := rssKiB(t, s.cmd.Process.Pid)
 	var after int
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(hangBound); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if after = rssKiB(t, s.cmd.Process.Pid); after <= 2*idle {
 			break
 		}

@@ -3,6 +3,7 @@ package sockettest_test
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/herdr-link/herdr-link/schema"
@@ -10,15 +11,21 @@ import (
 )
 
 // A prompt flap: working at once, back to idle before the Enter, and the
-// text is still submitted as one turn after the Enter.
-func TestPromptFlap(t *testing.T) {
+// text is still submitted as one turn after the Enter. In a synctest
+// bubble on an in-memory server: the reads fall exactly between the
+// flap's 100 ms, the 300 ms Enter and the submission.
+func TestPromptFlap(t *testing.T) { synctest.Test(t, testPromptFlap) }
+
+func testPromptFlap(t *testing.T) {
 	w, err := sockettest.ParseWorld([]byte(`{"workspaces":[{"id":"w1","tabs":[{"id":"w1:t1","panes":[{"id":"w1:p1","agent":{"kind":"claude","name":"a","status":"idle","turn_ms":30,"submit_ms":30}}]}]}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := sockettest.NewServer(w)
-	defer srv.Close()
+	srv := sockettest.NewUnstartedServer(w)
+	srv.Memory = true
 	srv.SubmitDelay = 300 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
 	if err := w.SetPromptFlap("w1:p1", 100*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,8 @@ type Program interface {
 	// Screen is the terminal's text: the visible screen, or with recent
 	// the scrollback above it too; ansi keeps styles as escape sequences.
 	Screen(recent, ansi bool) string
-	// Exited is closed once the program has exited.
+	// Exited is closed once the program has exited and what it wrote is
+	// on its screen.
 	Exited() <-chan struct{}
 	// Close ends the program and its process group and closes its
 	// terminal; it returns when they are gone (bounded).

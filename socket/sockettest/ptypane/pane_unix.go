@@ -35,6 +35,11 @@ const (
 	Scrollback = 2000
 	// KillGrace is how long Close waits after SIGHUP before SIGKILL.
 	KillGrace = 2 * time.Second
+	// DrainGrace bounds how long Exited waits, once the program has
+	// exited, for the pane to have read all it wrote: the reader sees the
+	// end of the output when the last holder of the terminal closes it,
+	// which a process that left the group may never do.
+	DrainGrace = 5 * time.Second
 )
 
 // ErrQueueFull is Send's error when the program is not reading its input
@@ -127,6 +132,14 @@ func StartPane(spec program.Spec, env []string) (*Pane, error) {
 	go p.respond()
 	go func() {
 		p.exitErr = cmd.Wait()
+		// What the program wrote last may still be in the terminal, not yet
+		// on the screen: Exited means both.
+		drain := time.NewTimer(DrainGrace)
+		select {
+		case <-p.readEnd:
+		case <-drain.C:
+		}
+		drain.Stop()
 		close(p.exited)
 		p.mu.Lock()
 		p.outCond.Broadcast()
@@ -419,7 +432,9 @@ func (p *Pane) wait(ctx context.Context, ok func() bool) error {
 	}
 }
 
-// Exited is closed once the program has exited.
+// Exited is closed once the program has exited and the pane has read its
+// output (the screen shows all of it), or DrainGrace after the exit when
+// another process still holds the terminal open.
 func (p *Pane) Exited() <-chan struct{} { return p.exited }
 
 // ExitErr is the program's exit status (after Exited).
