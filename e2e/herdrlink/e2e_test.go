@@ -67,6 +67,18 @@ func connectArgs(t *testing.T, srv *sockettest.Server, pane string, args []strin
 // loaded the machine (it is longer than any server's -timeout here).
 const hangBound = time.Minute
 
+// until polls cond every 10 ms for at most d.
+func until(d time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(d); ; time.Sleep(10 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
 func connectWith(t *testing.T, srv *sockettest.Server, pane string, args []string, extraEnv ...string) session {
 	t.Helper()
 	var changed atomic.Int32

@@ -137,18 +137,6 @@ func noticesOf(w *sockettest.World, pane string) (ns []link.Notice, turns int) {
 	return ns, turns
 }
 
-// until polls cond every 10 ms for at most d.
-func until(d time.Duration, cond func() bool) bool {
-	for deadline := time.Now().Add(d); ; time.Sleep(10 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-	}
-}
-
 // typedIDs counts the envelopes in pane's turns by id.
 func typedIDs(w *sockettest.World, pane string) map[string]int {
 	out := map[string]int{}
