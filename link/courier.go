@@ -125,32 +125,10 @@ type courier struct {
 // until the next one is.
 func (c *courier) step(ctx context.Context) time.Duration {
 	a := serveDue(c.targets, func(t *courierTarget) *time.Time { return &t.due },
-		func(t *courierTarget) (time.Duration, bool) { return c.l.deliverNext(ctx, t) })
+		func(t *courierTarget) (time.Duration, bool) { return c.l.deliverNext(ctx, t) }, courierParallel)
 	b := serveDue(c.requests, func(r *watchedRequest) *time.Time { return &r.due },
-		func(r *watchedRequest) (time.Duration, bool) { return c.l.watchRequest(ctx, r) })
+		func(r *watchedRequest) (time.Duration, bool) { return c.l.watchRequest(ctx, r) }, 1)
 	return min(a, b)
-}
-
-// serveDue calls serve for every item of m whose due time has come, sets
-// its next due time from serve's answer or drops it when serve says it is
-// done, and returns how long until the next item is due.
-func serveDue[T any](m map[string]*T, due func(*T) *time.Time, serve func(*T) (time.Duration, bool)) time.Duration {
-	wait := time.Hour
-	for k, it := range m {
-		d := due(it)
-		if time.Now().Before(*d) {
-			wait = min(wait, time.Until(*d))
-			continue
-		}
-		next, keep := serve(it)
-		if !keep {
-			delete(m, k)
-			continue
-		}
-		*d = time.Now().Add(next)
-		wait = min(wait, next)
-	}
-	return wait
 }
 
 // wake makes everything waiting on pane due now.

@@ -61,7 +61,8 @@ func TestSoakDefaultDelivery(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	counts := map[string]int{}
-	sent := map[string]string{} // id → target
+	firstText := map[string]string{} // the first error text of each code
+	sent := map[string]string{}      // id → target
 	start := time.Now()
 	for i := 0; i < total; i++ {
 		sem <- struct{}{}
@@ -101,6 +102,9 @@ func TestSoakDefaultDelivery(t *testing.T) {
 				return
 			}
 			kind := strings.SplitN(r.Text(), ":", 2)[0]
+			if r.IsError && firstText[kind] == "" {
+				firstText[kind] = r.Text()
+			}
 			if !r.IsError {
 				kind = name
 				if name == "herdr_link_send" {
@@ -176,7 +180,7 @@ func TestSoakDefaultDelivery(t *testing.T) {
 	}
 	for _, k := range []string{"rpc error", "ping error", "NOT_IN_HERDR", "SEND_FAILED"} {
 		if counts[k] != 0 {
-			t.Errorf("%d × %s", counts[k], k)
+			t.Errorf("%d × %s (the first: %q)", counts[k], k, firstText[k])
 		}
 	}
 	if n := envelopes(w, "w2:p1"); n != 0 {
