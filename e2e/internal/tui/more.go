@@ -70,8 +70,10 @@ func prepareMore(h Host, o Options, r *Run) error {
 	case Grok:
 		// Chat Completions at the fake; the API key in the environment
 		// skips its sign-in prompt.
+		// CI=false: Ink draws only its first frame while CI is set in the
+		// environment (as .ci/run sets it) unless CI is exactly "false".
 		r.Command.Env = append(r.Command.Env, "GROK_BASE_URL="+strings.TrimSuffix(o.BaseURL, "/")+"/v1", "GROK_API_KEY="+o.APIKey,
-			"GROK_MODEL="+model(o, "grok-fake"))
+			"GROK_MODEL="+model(o, "grok-fake"), "CI=false")
 	default:
 		return fmt.Errorf("tui: unknown host %q", h)
 	}
