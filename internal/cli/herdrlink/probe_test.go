@@ -122,6 +122,34 @@ func TestProbeNoServer(t *testing.T) {
 	}
 }
 
+// In a herdr-core terminal the probe fails its environment check naming
+// herdr-core as not supported yet, checks no Herdr socket, and shows
+// which herdr-core variables are set but not the terminal id.
+func TestProbeHerdrCore(t *testing.T) {
+	for _, env := range []map[string]string{
+		{"HC_TERMINAL_ID": "hc-term-4711", "HC_SESSION": "main"},
+		{"HC_TERMINAL_ID": "hc-term-4711", "HERDR_SOCKET_PATH": filepath.Join(t.TempDir(), "herdr.sock")},
+	} {
+		for _, k := range []string{"HERDR_ENV", "HERDR_PANE_ID", "HERDR_SOCKET_PATH", "HERDR_SESSION", "HC_TERMINAL_ID", "HC_SESSION"} {
+			t.Setenv(k, env[k])
+		}
+		out, _, code := runProbe(t, "-timeout", "300ms")
+		if code != 1 {
+			t.Errorf("exit %d, want 1", code)
+		}
+		for _, w := range []string{"FAIL  environment", "HC_TERMINAL_ID", "herdr-core terminals are not supported yet", "speaks the Herdr TUI's socket"} {
+			if !strings.Contains(out, w) {
+				t.Errorf("probe output lacks %q:\n%s", w, out)
+			}
+		}
+		for _, w := range []string{"hc-term-4711", "socket file", "not in a Herdr pane"} {
+			if strings.Contains(out, w) {
+				t.Errorf("probe output holds %q:\n%s", w, out)
+			}
+		}
+	}
+}
+
 func TestProbeForeignOwner(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root to give the socket to another user")
