@@ -61,6 +61,10 @@ gen:
 conformance:
     bash scripts/ts-conformance.sh
 
+# herdr-python-sdk 0.1.0's typed client against the simulator of Herdr 0.9.1 and 0.9.5 (needs Python 3.13)
+py-conformance *VERSIONS:
+    bash scripts/py-conformance.sh {{VERSIONS}}
+
 # socket route vs CLI route vs MCP, side by side, on the embedded simulator
 bench *ARGS: build
     bin/herdr-bench --sim {{ARGS}}
