@@ -136,6 +136,12 @@ def main() -> int:
     call("agent.prompt", c.agent_prompt, m.AgentPromptParams(target="reviewer", text="conformance check",
          wait=m.AgentPromptWaitOptions(until=[m.AgentStatus.working], timeout_ms=10000)), m.AgentPromptedResponse)
     call("agent.prompt", c.agent_prompt, m.AgentPromptParams(target="conformer", text="no wait"), m.AgentPromptedResponse)
+    # The reporter gives the agent up; a detected Pi process keeps it.
+    call("pane.release_agent", c.pane_release_agent, m.PaneReleaseAgentParams(
+        pane_id="w1:p3", source="conformance", agent="pi", seq=3), m.OkResponse)
+    still = call("agent.get", c.agent_get, m.AgentTarget(target="conformer"), m.AgentInfoResponse)
+    if still is not None:
+        expect(still.agent.agent == "pi", f"agent.get after pane.release_agent: agent {still.agent.agent}, want pi")
 
     # Layout and start.
     split = call("pane.split", c.pane_split, m.PaneSplitParams(target_pane_id="w1:p4", direction=m.SplitDirection.right), m.PaneInfoResponse)
