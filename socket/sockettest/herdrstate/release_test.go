@@ -11,7 +11,7 @@ import (
 )
 
 // pane.release_agent as a real Herdr 0.8.2 answers Crush's reports and
-// release (observed against ../shared/herdr-real): the release takes
+// release (observed against a real Herdr 0.8.2, run headless): the release takes
 // effect only from the reporting source, for its agent, with a newer
 // seq; it clears the agent and its name; a late report with an older
 // seq stays ignored, a newer one claims the pane again without the
