@@ -80,3 +80,17 @@ func TestFlagsFirst(t *testing.T) {
 		}
 	}
 }
+
+// The top-level help names every host that config knows, from the same table.
+func TestHelpNamesEveryHost(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := Run([]string{"--help"}, nil, &out, &errOut); code != 0 {
+		t.Fatalf("--help: exit %d, stderr %q", code, errOut.String())
+	}
+	text := strings.Join(strings.Fields(out.String()), " ")
+	for _, h := range hosts {
+		if !strings.Contains(text, " "+h.Name+",") && !strings.Contains(text, " "+h.Name+")") && !strings.Contains(text, "("+h.Name+",") {
+			t.Errorf("--help does not name host %q; got:\n%s", h.Name, out.String())
+		}
+	}
+}
