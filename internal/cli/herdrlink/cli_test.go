@@ -3,6 +3,7 @@ package herdrlink
 import (
 	"bytes"
 	"flag"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -91,6 +92,20 @@ func TestHelpNamesEveryHost(t *testing.T) {
 	for _, h := range hosts {
 		if !strings.Contains(text, " "+h.Name+",") && !strings.Contains(text, " "+h.Name+")") && !strings.Contains(text, "("+h.Name+",") {
 			t.Errorf("--help does not name host %q; got:\n%s", h.Name, out.String())
+		}
+	}
+}
+
+// The README's set-up list names every host that config knows.
+func TestReadmeNamesEveryHost(t *testing.T) {
+	b, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	for _, h := range hosts {
+		if !strings.Contains(readme, "herdr-link config "+h.Name) && !strings.Contains(readme, "`"+h.Name+"`") {
+			t.Errorf("README.md does not name host %q (as `herdr-link config %s`)", h.Name, h.Name)
 		}
 	}
 }
