@@ -10,60 +10,70 @@ import (
 	"github.com/herdr-link/herdr-link/socket/sockettest/herdrstate"
 )
 
+// releaseStep is one request of a release case; want is its error code,
+// "" for an ok answer.
+type releaseStep struct{ method, params, want string }
+
+func report(pane, src, agent, state string, seq int) releaseStep {
+	return releaseStep{schema.MethodPaneReportAgent, fmt.Sprintf(`{"pane_id":%q,"source":%q,"agent":%q,"state":%q,"seq":%d}`, pane, src, agent, state, seq), ""}
+}
+
+// release is a pane.release_agent step; a negative seq sends none.
+func release(pane, src, agent string, seq int) releaseStep {
+	if seq < 0 {
+		return releaseStep{schema.MethodPaneReleaseAgent, fmt.Sprintf(`{"pane_id":%q,"source":%q,"agent":%q}`, pane, src, agent), ""}
+	}
+	return releaseStep{schema.MethodPaneReleaseAgent, fmt.Sprintf(`{"pane_id":%q,"source":%q,"agent":%q,"seq":%d}`, pane, src, agent, seq), ""}
+}
+
+func rename(target, n string) releaseStep {
+	return releaseStep{schema.MethodAgentRename, fmt.Sprintf(`{"target":%q,"name":%q}`, target, n), ""}
+}
+
+// releaseCases: after the steps, pane shows agent ("" none) with status,
+// and the name with is still bound ("" none; hl-crush is bound only when
+// it is with).
+var releaseCases = []struct {
+	name                string
+	steps               []releaseStep
+	pane                string
+	agent, status, with string
+}{
+	{"Crush's lifecycle: init, working, named, released", []releaseStep{
+		report("w1:p4", "crush", "crush", "idle", 10), report("w1:p4", "crush", "crush", "working", 11), rename("w1:p4", "hl-crush"),
+		release("w1:p4", "crush", "crush", 13)}, "w1:p4", "", "unknown", ""},
+	{"a late report with an older seq after the release", []releaseStep{
+		report("w1:p4", "crush", "crush", "working", 11), rename("w1:p4", "hl-crush"), release("w1:p4", "crush", "crush", 13),
+		report("w1:p4", "crush", "crush", "idle", 12)}, "w1:p4", "", "unknown", ""},
+	{"a newer report claims the pane again, without the name", []releaseStep{
+		report("w1:p4", "crush", "crush", "working", 11), rename("w1:p4", "hl-crush"), release("w1:p4", "crush", "crush", 13),
+		report("w1:p4", "crush", "crush", "working", 20)}, "w1:p4", "crush", "working", ""},
+	{"another source", []releaseStep{report("w1:p4", "crush", "crush", "idle", 10), rename("w1:p4", "hl-crush"), release("w1:p4", "other", "crush", 20)},
+		"w1:p4", "crush", "idle", "hl-crush"},
+	{"another agent", []releaseStep{report("w1:p4", "crush", "crush", "idle", 10), rename("w1:p4", "hl-crush"), release("w1:p4", "crush", "pi", 20)},
+		"w1:p4", "crush", "idle", "hl-crush"},
+	{"a stale seq", []releaseStep{report("w1:p4", "crush", "crush", "idle", 10), release("w1:p4", "crush", "crush", 5)}, "w1:p4", "crush", "idle", ""},
+	{"the same seq", []releaseStep{report("w1:p4", "crush", "crush", "idle", 10), release("w1:p4", "crush", "crush", 10)}, "w1:p4", "crush", "idle", ""},
+	{"no seq after a seq", []releaseStep{report("w1:p4", "crush", "crush", "idle", 10), release("w1:p4", "crush", "crush", -1)}, "w1:p4", "crush", "idle", ""},
+	{"nothing to release", []releaseStep{release("w1:p4", "crush", "crush", 1)}, "w1:p4", "", "unknown", ""},
+	{"Herdr's own integration", []releaseStep{report("w1:p3", "herdr:pi", "pi", "working", 1), release("w1:p3", "herdr:pi", "pi", 2)},
+		"w1:p3", "pi", "working", ""},
+	{"a detected process of the kind keeps its agent and name", []releaseStep{
+		report("w1:p2", "hooks", "codex", "working", 1), release("w1:p2", "hooks", "codex", 2)}, "w1:p2", "codex", "idle", "reviewer"},
+	{"an unknown pane", []releaseStep{{schema.MethodPaneReleaseAgent, `{"pane_id":"w9:p9","source":"crush","agent":"crush"}`, "pane_not_found"}},
+		"w1:p4", "", "unknown", ""},
+	{"an empty agent label", []releaseStep{{schema.MethodPaneReleaseAgent, `{"pane_id":"w1:p4","source":"crush","agent":" "}`, "invalid_agent"}},
+		"w1:p4", "", "unknown", ""},
+}
+
 // pane.release_agent as a real Herdr 0.8.2 answers Crush's reports and
-// release (observed against a real Herdr 0.8.2, run headless): the release takes
-// effect only from the reporting source, for its agent, with a newer
-// seq; it clears the agent and its name; a late report with an older
-// seq stays ignored, a newer one claims the pane again without the
-// name. A detected process of that kind keeps its agent and name.
+// release (observed against a real Herdr 0.8.2, run headless): the
+// release takes effect only from the reporting source, for its agent,
+// with a newer seq; it clears the agent and its name; a late report with
+// an older seq stays ignored, a newer one claims the pane again without
+// the name. A detected process of that kind keeps its agent and name.
 func TestPaneReleaseAgent(t *testing.T) {
-	type step struct{ method, params, want string } // want: an error code, or "" for ok
-	rep := func(pane, src, agent, state string, seq int) step {
-		return step{schema.MethodPaneReportAgent, fmt.Sprintf(`{"pane_id":%q,"source":%q,"agent":%q,"state":%q,"seq":%d}`, pane, src, agent, state, seq), ""}
-	}
-	rel := func(pane, src, agent string, seq int) step {
-		s := fmt.Sprintf(`{"pane_id":%q,"source":%q,"agent":%q,"seq":%d}`, pane, src, agent, seq)
-		if seq < 0 {
-			s = fmt.Sprintf(`{"pane_id":%q,"source":%q,"agent":%q}`, pane, src, agent)
-		}
-		return step{schema.MethodPaneReleaseAgent, s, ""}
-	}
-	name := func(target, n string) step {
-		return step{schema.MethodAgentRename, fmt.Sprintf(`{"target":%q,"name":%q}`, target, n), ""}
-	}
-	tests := []struct {
-		name                string
-		steps               []step
-		pane                string
-		agent, status, with string // the pane's agent ("" none) and status; with: the agent name still bound ("" none)
-	}{
-		{"Crush's lifecycle: init, working, named, released", []step{
-			rep("w1:p4", "crush", "crush", "idle", 10), rep("w1:p4", "crush", "crush", "working", 11), name("w1:p4", "hl-crush"),
-			rel("w1:p4", "crush", "crush", 13)}, "w1:p4", "", "unknown", ""},
-		{"a late report with an older seq after the release", []step{
-			rep("w1:p4", "crush", "crush", "working", 11), name("w1:p4", "hl-crush"), rel("w1:p4", "crush", "crush", 13),
-			rep("w1:p4", "crush", "crush", "idle", 12)}, "w1:p4", "", "unknown", ""},
-		{"a newer report claims the pane again, without the name", []step{
-			rep("w1:p4", "crush", "crush", "working", 11), name("w1:p4", "hl-crush"), rel("w1:p4", "crush", "crush", 13),
-			rep("w1:p4", "crush", "crush", "working", 20)}, "w1:p4", "crush", "working", ""},
-		{"another source", []step{rep("w1:p4", "crush", "crush", "idle", 10), name("w1:p4", "hl-crush"), rel("w1:p4", "other", "crush", 20)},
-			"w1:p4", "crush", "idle", "hl-crush"},
-		{"another agent", []step{rep("w1:p4", "crush", "crush", "idle", 10), name("w1:p4", "hl-crush"), rel("w1:p4", "crush", "pi", 20)},
-			"w1:p4", "crush", "idle", "hl-crush"},
-		{"a stale seq", []step{rep("w1:p4", "crush", "crush", "idle", 10), rel("w1:p4", "crush", "crush", 5)}, "w1:p4", "crush", "idle", ""},
-		{"the same seq", []step{rep("w1:p4", "crush", "crush", "idle", 10), rel("w1:p4", "crush", "crush", 10)}, "w1:p4", "crush", "idle", ""},
-		{"no seq after a seq", []step{rep("w1:p4", "crush", "crush", "idle", 10), rel("w1:p4", "crush", "crush", -1)}, "w1:p4", "crush", "idle", ""},
-		{"nothing to release", []step{rel("w1:p4", "crush", "crush", 1)}, "w1:p4", "", "unknown", ""},
-		{"Herdr's own integration", []step{rep("w1:p3", "herdr:pi", "pi", "working", 1), rel("w1:p3", "herdr:pi", "pi", 2)},
-			"w1:p3", "pi", "working", ""},
-		{"a detected process of the kind keeps its agent and name", []step{
-			rep("w1:p2", "hooks", "codex", "working", 1), rel("w1:p2", "hooks", "codex", 2)}, "w1:p2", "codex", "idle", "reviewer"},
-		{"an unknown pane", []step{{schema.MethodPaneReleaseAgent, `{"pane_id":"w9:p9","source":"crush","agent":"crush"}`, "pane_not_found"}},
-			"w1:p4", "", "unknown", ""},
-		{"an empty agent label", []step{{schema.MethodPaneReleaseAgent, `{"pane_id":"w1:p4","source":"crush","agent":" "}`, "invalid_agent"}},
-			"w1:p4", "", "unknown", ""},
-	}
-	for _, tt := range tests {
+	for _, tt := range releaseCases {
 		t.Run(tt.name, func(t *testing.T) {
 			w := herdrstate.DefaultWorld()
 			env := &herdrstate.Env{Version: "0.8.2", Protocol: 20, Tick: 1, Done: make(chan struct{}), Waiting: new(atomic.Int64)}
@@ -84,12 +94,9 @@ func TestPaneReleaseAgent(t *testing.T) {
 				}
 			}
 			b, code := do(schema.MethodPaneGet, fmt.Sprintf(`{"pane_id":%q}`, tt.pane))
-			if code != "" {
-				t.Fatal(code)
-			}
 			var info schema.ResultPaneInfo
-			if err := jsonx.Unmarshal(b, &info); err != nil {
-				t.Fatal(err)
+			if err := jsonx.Unmarshal(b, &info); code != "" || err != nil {
+				t.Fatalf("pane.get: %s %v", code, err)
 			}
 			agent := ""
 			if info.Pane.Agent != nil {
