@@ -3,7 +3,8 @@
 Every method the simulator implements is called through the SDK's named
 client method with the SDK's own parameter model; the SDK validates each
 answer against its pydantic models (a mismatch raises), and this driver
-checks the answer is the result the method is documented to give. Fields
+checks the answer is the result the method is documented to give; two
+refusals check Herdr's error envelope the same way. Fields
 the SDK's pinned protocol-22 models do not know are listed, not failed:
 later releases add fields, and the SDK keeps them in model_extra.
 
@@ -20,7 +21,7 @@ from typing import Any, Callable
 from pydantic import BaseModel
 
 from herdr_sdk import HerdrClient, __version__, models as m
-from herdr_sdk.errors import HerdrError
+from herdr_sdk.errors import HerdrAPIError, HerdrError
 
 # Methods the simulator implements that this driver cannot call through the
 # SDK, and why.
@@ -74,6 +75,25 @@ def call(method: str, fn: Callable[..., Any], params: Any, want: type, **kw: Any
     return got
 
 
+def refused(method: str, fn: Callable[..., Any], params: Any, code: str) -> None:
+    """Calls fn and checks Herdr's error envelope: the SDK raises
+    HerdrAPIError with that code (a malformed envelope raises
+    HerdrProtocolError instead)."""
+    called.append(method)
+    try:
+        got = fn(params)
+    except HerdrAPIError as e:
+        if e.code == code:
+            print(f"PASS  {method} → error {e.code}")
+            return
+        failures.append(f"{method}: error {e.code}, want {code}")
+    except HerdrError as e:
+        failures.append(f"{method}: {type(e).__name__}: {e} ({e.__cause__})")
+    else:
+        failures.append(f"{method}: got {type(got).__name__}, want error {code}")
+    print(f"FAIL  {failures[-1]}")
+
+
 def expect(cond: bool, what: str) -> None:
     if not cond:
         failures.append(what)
@@ -102,6 +122,8 @@ def main() -> int:
     call("agent.list", c.agent_list, None, m.AgentListResponse)
     call("agent.get", c.agent_get, m.AgentTarget(target="reviewer"), m.AgentInfoResponse)
     call("agent.read", c.agent_read, m.AgentReadParams(target="reviewer", source=m.ReadSource.recent), m.PaneReadResponse)
+    refused("pane.get", c.pane_get, m.PaneTarget(pane_id="w9:p9"), "pane_not_found")
+    refused("agent.get", c.agent_get, m.AgentTarget(target="nobody"), "agent_not_found")
 
     # A subscription sees the state a reporting agent sets.
     sub = call("events.subscribe", c.events_subscribe, m.EventsSubscribeParams(subscriptions=[
