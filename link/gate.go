@@ -66,9 +66,11 @@ func (g *Gate) CheckSocket(stat func(string) (fs.FileInfo, error)) {
 }
 
 // CodexEnvVars are the variables Codex must be told to pass through to
-// herdr-link (its env_vars): Herdr's, and those the default socket path is
-// found with. Codex passes only a whitelist of variables otherwise.
-var CodexEnvVars = []string{"HERDR_ENV", "HERDR_PANE_ID", "HERDR_SOCKET_PATH", "HERDR_SESSION", "XDG_CONFIG_HOME", "HOME"}
+// herdr-link (its env_vars): Herdr's, those the default socket path is
+// found with, and HC_TERMINAL_ID, so that a herdr-core terminal is named
+// as such rather than as a host that passed nothing on. Codex passes only
+// a whitelist of variables otherwise.
+var CodexEnvVars = []string{"HERDR_ENV", "HERDR_PANE_ID", "HERDR_SOCKET_PATH", "HERDR_SESSION", "XDG_CONFIG_HOME", "HOME", EnvCoreTerminal}
 
 // CodexEnvVarsLine is the env_vars line of Codex's configuration.
 func CodexEnvVarsLine() string {

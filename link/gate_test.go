@@ -33,7 +33,7 @@ func TestGateAdvice(t *testing.T) {
 		want   []string
 	}{
 		{"no HERDR_ENV (Codex without env_vars)", map[string]string{}, link.FailedHerdrEnv,
-			[]string{"HERDR_ENV is not set", "env_vars", "HERDR_PANE_ID", "HERDR_SOCKET_PATH", "herdr-link config codex", "herdr-link probe"}},
+			[]string{"HERDR_ENV is not set", "env_vars", "HERDR_PANE_ID", "HERDR_SOCKET_PATH", "HC_TERMINAL_ID", "herdr-link config codex", "herdr-link probe"}},
 		{"HERDR_ENV=0", map[string]string{"HERDR_ENV": "0", "HERDR_PANE_ID": "w1:p1", "HERDR_SOCKET_PATH": sock}, link.FailedHerdrEnvValue,
 			[]string{"not to 1"}},
 		{"no pane id", map[string]string{"HERDR_ENV": "1", "HERDR_SOCKET_PATH": sock}, link.FailedPaneID,
