@@ -202,7 +202,7 @@ func (l *Link) tryLock(ctx context.Context, target Agent) (Lease, bool, error) {
 		return nil, false, nil
 	}
 	l.log().Error("delivery lock unusable; refusing to deliver unserialized", "err", err)
-	return nil, false, newErr(SendFailed, detailNoLock, err)
+	return nil, false, lockError(err)
 }
 
 // holdRequest holds the message, and records it as a request when it is
@@ -257,6 +257,9 @@ func (l *Link) outboxError(err error) error {
 		return newErr(SendFailed, detailFull, err)
 	}
 	l.log().Error("outbox unusable", "err", err)
+	if noSpace(err) {
+		return newErr(SendFailed, detailOutboxSpace, err)
+	}
 	return newErr(SendFailed, detailNoOutbox, err)
 }
 
