@@ -37,9 +37,12 @@ import (
 // between a rename and its line, an older herdr-link, an operator's rm),
 // and at least every rebuildEvery in any case.
 
+// journalMax is the size past which the journal is replaced (a variable
+// for tests).
+var journalMax int64 = 1 << 20
+
 const (
 	journalName  = "journal"
-	journalMax   = 1 << 20
 	rebuildEvery = 10 * time.Second
 	// journalTries bounds the wait for the journal's flock (its holders
 	// keep it for a read and a write of a few hundred bytes): past it, a
