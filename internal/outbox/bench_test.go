@@ -77,7 +77,7 @@ func BenchmarkStore(b *testing.B) {
 				h := s.KeyHash("term_me")
 				m := Message{ID: "bench", To: "busy", From: "me", TargetKey: "term_busy", FromKey: "term_me", Expires: t0.Add(time.Hour), Text: "hello"}
 				b.ReportAllocs()
-			for b.Loop() {
+				for b.Loop() {
 					if after {
 						b.StopTimer()
 						am, _ := s.Add(m, t0)
@@ -95,7 +95,7 @@ func BenchmarkStore(b *testing.B) {
 				h := s.KeyHash("term_busy")
 				m := Message{ID: "bench", To: "busy", From: "me", TargetKey: "term_busy", FromKey: "term_me", Expires: t0.Add(time.Hour), Text: "hello"}
 				b.ReportAllocs()
-			for b.Loop() {
+				for b.Loop() {
 					if after {
 						b.StopTimer()
 						am, _ := s.Add(m, t0)
