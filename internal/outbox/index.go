@@ -61,6 +61,7 @@ type index struct {
 	byTarget map[string]map[string]Entry // visible held or typing entries
 	bySender map[string]map[string]Entry // visible entries
 	live     map[string]bool             // ids with a visible held entry or a request record
+	pending  map[string]Entry            // visible pending request records
 	held     int
 	bytes    int64
 	requests int
@@ -69,7 +70,7 @@ type index struct {
 
 func newIndex() *index {
 	return &index{byName: map[string]Entry{}, byID: map[string][]string{}, visible: map[string]bool{},
-		byTarget: map[string]map[string]Entry{}, bySender: map[string]map[string]Entry{}, live: map[string]bool{}}
+		byTarget: map[string]map[string]Entry{}, bySender: map[string]map[string]Entry{}, live: map[string]bool{}, pending: map[string]Entry{}}
 }
 
 // put records entry e (of size bytes, for a held file).
@@ -123,6 +124,7 @@ func (x *index) unindex(id string) {
 		if e.IsRequest() {
 			x.requests--
 		}
+		delete(x.pending, n)
 	}
 }
 
@@ -150,6 +152,9 @@ func (x *index) reindex(id string) {
 		if e.IsRequest() {
 			x.requests++
 			x.live[id] = true
+		}
+		if e.Pending() {
+			x.pending[n] = e
 		}
 	}
 }
@@ -568,17 +573,12 @@ func (s *Store) Targets() ([]string, error) {
 // PendingRequests returns the request records still waiting for their
 // outcome, in acceptance order.
 func (s *Store) PendingRequests() ([]Entry, error) {
-	ents, err := s.List()
-	if err != nil {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.fresh(); err != nil {
 		return nil, err
 	}
-	var out []Entry
-	for _, e := range ents {
-		if e.Pending() {
-			out = append(out, e)
-		}
-	}
-	return out, nil
+	return inOrder(s.x.pending, nil), nil
 }
 
 // byID returns the visible entry of message id that fits keep.

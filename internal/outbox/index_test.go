@@ -18,6 +18,7 @@ type view struct {
 	Next      map[string]string
 	Held      map[string]map[string]int
 	Awaiting  map[string]map[string][]string
+	Pending   string
 	Live      int
 	HeldBytes int64
 }
@@ -47,6 +48,11 @@ func viewOf(t *testing.T, s *Store) view {
 			v.Awaiting[to] = awaiting
 		}
 	}
+	pending, err := s.PendingRequests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Pending = ids(pending)
 	s.mu.Lock()
 	v.Live, v.HeldBytes = len(s.x.live), s.x.bytes
 	s.mu.Unlock()
