@@ -16,7 +16,9 @@ import (
 // errLocker fails every Lock with err.
 type errLocker struct{ err error }
 
-func (l errLocker) Lock(context.Context, string, time.Duration) (link.Lease, error) { return nil, l.err }
+func (l errLocker) Lock(context.Context, string, time.Duration) (link.Lease, error) {
+	return nil, l.err
+}
 
 // A lock that cannot be had fails the send with nothing typed, and says
 // what the operator must fix: a directory another user made, a full

@@ -65,11 +65,12 @@ func viewOf(t *testing.T, s *Store) view {
 func TestIndexMatchesListing(t *testing.T) {
 	for seed := range uint64(4) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			defer func(m int64) { journalMax = m }(journalMax)
-			journalMax = 2 << 10 // replaced a few times per run
 			rng := rand.New(rand.NewPCG(seed, 1))
 			a := open(t)
 			procs := []*Store{a, another(t, a)}
+			for _, p := range procs {
+				p.journalMax = 2 << 10 // replaced a few times per run
+			}
 			names := []string{"rev", "coder", "brain"}
 			for i := range 200 {
 				s := procs[rng.IntN(2)]

@@ -166,6 +166,8 @@ type Store struct {
 	joff  int64
 	mtime time.Time
 	built time.Time
+	// journalMax overrides the journal's size bound (tests).
+	journalMax int64
 
 	// Log, when set, receives one line per damaged record set aside.
 	Log *slog.Logger

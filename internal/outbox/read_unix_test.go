@@ -18,6 +18,9 @@ import (
 // followed through a link, never waited on: the reader gets ErrDamaged at
 // once, the file is set aside (listed by Damaged, out of every count),
 // and nothing of what a link leads to comes back as a message's text.
+//
+// Long: one table of ways a file is not a record, then one sequence of
+// checks on each (read, set aside, counts, listing, log, removal).
 func TestReadRefusesWhatIsNotARecord(t *testing.T) {
 	outside := filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(outside, []byte(`{"id":"m","text":"the secret"}`), 0o600); err != nil {

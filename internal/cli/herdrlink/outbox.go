@@ -308,32 +308,16 @@ func (c outboxConfig) cancel(args []string, stdout, stderr io.Writer) int {
 				ids = append(ids, e.ID)
 			}
 		}
-		damaged, err := st.Damaged()
-		if err != nil {
+		if ids, err = withDamaged(st, ids); err != nil {
 			fmt.Fprintln(stderr, "herdr-link outbox cancel:", err)
 			return 1
-		}
-		for _, d := range damaged {
-			if !slices.Contains(ids, d.ID) {
-				ids = append(ids, d.ID)
-			}
 		}
 	}
 	pl := c.locker(sock)
 	outcomes := []cancelOutcome{}
 	code := 0
 	for _, id := range ids {
-		o := c.cancelOne(st, pl, id, *wait)
-		if o.Result == "refused" && o.Reason == reasonGone {
-			// A damaged entry of that id: nothing can type it, remove it.
-			if n, err := st.RemoveDamaged(id); err != nil {
-				o.Reason = err.Error()
-			} else if n > 0 {
-				o = cancelOutcome{ID: id, Result: resultRemoved}
-			}
-		} else if o.Result == "cancelled" {
-			_, _ = st.RemoveDamaged(id)
-		}
+		o := removeDamaged(st, c.cancelOne(st, pl, id, *wait))
 		if o.Result == "refused" && !(*all && o.Reason == reasonGone) {
 			code = 1
 		}
@@ -363,6 +347,37 @@ func (c outboxConfig) cancel(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "herdr-link outbox cancel: %s: %s\n", o.ID, o.Reason)
 	}
 	return code
+}
+
+// withDamaged adds to ids those of the damaged entries of st.
+func withDamaged(st *outbox.Store, ids []string) ([]string, error) {
+	damaged, err := st.Damaged()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range damaged {
+		if !slices.Contains(ids, d.ID) {
+			ids = append(ids, d.ID)
+		}
+	}
+	return ids, nil
+}
+
+// removeDamaged removes the damaged entries of o's message: when no held
+// message of that id was found, they are what the operator named (and
+// nothing can type them); after a cancel, leftovers of the same id.
+func removeDamaged(st *outbox.Store, o cancelOutcome) cancelOutcome {
+	switch {
+	case o.Result == "refused" && o.Reason == reasonGone:
+		if n, err := st.RemoveDamaged(o.ID); err != nil {
+			o.Reason = err.Error()
+		} else if n > 0 {
+			o = cancelOutcome{ID: o.ID, Result: resultRemoved}
+		}
+	case o.Result == "cancelled":
+		_, _ = st.RemoveDamaged(o.ID)
+	}
+	return o
 }
 
 // resultRemoved: a damaged entry was removed.
