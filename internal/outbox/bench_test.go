@@ -40,6 +40,10 @@ func benchStore(b *testing.B, n int) (a, other *Store) {
 	}
 	other = &Store{Dir: a.Dir, scope: a.scope, MaxMessages: a.MaxMessages, MaxPerTarget: a.MaxPerTarget}
 	b.Cleanup(other.Release)
+	// Both have their index: what a running server has.
+	if _, err := other.List(); err != nil {
+		b.Fatal(err)
+	}
 	return a, other
 }
 
