@@ -320,7 +320,12 @@ func (s *Store) rebuild() error {
 	if err != nil {
 		return err
 	}
+	// Under the shared flock: no line is half written at the end noted.
+	locked := lockJournal(j, false, journalTries) == nil
 	st, err := j.Stat()
+	if locked {
+		unlock(j)
+	}
 	if err != nil {
 		j.Close()
 		return fmt.Errorf("outbox: journal: %w", err)
