@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -189,4 +190,32 @@ func TestListForTargetOrder(t *testing.T) {
 	if !slices.IsSortedFunc(list(t, o), byAcceptance) {
 		t.Error("List not in acceptance order")
 	}
+}
+
+// A journal line, whatever its bytes, is applied or refused (the index
+// then listed again); an applied "+" line names an entry the index holds
+// under that very name, a "-" line leaves none by that name.
+func FuzzJournalLine(f *testing.F) {
+	s := &Store{x: newIndex()}
+	name := fileName(t0.UnixNano(), "0123456789abcdef", "0123456789abcdef", "0123456789abcdef", "m1", StateHeld)
+	for _, l := range []string{"+" + name + " 12", "-" + name, "!", "+" + name, "+x 1", "+" + name + " -1", "", "-", "+" + name + " 99999999999999999999"} {
+		f.Add([]byte(l))
+	}
+	f.Fuzz(func(t *testing.T, l []byte) {
+		ok := s.applyLine(l)
+		if !ok || len(l) < 2 {
+			return
+		}
+		n := string(l[1:])
+		if l[0] == '+' {
+			n, _, _ = strings.Cut(n, " ")
+		}
+		_, held := s.x.byName[n]
+		if l[0] == '+' && !held || l[0] == '-' && held {
+			t.Fatalf("applied %q: entry present %v", l, held)
+		}
+		if e, in := s.x.byName[n]; in && e.name != n {
+			t.Fatalf("applied %q: indexed under %q", l, e.name)
+		}
+	})
 }
