@@ -2,13 +2,6 @@ package outbox
 
 import "slices"
 
-// ensureFresh is fresh for callers not holding s.mu.
-func (s *Store) ensureFresh() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.fresh()
-}
-
 // List returns every entry (held messages and requests) in acceptance
 // order. A message id found both ended and held or typing (a crash
 // between the two steps of ending it) is listed ended only. The slice is
