@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -218,4 +219,43 @@ func FuzzJournalLine(f *testing.F) {
 			t.Fatalf("applied %q: indexed under %q", l, e.name)
 		}
 	})
+}
+
+// Writers of two processes at once (goroutines of each, a journal
+// replaced under them): at the end each index shows what a listing does.
+func TestIndexConcurrentWriters(t *testing.T) {
+	a := open(t)
+	procs := []*Store{a, another(t, a)}
+	for _, p := range procs {
+		p.journalMax, p.MaxPerTarget = 4<<10, 1000
+	}
+	var wg sync.WaitGroup
+	for k, p := range procs {
+		for g := range 3 {
+			wg.Go(func() {
+				for i := range 40 {
+					id := fmt.Sprintf("p%dg%dm%d", k, g, i)
+					m, err := p.Add(msg(id, []string{"rev", "coder"}[i%2], "brain", "x"), t0)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if i%3 == 0 {
+						_ = p.Done(m)
+					}
+					_, _ = p.ListForTarget(m.Target)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	want := viewOf(t, another(t, a))
+	if n := strings.Count(want.List, "/h"); n != 2*3*40-2*3*14 {
+		t.Errorf("%d held in the listing, want %d", n, 2*3*40-2*3*14)
+	}
+	for k, p := range procs {
+		if got := viewOf(t, p); !reflect.DeepEqual(got, want) {
+			t.Errorf("process %d's index differs from a listing:\ngot  %+v\nwant %+v", k, got, want)
+		}
+	}
 }
