@@ -91,7 +91,9 @@ func (s *Store) damaged(e Entry, why string) error {
 type Damaged struct {
 	ID    string
 	State byte // the state its name had
-	Size  int64
+	// Accepted is the acceptance time its name shows.
+	Accepted time.Time
+	Size     int64
 	// Modified is the file's modification time.
 	Modified time.Time
 	name     string
@@ -111,7 +113,7 @@ func (s *Store) Damaged() ([]Damaged, error) {
 		if !ok || !eok {
 			continue
 		}
-		dm := Damaged{ID: e.ID, State: e.State, name: de.Name()}
+		dm := Damaged{ID: e.ID, State: e.State, Accepted: time.Unix(0, e.Seq), name: de.Name()}
 		if info, err := de.Info(); err == nil {
 			dm.Size, dm.Modified = info.Size(), info.ModTime()
 		}

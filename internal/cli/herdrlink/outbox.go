@@ -204,7 +204,7 @@ func (c outboxConfig) rows(st *outbox.Store, stderr io.Writer) ([]outboxItem, er
 		return nil, err
 	}
 	for _, d := range damaged {
-		rows = append(rows, outboxItem{ID: d.ID, From: "?", To: "?", State: stateDamaged, Accepted: d.Modified.UTC(),
+		rows = append(rows, outboxItem{ID: d.ID, From: "?", To: "?", State: stateDamaged, Accepted: d.Accepted.UTC(),
 			Bytes: int(min(d.Size, 1<<40)), End: "damaged (was " + stateName(d.State) + ")"})
 	}
 	return rows, nil
