@@ -64,19 +64,32 @@ func (l *Link) courierPoll() time.Duration {
 	return DefaultCourierPoll
 }
 
-// courierTarget is a target the courier waits for.
+// courierTarget is a target the courier waits for: everything waiting
+// on it (its held messages, the pending requests it has to answer) is
+// served on one schedule, from one observation of it per round.
 type courierTarget struct {
 	hash string // the target's key hash in the outbox
 	key  string
 	pane string
 	due  time.Time
+	// held: the last scan listed held messages of it this courier serves.
+	held bool
+	// heldIDs are the ids of every message held for it (any sender) at
+	// the last scan: a request whose message is among them is not typed
+	// yet.
+	heldIDs map[string]bool
+	// reqs are the pending requests to it this courier follows, by id.
+	reqs map[string]*watchedRequest
 }
 
 // Deliver runs the courier until ctx ends: it types the held messages of
 // the outbox as their targets become ready, oldest first per target
-// across every sender of the machine, one per turn. It serves the
-// messages this process accepted and those whose accepting process is
-// gone. Without an Outbox it only waits for ctx.
+// across every sender of the machine, one per turn, and gives the pending
+// requests their outcomes. It serves the messages and requests this
+// process accepted and those whose accepting process is gone. Its work is
+// per target: one probe schedule per target and one status stream for
+// all of them, whatever waits on them. Without an Outbox it only waits
+// for ctx.
 func (l *Link) Deliver(ctx context.Context) error {
 	if l.Outbox == nil {
 		<-ctx.Done()
@@ -85,7 +98,7 @@ func (l *Link) Deliver(ctx context.Context) error {
 	if _, err := l.Outbox.Token(); err != nil {
 		return err
 	}
-	c := &courier{l: l, targets: map[string]*courierTarget{}, requests: map[string]*watchedRequest{}}
+	c := &courier{l: l, targets: map[string]*courierTarget{}}
 	c.waker = &paneWaker{l: l, wake: make(chan string, 16)}
 	defer c.waker.stop()
 	nextScan := time.Time{}
@@ -111,59 +124,97 @@ func (l *Link) Deliver(ctx context.Context) error {
 	}
 }
 
-// courier is the state of one Deliver loop: the targets it has messages
-// for and the requests it follows.
+// DeliverDue serves once what is due for the target whose terminal key
+// is targetKey (as [Link.Deliver] would on its next round): it types the
+// oldest held message for it if it can take it now, and gives the
+// pending requests to it whose outcome shows. It returns whether
+// anything still waits on the target (held messages, pending requests).
+// It serves what this process accepted and what processes that are gone
+// left, like the courier, and without an Outbox does nothing.
+func (l *Link) DeliverDue(ctx context.Context, targetKey string) (bool, error) {
+	if l.Outbox == nil {
+		return false, nil
+	}
+	if _, err := l.Outbox.Token(); err != nil {
+		return false, err
+	}
+	c := &courier{l: l, targets: map[string]*courierTarget{}}
+	hash := l.Outbox.KeyHash(targetKey)
+	c.scanTarget(time.Now(), hash)
+	t := c.targets[hash]
+	if t == nil {
+		return false, nil
+	}
+	_, keep := c.serve(ctx, t)
+	return keep, nil
+}
+
+// courier is the state of one Deliver loop: the targets it waits on.
 type courier struct {
-	l        *Link
-	targets  map[string]*courierTarget  // by target key hash
-	requests map[string]*watchedRequest // by message id
-	waker    *paneWaker
-	pruned   time.Time // the last prune of the store
+	l       *Link
+	targets map[string]*courierTarget // by target key hash
+	waker   *paneWaker
+	pruned  time.Time // the last prune of the store
 }
 
-// step serves every target and request that is due, and returns how long
-// until the next one is.
+// step serves every target that is due, and returns how long until the
+// next one is.
 func (c *courier) step(ctx context.Context) time.Duration {
-	a := serveDue(c.targets, func(t *courierTarget) *time.Time { return &t.due },
-		func(t *courierTarget) (time.Duration, bool) { return c.l.deliverNext(ctx, t) }, courierParallel)
-	b := serveDue(c.requests, func(r *watchedRequest) *time.Time { return &r.due },
-		func(r *watchedRequest) (time.Duration, bool) { return c.l.watchRequest(ctx, r) }, 1)
-	return min(a, b)
+	return serveDue(c.targets, func(t *courierTarget) *time.Time { return &t.due },
+		func(t *courierTarget) (time.Duration, bool) { return c.serve(ctx, t) }, courierParallel)
 }
 
-// wake makes everything waiting on pane due now.
+// serve serves target t once: its oldest held message if it can take it,
+// then its pending requests, from the probe the delivery made when it
+// made one. It returns when to look again, and whether anything still
+// waits on t.
+func (c *courier) serve(ctx context.Context, t *courierTarget) (time.Duration, bool) {
+	next := c.l.courierPoll()
+	var obs *observation
+	if t.held {
+		d, keep, o := c.l.deliverNext(ctx, t)
+		t.held, next, obs = keep, d, o
+	}
+	if len(t.reqs) > 0 {
+		d := c.l.followRequests(ctx, t, obs)
+		if t.held {
+			d = min(d, next)
+		}
+		next = d
+	}
+	return next, t.held || len(t.reqs) > 0
+}
+
+// wake makes the target of pane due now.
 func (c *courier) wake(pane string) {
 	for _, t := range c.targets {
 		if t.pane == pane {
 			t.due = time.Time{}
 		}
 	}
-	for _, r := range c.requests {
-		if r.pane == pane {
-			r.due = time.Time{}
-		}
-	}
 }
 
-// panes are the panes the courier waits on.
+// panes are the panes of the targets the courier waits on.
 func (c *courier) panes() []string {
-	out := make([]string, 0, len(c.targets)+len(c.requests))
+	out := make([]string, 0, len(c.targets))
 	for _, t := range c.targets {
 		out = append(out, t.pane)
-	}
-	for _, r := range c.requests {
-		out = append(out, r.pane)
 	}
 	return out
 }
 
-// scan adds every target with a message this courier serves, and every
-// pending request it follows: those of this process, of processes that
-// are gone, and messages left being typed by one. What it follows already
-// keeps its due time.
-func (c *courier) scan(now time.Time) {
+// scan lists the outbox and brings the targets up to date: every target
+// with a held message this courier serves or a pending request it
+// follows (those of this process, of processes that are gone, and
+// messages left being typed by one). A target already followed keeps its
+// due time; a new one, or one with a newly held message, is due now.
+func (c *courier) scan(now time.Time) { c.scanTarget(now, "") }
+
+// scanTarget is scan, limited to the target of key hash only when only
+// is not empty.
+func (c *courier) scanTarget(now time.Time, only string) {
 	l := c.l
-	if now.Sub(c.pruned) >= pruneEvery {
+	if only == "" && now.Sub(c.pruned) >= pruneEvery {
 		l.Outbox.Prune(now)
 		c.pruned = now
 	}
@@ -185,28 +236,100 @@ func (c *courier) scan(now time.Time) {
 		}
 		return !ok
 	}
-	for _, e := range ents {
+	type seen struct {
+		held    *outbox.Entry // the first held message served
+		heldIDs map[string]bool
+		pending map[string]outbox.Entry
+	}
+	byTarget := map[string]*seen{}
+	get := func(h string) *seen {
+		s := byTarget[h]
+		if s == nil {
+			s = &seen{heldIDs: map[string]bool{}, pending: map[string]outbox.Entry{}}
+			byTarget[h] = s
+		}
+		return s
+	}
+	for i := range ents {
+		e := ents[i]
+		if only != "" && e.Target != only {
+			continue
+		}
 		switch {
-		case e.Pending() && c.requests[e.ID] == nil && serves(e):
-			if r, err := l.Outbox.Request(e); err == nil {
-				c.requests[e.ID] = &watchedRequest{e: e, pane: r.PaneID}
+		case e.Held():
+			s := get(e.Target)
+			s.heldIDs[e.ID] = true
+			if s.held == nil && serves(e) {
+				s.held = &ents[i]
 			}
-		case e.Held() && c.targets[e.Target] == nil && serves(e):
-			m, err := l.Outbox.Read(e)
-			if err != nil {
+		case e.Pending():
+			if serves(e) {
+				get(e.Target).pending[e.ID] = e
+			}
+		}
+	}
+	for h, t := range c.targets {
+		if byTarget[h] == nil {
+			t.held, t.heldIDs = false, nil
+			clear(t.reqs)
+		}
+	}
+	for h, s := range byTarget {
+		t := c.targets[h]
+		if t == nil {
+			if s.held == nil && len(s.pending) == 0 {
 				continue
 			}
-			if e.Owner != tok {
-				l.log().Info("serving a held message of a process that is gone", "id", m.ID, "pane_id", m.PaneID)
+			t = &courierTarget{hash: h, reqs: map[string]*watchedRequest{}}
+		}
+		if s.held != nil && !t.held {
+			t.due = time.Time{}
+			if t.pane == "" {
+				m, err := l.Outbox.Read(*s.held)
+				if err == nil {
+					t.key, t.pane = m.TargetKey, m.PaneID
+					if m.Owner != tok {
+						l.log().Info("serving a held message of a process that is gone", "id", m.ID, "pane_id", m.PaneID)
+					}
+				}
 			}
-			c.targets[e.Target] = &courierTarget{hash: e.Target, key: m.TargetKey, pane: m.PaneID}
+		}
+		t.held, t.heldIDs = s.held != nil && t.pane != "", s.heldIDs
+		for id := range t.reqs {
+			if _, ok := s.pending[id]; !ok {
+				delete(t.reqs, id) // it has its outcome, or is gone
+			}
+		}
+		for id, e := range s.pending {
+			if t.reqs[id] != nil {
+				continue
+			}
+			r, err := l.Outbox.Request(e)
+			if err != nil || r.State != outbox.StatePending {
+				continue
+			}
+			if t.pane == "" {
+				t.key, t.pane = r.TargetKey, r.PaneID
+			}
+			t.reqs[id] = &watchedRequest{e: e, r: r}
+		}
+		if t.pane != "" && (t.held || len(t.reqs) > 0) {
+			c.targets[h] = t
+		}
+	}
+	for h, t := range c.targets {
+		if !t.held && len(t.reqs) == 0 {
+			delete(c.targets, h)
 		}
 	}
 }
 
 // deliverNext types the oldest held message for t if t can take it now.
-// It returns when to look again, and whether t still has messages.
-func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration, bool) {
+// It returns when to look again, whether t still has messages, and what
+// its probe of t saw when it probed and typed nothing (nil otherwise: an
+// observation made before a delivery says nothing of the turn it
+// starts).
+func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration, bool, *observation) {
 	poll := l.courierPoll()
 	var lease Lease = noLease{}
 	if l.Locker != nil {
@@ -216,24 +339,25 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 		if err != nil {
 			// Another delivery is under way (or no lock can be had: the
 			// log of the send said why); look again at its end.
-			return poll, true
+			return poll, true, nil
 		}
 		lease = le
 	}
 	m, ok := l.oldestHeld(t)
 	if !ok {
 		lease.Unlock()
-		return 0, false
+		return 0, false, nil
 	}
-	a, next, keep, ready := l.probeHeld(ctx, t, m)
+	obs, next, keep, ready := l.probeHeld(ctx, t, m)
 	if !ready {
 		lease.Unlock()
-		return next, keep
+		return next, keep, &obs
 	}
+	a := obs.a
 	batch := l.claim(t, m)
 	if len(batch) == 0 {
 		lease.Unlock()
-		return poll, true
+		return poll, true, nil
 	}
 	l.crash("claimed")
 	// A delivery once begun is not cut short by the courier's end: the
@@ -249,7 +373,7 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 		for _, m := range batch {
 			_ = l.Outbox.End(m, outbox.EndMaybeDelivered, l.now())
 		}
-		return poll, true
+		return poll, true, nil
 	}
 	a.Name = m.To
 	var text strings.Builder
@@ -265,7 +389,7 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 		l.settle(m, d, err)
 	}
 	sl.settled()
-	return poll, true
+	return poll, true, nil
 }
 
 // claim claims m, and when it is a notice every other notice held for t

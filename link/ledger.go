@@ -65,7 +65,9 @@ func (l *Link) recordRequest(s snapshot, target Agent, env Envelope, req SendReq
 	if err != nil {
 		return nil, l.outboxError(err)
 	}
-	l.kickCourier()
+	// The courier is not woken: it finds the request at its next scan
+	// (a scan lists the whole store), and a turn that came and went
+	// before shows in the recipient's state_change_seq.
 	return &r, nil
 }
 
