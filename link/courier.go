@@ -437,7 +437,7 @@ func (l *Link) settle(m outbox.Message, d string, err error) {
 		if err := l.Outbox.Done(m); err != nil {
 			l.log().Warn("outbox: typed message not removed", "id", m.ID, "err", err)
 		}
-		l.log().Info("held message delivered", "id", m.ID, "to", m.To, "pane_id", m.PaneID, "delivery", d,
+		l.log().Debug("held message delivered", "id", m.ID, "to", m.To, "pane_id", m.PaneID, "delivery", d,
 			"held_for", time.Since(m.Accepted))
 	case typedMaybe(err):
 		_ = l.Outbox.End(m, outbox.EndMaybeDelivered, l.now())
@@ -450,7 +450,7 @@ func (l *Link) settle(m outbox.Message, d string, err error) {
 		if uerr := l.Outbox.Unclaim(&m); uerr != nil {
 			_ = l.Outbox.End(m, outbox.EndMaybeDelivered, l.now())
 		}
-		l.log().Info("held message not typed yet", "id", m.ID, "pane_id", m.PaneID, "err", err)
+		l.log().Debug("held message not typed yet", "id", m.ID, "pane_id", m.PaneID, "err", err)
 	}
 }
 
@@ -496,7 +496,7 @@ func (l *Link) oldestHeld(t *courierTarget) (outbox.Message, bool) {
 			l.log().Warn("a held message was being typed by a process that is gone: it may have been delivered, it is not typed again", "id", m.ID, "pane_id", m.PaneID)
 			_ = l.Outbox.End(m, outbox.EndMaybeDelivered, now)
 		case !now.Before(m.Expires):
-			l.log().Info("held message expired", "id", m.ID, "pane_id", m.PaneID)
+			l.log().Debug("held message expired", "id", m.ID, "pane_id", m.PaneID)
 			l.endHeld(m, outbox.EndExpired)
 		default:
 			return m, true
@@ -537,7 +537,7 @@ func (l *Link) endAll(t *courierTarget, why string) {
 			continue
 		}
 		if m, err := l.Outbox.Read(e); err == nil {
-			l.log().Info("held message ended", "id", m.ID, "pane_id", m.PaneID, "why", why)
+			l.log().Debug("held message ended", "id", m.ID, "pane_id", m.PaneID, "why", why)
 			l.endHeld(m, why)
 		}
 	}

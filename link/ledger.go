@@ -120,7 +120,7 @@ func (l *Link) markRepliedID(id, from, to string) {
 	if _, ended, err := l.Outbox.EndRequest(e, outbox.OutcomeReplied, l.now(), nil); err != nil {
 		l.log().Warn("request: reply not recorded", "id", id, "err", err)
 	} else if ended {
-		l.log().Info("request replied", "id", id, "from", to, "to", from)
+		l.log().Debug("request replied", "id", id, "from", to, "to", from)
 	}
 }
 
@@ -200,7 +200,7 @@ func (l *Link) endRequest(e outbox.Entry, outcome string) bool {
 		l.log().Warn("request: outcome not recorded", "id", e.ID, "err", err)
 		return false
 	case ended:
-		l.log().Info("request ended", "id", r.ID, "to", r.To, "outcome", outcome)
+		l.log().Debug("request ended", "id", r.ID, "to", r.To, "outcome", outcome)
 	}
 	return ended
 }

@@ -20,7 +20,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -216,7 +215,11 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// dropped; a broken stdout ends the session through Serve.
 	stopSigpipe := ignoreSIGPIPE()
 	defer stopSigpipe()
-	stderr = &dropWriter{w: stderr}
+	// A log line never blocks: a host that does not read stderr fills
+	// the pipe, and lines are then dropped and counted (see asyncWriter).
+	aw := newAsyncWriter(stderr, logBuffer)
+	defer aw.Close(logFlushWait)
+	stderr = aw
 	log, err := newLogger(stderr, c.level)
 	if err != nil {
 		fmt.Fprintln(stderr, "herdr-link:", err)
@@ -287,24 +290,4 @@ func openOutbox(pl *panelock.Locker, log *slog.Logger) *outbox.Store {
 		return nil
 	}
 	return st
-}
-
-// dropWriter writes to w until a write fails, then drops everything: a log
-// line nobody can read is not worth an error or a retry.
-type dropWriter struct {
-	mu     sync.Mutex
-	w      io.Writer
-	broken bool
-}
-
-func (d *dropWriter) Write(p []byte) (int, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.broken {
-		return len(p), nil
-	}
-	if _, err := d.w.Write(p); err != nil {
-		d.broken = true
-	}
-	return len(p), nil
 }
