@@ -35,7 +35,7 @@ func BenchmarkSendExpectReply(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			l := &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p0", Outbox: st, SubmitHold: time.Millisecond}
+			l := &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p0", Outbox: st, SubmitHold: time.Millisecond, ReplyGrace: time.Hour}
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
 			go func() { defer close(done); _ = l.Deliver(ctx) }()

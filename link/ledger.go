@@ -71,6 +71,27 @@ func (l *Link) recordRequest(s snapshot, target Agent, env Envelope, req SendReq
 	return &r, nil
 }
 
+// recordRequestAsync is recordRequest in the background: the returned
+// function waits for it and returns its result.
+func (l *Link) recordRequestAsync(s snapshot, target Agent, env Envelope, req SendRequest) func() (*outbox.Request, error) {
+	if l.Outbox == nil || !expects(req) {
+		return func() (*outbox.Request, error) { return nil, nil }
+	}
+	var (
+		rec  *outbox.Request
+		err  error
+		done = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		rec, err = l.recordRequest(s, target, env, req)
+	}()
+	return func() (*outbox.Request, error) {
+		<-done
+		return rec, err
+	}
+}
+
 // afterTyping settles the request record of a direct delivery: typed
 // (recorded as soon as it was, by typeLocked), or removed when nothing
 // reached the pane.

@@ -71,14 +71,20 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	if req.When == WhenIdle {
 		return l.sendIdle(ctx, hctx, s, target, env, text, req)
 	}
+	// The request's record is written while the lock is acquired (both
+	// wait on the file system): it must be on disk before the prompt.
+	recorded := l.recordRequestAsync(s, target, env, req)
 	target, lease, err := l.acquire(hctx, target)
+	rec, rerr := recorded()
 	if err != nil {
+		if rec != nil {
+			_ = l.Outbox.ForgetRequest(*rec)
+		}
 		return SendResult{}, err
 	}
-	rec, err := l.recordRequest(s, target, env, req)
-	if err != nil {
+	if rerr != nil {
 		lease.Unlock()
-		return SendResult{}, err
+		return SendResult{}, rerr
 	}
 	delivery, err := l.typeLocked(ctx, hctx, target, env, text, lease, rec)
 	l.afterTyping(rec, env, err)
