@@ -105,9 +105,15 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 func (l *Link) typeLocked(ctx, hctx context.Context, target Agent, env Envelope, text string, lease Lease, rec *outbox.Request) (string, error) {
 	typed := func(at time.Time, seq uint64) {
 		if rec != nil {
-			if err := l.Outbox.MarkTyped(rec.Entry(), at, seq); err != nil {
-				l.log().Warn("request: typing not recorded", "id", rec.ID, "err", err)
-			}
+			// Recorded off the send's path: the courier follows the
+			// request from its record, and until this is written it sees
+			// a request typed by a process that did not record it yet.
+			e := rec.Entry()
+			l.background(func() {
+				if err := l.Outbox.MarkTyped(e, at, seq); err != nil {
+					l.log().Warn("request: typing not recorded", "id", e.ID, "err", err)
+				}
+			})
 		}
 		if env.ReplyTo != "" {
 			l.markRepliedID(env.ReplyTo, env.From, env.To)
