@@ -124,29 +124,36 @@ func (l *Link) Deliver(ctx context.Context) error {
 	}
 }
 
-// DeliverDue serves once what is due for the target whose terminal key
-// is targetKey (as [Link.Deliver] would on its next round): it types the
-// oldest held message for it if it can take it now, and gives the
-// pending requests to it whose outcome shows. It returns whether
-// anything still waits on the target (held messages, pending requests).
-// It serves what this process accepted and what processes that are gone
-// left, like the courier, and without an Outbox does nothing.
-func (l *Link) DeliverDue(ctx context.Context, targetKey string) (bool, error) {
+// DeliverDue serves once what is due for the agent of pane paneID, as a
+// round of [Link.Deliver] would, for a one-shot delivery (a command run
+// on a status change of that pane): it types the oldest held message for
+// it if it can take it now — whichever process accepted it: the target's
+// delivery lock and the claim keep a message typed once — ending on the
+// way those that expired or whose target is gone, and gives the pending
+// requests to it that this courier follows (this process's, and those of
+// processes that are gone) the outcome its probe shows. It returns
+// whether anything still waits on that agent. Without an Outbox it does
+// nothing.
+func (l *Link) DeliverDue(ctx context.Context, paneID string) (bool, error) {
 	if l.Outbox == nil {
 		return false, nil
 	}
 	if _, err := l.Outbox.Token(); err != nil {
 		return false, err
 	}
-	c := &courier{l: l, targets: map[string]*courierTarget{}}
-	hash := l.Outbox.KeyHash(targetKey)
-	c.scanTarget(time.Now(), hash)
-	t := c.targets[hash]
-	if t == nil {
-		return false, nil
+	now := time.Now()
+	c := &courier{l: l, targets: map[string]*courierTarget{}, anyOwner: true, pruned: now}
+	c.scan(now)
+	waiting := false
+	for _, t := range c.targets {
+		if t.pane != paneID {
+			continue
+		}
+		if _, keep := c.serve(ctx, t); keep {
+			waiting = true
+		}
 	}
-	_, keep := c.serve(ctx, t)
-	return keep, nil
+	return waiting, nil
 }
 
 // courier is the state of one Deliver loop: the targets it waits on.
@@ -155,6 +162,9 @@ type courier struct {
 	targets map[string]*courierTarget // by target key hash
 	waker   *paneWaker
 	pruned  time.Time // the last prune of the store
+	// anyOwner: serve held messages whoever accepted them (a one-shot
+	// delivery), not only this process's and those of gone ones.
+	anyOwner bool
 }
 
 // step serves every target that is due, and returns how long until the
@@ -208,13 +218,9 @@ func (c *courier) panes() []string {
 // follows (those of this process, of processes that are gone, and
 // messages left being typed by one). A target already followed keeps its
 // due time; a new one, or one with a newly held message, is due now.
-func (c *courier) scan(now time.Time) { c.scanTarget(now, "") }
-
-// scanTarget is scan, limited to the target of key hash only when only
-// is not empty.
-func (c *courier) scanTarget(now time.Time, only string) {
+func (c *courier) scan(now time.Time) {
 	l := c.l
-	if only == "" && now.Sub(c.pruned) >= pruneEvery {
+	if now.Sub(c.pruned) >= pruneEvery {
 		l.Outbox.Prune(now)
 		c.pruned = now
 	}
@@ -252,14 +258,11 @@ func (c *courier) scanTarget(now time.Time, only string) {
 	}
 	for i := range ents {
 		e := ents[i]
-		if only != "" && e.Target != only {
-			continue
-		}
 		switch {
 		case e.Held():
 			s := get(e.Target)
 			s.heldIDs[e.ID] = true
-			if s.held == nil && serves(e) {
+			if s.held == nil && (c.anyOwner || serves(e)) {
 				s.held = &ents[i]
 			}
 		case e.Pending():
@@ -288,7 +291,7 @@ func (c *courier) scanTarget(now time.Time, only string) {
 				m, err := l.Outbox.Read(*s.held)
 				if err == nil {
 					t.key, t.pane = m.TargetKey, m.PaneID
-					if m.Owner != tok {
+					if m.Owner != tok && !c.anyOwner {
 						l.log().Info("serving a held message of a process that is gone", "id", m.ID, "pane_id", m.PaneID)
 					}
 				}

@@ -410,3 +410,47 @@ func awaiting(t *testing.T, l *link.Link, peer string) int {
 	}
 	return 0
 }
+
+// DeliverDue serves one target once, whichever process accepted what is
+// held for it: nothing while it works, its oldest message once it is
+// idle.
+func TestDeliverDue(t *testing.T) { synctest.Test(t, testDeliverDue) }
+
+func testDeliverDue(t *testing.T) {
+	e := newCourierEnv(t)
+	brain := e.link(t, "w1:p1") // its courier does not run
+	var ids []string
+	for i := range 2 {
+		r := mustSend(t, brain, link.SendRequest{To: "busy", Message: fmt.Sprint("held ", i), ExpectReply: new(false)})
+		if r.Delivery != link.DeliveryHeld {
+			t.Fatalf("send to a working agent: %+v, want held", r)
+		}
+		ids = append(ids, r.ID)
+	}
+	oneShot := e.link(t, "w1:p2")
+	ctx := t.Context()
+	waiting, err := oneShot.DeliverDue(ctx, "w1:p3")
+	if err != nil || !waiting {
+		t.Fatalf("DeliverDue while the target works: %v, %v; want true, nil", waiting, err)
+	}
+	if n := len(e.w.Inputs("w1:p3")); n != 0 {
+		t.Fatalf("typed %d inputs into a working agent", n)
+	}
+	if err := e.w.SetStatus("w1:p3", "idle"); err != nil {
+		t.Fatal(err)
+	}
+	waiting, err = oneShot.DeliverDue(ctx, "w1:p3")
+	if err != nil || !waiting {
+		t.Fatalf("DeliverDue with two held: %v, %v; want true (one left), nil", waiting, err)
+	}
+	subs := e.w.Submissions("w1:p3")
+	if len(subs) != 1 {
+		t.Fatalf("turns after one DeliverDue: %d, want 1", len(subs))
+	}
+	if envs := link.ExtractAll(subs[0].Text); len(envs) != 1 || envs[0].ID != ids[0] {
+		t.Fatalf("the turn holds %+v, want only the oldest, %s", envs, ids[0])
+	}
+	if waiting, err := oneShot.DeliverDue(ctx, "w1:p6"); err != nil || waiting {
+		t.Fatalf("DeliverDue for a target nothing waits on: %v, %v; want false, nil", waiting, err)
+	}
+}

@@ -11,8 +11,10 @@ import (
 )
 
 // countsWorking is the number of working targets of the counts
-// scenario: a store of 1,000 held messages stays under the per-target
-// bound (64) with them.
+// scenario's sends (w0…), and of the targets its stores are filled for
+// (the next as many): the measured sends find nothing held for their
+// target before, whatever the store holds, and 1,000 held messages stay
+// under the per-target bound (64).
 const countsWorking = 40
 
 // waitState is one store of the counts scenario: its server, and what
@@ -33,7 +35,7 @@ func waitCounts(exe string, n int, sizes []int, out io.Writer) error {
 		}
 	}()
 	add := func(name string, fill func(*waitServer) error) error {
-		w, err := holdWorld(0, countsWorking)
+		w, err := holdWorld(0, 2*countsWorking)
 		if err != nil {
 			return err
 		}
@@ -102,15 +104,17 @@ func waitCounts(exe string, n int, sizes []int, out io.Writer) error {
 
 // fillStore adds size entries to s's store, as other agents' servers
 // would have: held messages (pending requests when requests) from ten
-// senders elsewhere to the working targets. The bench process owns them
+// senders elsewhere to the working targets the measured sends do not go
+// to. The bench process owns them
 // (it is alive), so s's courier leaves them alone.
 func fillStore(s *waitServer, size int, requests bool) error {
 	now := time.Now()
 	self, _ := s.world.Agent("bench-self")
 	for i := range size {
-		a, ok := s.world.Agent(fmt.Sprintf("w%d", i%countsWorking))
+		name := fmt.Sprintf("w%d", countsWorking+i%countsWorking)
+		a, ok := s.world.Agent(name)
 		if !ok {
-			return fmt.Errorf("no agent w%d", i%countsWorking)
+			return fmt.Errorf("no agent %s", name)
 		}
 		id := link.NewMessageID(now)
 		from := fmt.Sprintf("other%d", i%10)
