@@ -49,8 +49,20 @@ func (l *Link) kicks() chan struct{} {
 	return l.kick
 }
 
-// kickCourier wakes the courier: a message was held.
-func (l *Link) kickCourier() {
+// kickCourier wakes the courier: a message was held for the targets of
+// key hashes targets (none: the courier scans the whole store).
+func (l *Link) kickCourier(targets ...string) {
+	l.kickMu.Lock()
+	if l.kicked == nil {
+		l.kicked = map[string]bool{}
+	}
+	if len(targets) == 0 {
+		l.kicked[""] = true
+	}
+	for _, h := range targets {
+		l.kicked[h] = true
+	}
+	l.kickMu.Unlock()
 	select {
 	case l.kicks() <- struct{}{}:
 	default:
@@ -116,7 +128,18 @@ func (l *Link) Deliver(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-l.kicks():
-			nextScan = time.Time{}
+			l.kickMu.Lock()
+			kicked := l.kicked
+			l.kicked = nil
+			l.kickMu.Unlock()
+			if kicked[""] {
+				nextScan = time.Time{}
+				continue
+			}
+			for h := range kicked {
+				c.refresh(h)
+			}
+			c.waker.watch(ctx, c.panes())
 		case pane := <-c.waker.wake:
 			c.wake(pane)
 		case <-timer.C:
@@ -230,18 +253,7 @@ func (c *courier) scan(now time.Time) {
 		return
 	}
 	tok, _ := l.Outbox.Token()
-	alive := map[string]bool{}
-	serves := func(e outbox.Entry) bool {
-		if e.Owner == tok || e.State == outbox.StateTyping {
-			return true
-		}
-		ok, seen := alive[e.Owner]
-		if !seen {
-			ok = l.Outbox.OwnerAlive(e.Owner)
-			alive[e.Owner] = ok
-		}
-		return !ok
-	}
+	serves := c.servesFunc()
 	type seen struct {
 		held    *outbox.Entry // the first held message served
 		heldIDs map[string]bool
@@ -262,7 +274,7 @@ func (c *courier) scan(now time.Time) {
 		case e.Held():
 			s := get(e.Target)
 			s.heldIDs[e.ID] = true
-			if s.held == nil && (c.anyOwner || serves(e)) {
+			if s.held == nil && serves(e) {
 				s.held = &ents[i]
 			}
 		case e.Pending():
@@ -325,6 +337,92 @@ func (c *courier) scan(now time.Time) {
 			delete(c.targets, h)
 		}
 	}
+}
+
+// servesFunc returns whether this courier serves entry e: this
+// process's, one being typed (left by a typer that died, or typed now
+// under its target's lock), one of a process that is gone, or any held
+// message for a one-shot delivery. It asks once per owner.
+func (c *courier) servesFunc() func(outbox.Entry) bool {
+	tok, _ := c.l.Outbox.Token()
+	alive := map[string]bool{}
+	return func(e outbox.Entry) bool {
+		if e.Owner == tok || e.State == outbox.StateTyping || c.anyOwner && e.Held() {
+			return true
+		}
+		ok, seen := alive[e.Owner]
+		if !seen {
+			ok = c.l.Outbox.OwnerAlive(e.Owner)
+			alive[e.Owner] = ok
+		}
+		return !ok
+	}
+}
+
+// refresh brings the held messages of the target of key hash h up to
+// date (a message was held for it), from that target's entries only.
+func (c *courier) refresh(h string) {
+	l := c.l
+	ents, err := l.heldFor(h)
+	if err != nil {
+		l.log().Warn("outbox unreadable", "err", err)
+		return
+	}
+	serves := c.servesFunc()
+	ids := make(map[string]bool, len(ents))
+	var first *outbox.Entry
+	for i, e := range ents {
+		ids[e.ID] = true
+		if first == nil && serves(e) {
+			first = &ents[i]
+		}
+	}
+	t := c.targets[h]
+	if t != nil {
+		t.heldIDs = ids
+	}
+	if first == nil {
+		if t != nil {
+			t.held = false
+		}
+		return
+	}
+	if t == nil {
+		m, err := l.Outbox.Read(*first)
+		if err != nil {
+			return
+		}
+		t = &courierTarget{hash: h, key: m.TargetKey, pane: m.PaneID, heldIDs: ids, reqs: map[string]*watchedRequest{}}
+		c.targets[h] = t
+	}
+	if !t.held {
+		t.held, t.due = true, time.Time{}
+	}
+}
+
+// targetLister is a store that lists the held messages of one target
+// without listing the whole store (an indexed one).
+type targetLister interface {
+	ListForTarget(h string) ([]outbox.Entry, error)
+}
+
+// heldFor returns the messages held or being typed for the target of key
+// hash h, oldest first.
+func (l *Link) heldFor(h string) ([]outbox.Entry, error) {
+	if tl, ok := any(l.Outbox).(targetLister); ok {
+		return tl.ListForTarget(h)
+	}
+	ents, err := l.Outbox.List()
+	if err != nil {
+		return nil, err
+	}
+	var out []outbox.Entry
+	for _, e := range ents {
+		if e.Target == h && e.Held() {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 // deliverNext types the oldest held message for t if t can take it now.
@@ -406,12 +504,12 @@ func (l *Link) claim(t *courierTarget, m outbox.Message) []outbox.Message {
 	if !m.Notice {
 		return batch
 	}
-	ents, err := l.Outbox.List()
+	ents, err := l.heldFor(t.hash)
 	if err != nil {
 		return batch
 	}
 	for _, e := range ents {
-		if e.Target != t.hash || e.State != outbox.StateHeld || e.ID == m.ID {
+		if e.State != outbox.StateHeld || e.ID == m.ID {
 			continue
 		}
 		n, err := l.Outbox.Read(e)
@@ -481,15 +579,12 @@ func typedMaybe(err error) bool {
 // on the way those that expired and those a typer that died left claimed.
 // The caller holds t's lock.
 func (l *Link) oldestHeld(t *courierTarget) (outbox.Message, bool) {
-	ents, err := l.Outbox.List()
+	ents, err := l.heldFor(t.hash)
 	if err != nil {
 		return outbox.Message{}, false
 	}
 	now := l.now()
 	for _, e := range ents {
-		if e.Target != t.hash || !e.Held() {
-			continue
-		}
 		m, err := l.Outbox.Read(e)
 		if err != nil {
 			continue
@@ -531,14 +626,11 @@ func (l *Link) endHeld(m outbox.Message, why string) {
 
 // endAll ends every message held for t (its target is gone).
 func (l *Link) endAll(t *courierTarget, why string) {
-	ents, err := l.Outbox.List()
+	ents, err := l.heldFor(t.hash)
 	if err != nil {
 		return
 	}
 	for _, e := range ents {
-		if e.Target != t.hash || !e.Held() {
-			continue
-		}
 		if m, err := l.Outbox.Read(e); err == nil {
 			l.log().Debug("held message ended", "id", m.ID, "pane_id", m.PaneID, "why", why)
 			l.endHeld(m, why)

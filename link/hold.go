@@ -253,7 +253,7 @@ func (l *Link) hold(s snapshot, target Agent, env Envelope, text, why string) (S
 		return SendResult{}, l.outboxError(err)
 	}
 	l.log().Debug("held", "id", env.ID, "to", env.To, "pane_id", target.PaneID, "why", why, "bytes", len(text))
-	l.kickCourier()
+	l.kickCourier(l.Outbox.KeyHash(m.TargetKey))
 	return SendResult{Status: "sent", ID: env.ID, To: env.To, Delivery: DeliveryHeld}, nil
 }
 

@@ -247,6 +247,6 @@ func (l *Link) holdNotice(id, peer, what, to, toKey, toPane, toKind, toWorkspace
 	if _, err := l.Outbox.Add(m, now); err != nil {
 		return err
 	}
-	l.kickCourier()
+	l.kickCourier(l.Outbox.KeyHash(toKey))
 	return nil
 }
