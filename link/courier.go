@@ -662,7 +662,11 @@ func (w *paneWaker) watch(ctx context.Context, panes []string) {
 	}
 	slices.Sort(panes)
 	panes = slices.Compact(panes)
-	if slices.Equal(panes, w.panes) && w.cancel != nil && !w.dead.Load() {
+	// A stream of more panes than needed is kept (the events of the
+	// others wake nothing), unless it grew to twice what is needed: a
+	// target that is done does not cost a new subscription each time.
+	live := w.cancel != nil && !w.dead.Load()
+	if live && len(panes) > 0 && len(w.panes) <= 2*len(panes)+8 && subset(panes, w.panes) {
 		return
 	}
 	w.stop()
@@ -695,6 +699,17 @@ func (w *paneWaker) watch(ctx context.Context, panes []string) {
 			}
 		}
 	}()
+}
+
+// subset reports whether every element of the sorted a is in the
+// sorted b.
+func subset(a, b []string) bool {
+	for _, x := range a {
+		if _, ok := slices.BinarySearch(b, x); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func (w *paneWaker) stop() {
