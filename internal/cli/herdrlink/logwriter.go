@@ -20,8 +20,8 @@ const logFlushWait = 200 * time.Millisecond
 // not read the server's stderr fills the pipe, and the server goes on
 // serving. Lines that do not fit in the buffer (max bytes) are dropped
 // and counted; once w takes lines again, a line says how many were
-// dropped. After a write to w fails, everything is dropped (nobody can
-// read it).
+// dropped. (The server's w is a dropWriter: after a failed write,
+// everything is dropped.)
 type asyncWriter struct {
 	w   io.Writer
 	max int
@@ -61,21 +61,16 @@ func (a *asyncWriter) Write(p []byte) (int, error) {
 
 func (a *asyncWriter) run() {
 	defer close(a.done)
-	broken := false
 	for {
 		a.mu.Lock()
 		q, dropped, closed := a.queue, a.dropped, a.closed
 		a.queue, a.size, a.dropped = nil, 0, 0
 		a.mu.Unlock()
 		for _, p := range q {
-			if !broken {
-				_, err := a.w.Write(p)
-				broken = err != nil
-			}
+			_, _ = a.w.Write(p)
 		}
-		if dropped > 0 && !broken {
-			_, err := fmt.Fprintf(a.w, "herdr-link: %d log lines dropped (stderr was not read)\n", dropped)
-			broken = err != nil
+		if dropped > 0 {
+			fmt.Fprintf(a.w, "herdr-link: %d log lines dropped (stderr was not read)\n", dropped)
 		}
 		if closed && len(q) == 0 && dropped == 0 {
 			return

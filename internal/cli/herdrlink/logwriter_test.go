@@ -83,7 +83,7 @@ func (e *errWriter) Write([]byte) (int, error) { e.n++; return 0, fmt.Errorf("br
 func TestAsyncWriterStopsAfterAFailure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := &errWriter{}
-		a := newAsyncWriter(e, 1<<10)
+		a := newAsyncWriter(&dropWriter{w: e}, 1<<10)
 		for range 5 {
 			a.Write([]byte("x\n"))
 			synctest.Wait()

@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -251,7 +252,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stopSigpipe()
 	// A log line never blocks: a host that does not read stderr fills
 	// the pipe, and lines are then dropped and counted (see asyncWriter).
-	aw := newAsyncWriter(stderr, logBuffer)
+	aw := newAsyncWriter(&dropWriter{w: stderr}, logBuffer)
 	defer aw.Close(logFlushWait)
 	stderr = aw
 	log, err := newLogger(stderr, c.level)
@@ -324,4 +325,24 @@ func openOutbox(pl *panelock.Locker, log *slog.Logger) *outbox.Store {
 		return nil
 	}
 	return st
+}
+
+// dropWriter writes to w until a write fails, then drops everything: a log
+// line nobody can read is not worth an error or a retry.
+type dropWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	broken bool
+}
+
+func (d *dropWriter) Write(p []byte) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.broken {
+		return len(p), nil
+	}
+	if _, err := d.w.Write(p); err != nil {
+		d.broken = true
+	}
+	return len(p), nil
 }
