@@ -92,6 +92,8 @@ type courierTarget struct {
 	heldIDs map[string]bool
 	// reqs are the pending requests to it this courier follows, by id.
 	reqs map[string]*watchedRequest
+	// served is when it was last served.
+	served time.Time
 }
 
 // Deliver runs the courier until ctx ends: it types the held messages of
@@ -202,6 +204,7 @@ func (c *courier) step(ctx context.Context) time.Duration {
 // made one. It returns when to look again, and whether anything still
 // waits on t.
 func (c *courier) serve(ctx context.Context, t *courierTarget) (time.Duration, bool) {
+	t.served = time.Now()
 	next := c.l.courierPoll()
 	var obs *observation
 	if t.held {
@@ -218,11 +221,27 @@ func (c *courier) serve(ctx context.Context, t *courierTarget) (time.Duration, b
 	return next, t.held || len(t.reqs) > 0
 }
 
-// wake makes the target of pane due now.
+// requestWakeGap is the least spacing of the probes a status event
+// brings forward for a target with only requests waiting on it: its turn
+// ending starts the reply grace (seconds), and a busy target's events
+// (one per turn it starts and ends) then cost a probe each at most every
+// gap.
+const requestWakeGap = 250 * time.Millisecond
+
+// wake makes the target of pane due now (a status change of it): at
+// once when a message is held for it, else no sooner than requestWakeGap
+// after its last probe.
 func (c *courier) wake(pane string) {
 	for _, t := range c.targets {
-		if t.pane == pane {
-			t.due = time.Time{}
+		if t.pane != pane {
+			continue
+		}
+		at := time.Time{}
+		if !t.held {
+			at = t.served.Add(requestWakeGap)
+		}
+		if at.Before(t.due) {
+			t.due = at
 		}
 	}
 }
