@@ -243,8 +243,8 @@ func (l *Link) hold(s snapshot, target Agent, env Envelope, text, why string) (S
 	if _, err := l.Outbox.Add(m, now); err != nil {
 		return SendResult{}, l.outboxError(err)
 	}
-	l.log().Info("held", "id", env.ID, "to", env.To, "pane_id", target.PaneID, "why", why, "bytes", len(text))
-	l.kickCourier()
+	l.log().Debug("held", "id", env.ID, "to", env.To, "pane_id", target.PaneID, "why", why, "bytes", len(text))
+	l.kickCourier(l.Outbox.KeyHash(m.TargetKey))
 	return SendResult{Status: "sent", ID: env.ID, To: env.To, Delivery: DeliveryHeld}, nil
 }
 

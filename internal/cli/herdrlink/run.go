@@ -250,7 +250,11 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// dropped; a broken stdout ends the session through Serve.
 	stopSigpipe := ignoreSIGPIPE()
 	defer stopSigpipe()
-	stderr = &dropWriter{w: stderr}
+	// A log line never blocks: a host that does not read stderr fills
+	// the pipe, and lines are then dropped and counted (see asyncWriter).
+	aw := newAsyncWriter(&dropWriter{w: stderr}, logBuffer)
+	defer aw.Close(logFlushWait)
+	stderr = aw
 	log, err := newLogger(stderr, c.level)
 	if err != nil {
 		fmt.Fprintln(stderr, "herdr-link:", err)
