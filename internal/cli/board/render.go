@@ -102,7 +102,8 @@ func section(b *strings.Builder, title string) {
 }
 
 // table writes rows in aligned columns, style styling each cell (nil:
-// none), the row selected reversed; "(none)" when there are no rows.
+// none), the row selected marked and reversed; "(none)" when there are
+// no rows.
 func table(b *strings.Builder, rows [][]string, style func(row, col int, s string) string, selected int) {
 	if len(rows) == 0 {
 		b.WriteString(dimStyle.Render("  (none)") + "\n")
@@ -118,8 +119,15 @@ func table(b *strings.Builder, rows [][]string, style func(row, col int, s strin
 		}
 	}
 	for ri, r := range rows {
+		for len(r) > 1 && r[len(r)-1] == "" {
+			r = r[:len(r)-1]
+		}
 		var line strings.Builder
-		line.WriteString("  ")
+		if ri == selected {
+			line.WriteString("› ")
+		} else {
+			line.WriteString("  ")
+		}
 		for i, c := range r {
 			cell := c
 			if i < len(r)-1 {

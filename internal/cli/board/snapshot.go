@@ -52,7 +52,7 @@ type HeldRow struct {
 type RequestRow struct {
 	From, To string
 	Age      time.Duration
-	State    string // held (not typed yet) or typed
+	State    string // "not typed yet" (held) or "typed, no answer yet"
 }
 
 // RecentRow is an outcome of the last minutes: a request that ended, a
@@ -166,9 +166,9 @@ func (s Source) collectStore(snap *Snapshot, now time.Time, byPane, byName map[s
 				continue
 			}
 			if r.State == outbox.StatePending {
-				st := "typed"
+				st := "typed, no answer yet"
 				if r.Typed.IsZero() {
-					st = "held"
+					st = "not typed yet"
 				}
 				snap.Requests = append(snap.Requests, RequestRow{From: r.From, To: r.To, Age: now.Sub(r.Accepted), State: st})
 				if a := byName[r.From]; a != nil {
