@@ -75,7 +75,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 func open(getenv func(string) string) (Source, *panelock.Locker, link.SocketHerdr, error) {
 	res, err := socket.ResolvePath(getenv)
 	if err != nil {
-		return Source{}, nil, link.SocketHerdr{}, fmt.Errorf("Herdr's socket cannot be located: %w", err)
+		return Source{}, nil, link.SocketHerdr{}, fmt.Errorf("the Herdr socket cannot be located: %w", err)
 	}
 	if fi, err := os.Stat(res.Path); err != nil || fi.Mode()&fs.ModeSocket == 0 {
 		return Source{}, nil, link.SocketHerdr{}, fmt.Errorf("no Herdr socket at %s (chosen by %s): is Herdr running?", res.Path, res.Rule)
@@ -122,7 +122,7 @@ func workspace(getenv func(string) string, h link.Herdr) (string, error) {
 		return "", fmt.Errorf("the workspace of this pane cannot be looked up (%v); the board shows one workspace only", err)
 	}
 	if p.WorkspaceID == "" {
-		return "", errors.New("Herdr reports no workspace for this pane; the board shows one workspace only")
+		return "", errors.New("no workspace reported for this pane; the board shows one workspace only")
 	}
 	return p.WorkspaceID, nil
 }
