@@ -33,34 +33,7 @@ func TestBoardShowsTheConversation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	w, err := sockettest.ParseWorld([]byte(`{"workspaces":[
-	 {"id":"w1","tabs":[{"id":"w1:t1","panes":[
-	  {"agent":{"kind":"claude","name":"brain","status":"idle"}},
-	  {"agent":{"kind":"codex","name":"reviewer","status":"working"}},
-	  {"agent":{"kind":"claude","name":"tester","status":"working"}}]}]},
-	 {"id":"w2","tabs":[{"id":"w2:t1","panes":[{"agent":{"kind":"claude","name":"secret-agent","status":"working"}}]}]}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = deliveryEnterDelay })
-	st := systemStore(t, srv)
-	brain := reqSession(t, srv, w, "brain")
-	toReviewer, d := request(t, brain, "reviewer", "please review the parser")
-	if d != "held" {
-		t.Fatalf("request to reviewer: %s, want held", d)
-	}
-	if _, d := request(t, brain, "tester", "run the tests"); d != "held" {
-		t.Fatalf("request to tester: %s, want held", d)
-	}
-	if err := w.SetStatus(pane(t, w, "brain"), "working"); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(pane(t, w, "tester")); err != nil {
-		t.Fatal(err)
-	}
-	if !until(hangBound, func() bool { return noticeHeld(st) }) {
-		t.Fatal("no notice held for brain after tester's pane closed")
-	}
+	w, srv, st, toReviewer := boardConversation(t)
 	bin, err := bins.Path("herdr-board")
 	if err != nil {
 		t.Fatal(err)
@@ -94,27 +67,7 @@ func TestBoardShowsTheConversation(t *testing.T) {
 	if out, err := cmd.Output(); err != nil || !shows(string(out)) || strings.Contains(string(out), "\x1b") {
 		t.Errorf("-once: %v, want the same view without escapes:\n%q", err, out)
 	}
-	// Cancel the selected (first) held message: brain's to reviewer.
-	if err := p.Send([]byte("c")); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.WaitScreen(ctx, func(s string) bool { return strings.Contains(s, "Cancel the message brain → reviewer") }); err != nil {
-		t.Fatalf("no question: %v\n%s", err, p.Screen(false, false))
-	}
-	if err := p.Send([]byte("y")); err != nil {
-		t.Fatal(err)
-	}
-	if !until(hangBound, func() bool { e, err := st.Find(toReviewer); return err == nil && e.State == outbox.StateEnded }) {
-		t.Errorf("the message to reviewer was not cancelled; screen:\n%s", p.Screen(false, false))
-	}
-	if err := p.Send([]byte("q")); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-p.Exited():
-	case <-ctx.Done():
-		t.Errorf("q did not end the board")
-	}
+	cancelAndQuit(t, ctx, p, st, toReviewer)
 	if got := w.Prompts(pane(t, w, "reviewer")); len(got) != 0 {
 		t.Errorf("reviewer got %d prompts, want none (the board types nothing; the message was cancelled)", len(got))
 	}
@@ -156,4 +109,66 @@ func trimScreen(s string) string {
 		lines[i] = strings.TrimRight(l, " ")
 	}
 	return strings.TrimRight(strings.Join(lines, "\n"), "\n") + "\n"
+}
+
+// boardConversation is the simulator and outbox of the board test: brain
+// (then working) has a request held for the working reviewer, and a
+// notice held for it about its request to tester, whose pane closed.
+func boardConversation(t *testing.T) (*sockettest.World, *sockettest.Server, *outbox.Store, string) {
+	t.Helper()
+	w, err := sockettest.ParseWorld([]byte(`{"workspaces":[
+	 {"id":"w1","tabs":[{"id":"w1:t1","panes":[
+	  {"agent":{"kind":"claude","name":"brain","status":"idle"}},
+	  {"agent":{"kind":"codex","name":"reviewer","status":"working"}},
+	  {"agent":{"kind":"claude","name":"tester","status":"working"}}]}]},
+	 {"id":"w2","tabs":[{"id":"w2:t1","panes":[{"agent":{"kind":"claude","name":"secret-agent","status":"working"}}]}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = deliveryEnterDelay })
+	st := systemStore(t, srv)
+	brain := reqSession(t, srv, w, "brain")
+	toReviewer, d := request(t, brain, "reviewer", "please review the parser")
+	if d != "held" {
+		t.Fatalf("request to reviewer: %s, want held", d)
+	}
+	if _, d := request(t, brain, "tester", "run the tests"); d != "held" {
+		t.Fatalf("request to tester: %s, want held", d)
+	}
+	if err := w.SetStatus(pane(t, w, "brain"), "working"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(pane(t, w, "tester")); err != nil {
+		t.Fatal(err)
+	}
+	if !until(hangBound, func() bool { return noticeHeld(st) }) {
+		t.Fatal("no notice held for brain after tester's pane closed")
+	}
+	return w, srv, st, toReviewer
+}
+
+// cancelAndQuit cancels the selected (first) held message of the board
+// in p, id, with c then y, and quits with q.
+func cancelAndQuit(t *testing.T, ctx context.Context, p *ptypane.Pane, st *outbox.Store, toReviewer string) {
+	t.Helper()
+	if err := p.Send([]byte("c")); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WaitScreen(ctx, func(s string) bool { return strings.Contains(s, "Cancel the message brain → reviewer") }); err != nil {
+		t.Fatalf("no question: %v\n%s", err, p.Screen(false, false))
+	}
+	if err := p.Send([]byte("y")); err != nil {
+		t.Fatal(err)
+	}
+	if !until(hangBound, func() bool { e, err := st.Find(toReviewer); return err == nil && e.State == outbox.StateEnded }) {
+		t.Errorf("the message to reviewer was not cancelled; screen:\n%s", p.Screen(false, false))
+	}
+	if err := p.Send([]byte("q")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.Exited():
+	case <-ctx.Done():
+		t.Errorf("q did not end the board")
+	}
 }
