@@ -229,7 +229,8 @@ func TestDeliverStartupHookTypesOrphansOnce(t *testing.T) {
 
 // The hook ends within its bound, typing nothing, when the target stays
 // busy (the event said idle, the agent works again) and when Herdr does
-// not answer; the message waits for a later run.
+// not answer in time (the message waits for a later run); a Herdr that
+// is slow but answers within each call's deadline gets it typed, once.
 func TestDeliverHookBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
@@ -243,8 +244,12 @@ func TestDeliverHookBounded(t *testing.T) {
 			s.SetFault("", sockettest.Fault{Hang: true})
 			return nil
 		}},
-		{"herdr slow", func(s *sockettest.Server, w *sockettest.World, pane string) error {
+		{"herdr slower than a call's deadline", func(s *sockettest.Server, w *sockettest.World, pane string) error {
 			s.SetFault("", sockettest.Fault{Latency: 3 * time.Second})
+			return w.SetStatus(pane, "idle")
+		}},
+		{"herdr slow but answering", func(s *sockettest.Server, w *sockettest.World, pane string) error {
+			s.SetFault("", sockettest.Fault{Latency: 300 * time.Millisecond})
 			return w.SetStatus(pane, "idle")
 		}},
 	} {
@@ -264,6 +269,9 @@ func TestDeliverHookBounded(t *testing.T) {
 			srv.ClearFaults()
 			if n, _ := countTyped(w, pane, ids[0]); n > 1 {
 				t.Errorf("typed %d times", n)
+			}
+			if c.name == "herdr slow but answering" {
+				tallyHook(t, w, ids) // typed, once, within the bound
 			}
 			if c.name == "target busy" {
 				if n, prompts := countTyped(w, pane, ids[0]); n != 0 || prompts != 0 {

@@ -149,9 +149,11 @@ func runDeliver(c *deliverConfig, getenv func(string) string, stderr io.Writer) 
 		ConfirmBudget: func(n int) time.Duration { return min(link.ConfirmBudget(n), link.OnceBudget) }}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	// What is begun before this deadline ends by the bound: a typing's
-	// socket calls, its confirmation watch and the hold after it.
-	ctx, cancel := context.WithTimeout(ctx, bound-link.OnceBudget-2*deliverCallTimeout-time.Second)
+	// Probes and claims stop at this deadline (2.5 s for an event, 18 s
+	// at startup); a typing begun before it ends by the bound: its socket
+	// calls (one call deadline together), its confirmation watch
+	// (OnceBudget) and the hold after Herdr's answer (inside the watch).
+	ctx, cancel := context.WithTimeout(ctx, bound-link.OnceBudget-deliverCallTimeout-time.Second)
 	defer cancel()
 	// The pass's own bounds end it in time; this one only catches a
 	// stall outside them (a file system that hangs).
