@@ -79,7 +79,8 @@ func deliverFlags(stderr io.Writer) (*flag.FlagSet, *deliverConfig) {
 		"Types the messages held for busy agents of this Herdr that no running herdr-link server moves any more "+
 			"(their sender's server exited), and the notices due, then exits. Run by the plugin's hooks: on "+
 			"pane.agent_status_changed for the pane the event names (HERDR_PLUGIN_EVENT_JSON), at startup for every "+
-			"pane. From a hook or timer of your own, pass -pane or -all. Quiet when nothing is due.", stderr)
+			"pane. From a hook or timer of your own, pass -pane or -all. Quiet when nothing is due; done within 10 s "+
+			"(25 s for every pane).\nExit status: 0 done (also when nothing was due), 1 the pass failed, 2 misuse.", stderr)
 	fs.StringVar(&c.pane, "pane", "", "serve only the agent of this pane id (default: the pane of HERDR_PLUGIN_EVENT_JSON)")
 	fs.BoolVar(&c.all, "all", false, "serve every agent of this Herdr (the startup hook's pass; default when HERDR_PLUGIN_EVENT=startup)")
 	fs.StringVar(&c.level, "log-level", envOr("HERDR_LINK_LOG", "info"), "stderr log level: debug, info, warn, error (env HERDR_LINK_LOG)")
