@@ -1,8 +1,10 @@
 package link
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/outbox"
@@ -30,15 +32,16 @@ type OnceReport struct {
 // ErrNoOutbox is returned by [Link.DeliverOnce] without an Outbox.
 var ErrNoOutbox = errors.New("no outbox: herdr-link keeps no held messages here (the lock directory is not private; the log said why)")
 
-// DeliverOnce is one pass of the courier: for every target with held
-// messages that no running herdr-link process serves (their accepting
-// process is gone, or a typer that died left one claimed), restricted to
-// the agent of pane unless pane is "", it types the oldest one if the
-// target can take it now, under the target's delivery lock and the
-// outbox's claim, exactly as the courier does, and returns. Targets
-// that cannot take a turn are left for a later pass. Messages of running
-// processes are theirs to deliver. With nothing due it makes no Herdr
-// call at all.
+// DeliverOnce is one pass of the courier over what no running
+// herdr-link process serves: for the agent of pane (every agent when
+// pane is ""), when a message held for it or a pending request to it
+// belongs to a process that is gone (or a typer that died left a claim),
+// it serves that agent once with [Link.DeliverDue] — the oldest held
+// message typed if the agent can take it now, under its delivery lock
+// and the outbox's claim, the requests to it given the outcome its probe
+// shows — and returns. An agent that cannot take a turn is left for a
+// later pass. With nothing of a gone process waiting it touches nothing
+// but the outbox's listing: no owner file, no Herdr call.
 //
 // It is safe to run in many processes at once: one of them gets a
 // target's lock, the others leave the target alone. The caller calls
@@ -52,19 +55,29 @@ func (l *Link) DeliverOnce(ctx context.Context, pane string) (OnceReport, error)
 	if err != nil || len(due) == 0 {
 		return rep, err
 	}
-	// Notices this pass writes (a held message that expired) need an
-	// owner; it is gone when the process exits, and the next pass serves
-	// them.
-	if _, err := l.Outbox.Token(); err != nil {
-		return rep, err
-	}
 	rep.Due = len(due)
 	held := l.heldIDs(due)
-	serveDue(due, func(t *courierTarget) *time.Time { return &t.due },
-		func(t *courierTarget) (time.Duration, bool) {
-			l.deliverNext(ctx, t)
-			return 0, false
-		}, courierParallel)
+	panes := map[string]bool{}
+	for _, t := range due {
+		panes[t.pane] = true
+	}
+	sem := make(chan struct{}, courierParallel)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	for p := range panes {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if _, err := l.DeliverDue(ctx, p); err != nil {
+				mu.Lock()
+				firstErr = cmp.Or(firstErr, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
 	for _, id := range held {
 		e, err := l.Outbox.Find(id)
 		switch {
@@ -79,7 +92,7 @@ func (l *Link) DeliverOnce(ctx context.Context, pane string) (OnceReport, error)
 			}
 		}
 	}
-	return rep, nil
+	return rep, firstErr
 }
 
 // heldIDs are the ids of the messages held for the targets of due.
@@ -97,10 +110,11 @@ func (l *Link) heldIDs(due map[string]*courierTarget) []string {
 	return ids
 }
 
-// dueTargets are the targets with held messages a one-shot pass serves:
-// those whose accepting process is gone, or left being typed by one,
-// for the agent of pane (every agent when pane is ""). It reads one
-// message per target, and none when nothing is held.
+// dueTargets are the targets a one-shot pass serves: those with a held
+// message or a pending request of a process that is gone, or a message
+// left being typed by one, for the agent of pane (every agent when pane
+// is ""). It reads one record per such target, and none when nothing of
+// a gone process waits.
 func (l *Link) dueTargets(pane string) (map[string]*courierTarget, error) {
 	ents, err := l.Outbox.List()
 	if err != nil {
@@ -110,7 +124,7 @@ func (l *Link) dueTargets(pane string) (map[string]*courierTarget, error) {
 	out := map[string]*courierTarget{}
 	seen := map[string]bool{}
 	for _, e := range ents {
-		if !e.Held() || seen[e.Target] {
+		if !(e.Held() || e.Pending()) || seen[e.Target] {
 			continue
 		}
 		if e.State != outbox.StateTyping {
@@ -123,15 +137,26 @@ func (l *Link) dueTargets(pane string) (map[string]*courierTarget, error) {
 				continue
 			}
 		}
-		m, err := l.Outbox.Read(e)
-		if err != nil {
+		key, paneID, ok := l.targetOf(e)
+		if !ok {
 			continue
 		}
 		seen[e.Target] = true
-		if pane != "" && m.PaneID != pane {
+		if pane != "" && paneID != pane {
 			continue
 		}
-		out[e.Target] = &courierTarget{hash: e.Target, key: m.TargetKey, pane: m.PaneID}
+		out[e.Target] = &courierTarget{hash: e.Target, key: key, pane: paneID}
 	}
 	return out, nil
+}
+
+// targetOf reads the target key and pane of a held message's or a
+// pending request's record.
+func (l *Link) targetOf(e outbox.Entry) (key, pane string, ok bool) {
+	if e.Pending() {
+		r, err := l.Outbox.Request(e)
+		return r.TargetKey, r.PaneID, err == nil
+	}
+	m, err := l.Outbox.Read(e)
+	return m.TargetKey, m.PaneID, err == nil
 }

@@ -10,8 +10,9 @@ import (
 
 // One pass types the orphaned message for the pane it serves once its
 // target can take it, and nothing else: not while the target works, not
-// a message whose sender still runs, not for another pane; a second pass
-// finds nothing due. Nothing due: not one socket request.
+// a message whose sender still runs, not for another pane; later passes
+// follow the gone sender's request and type nothing more. Nothing due:
+// not one socket request.
 func TestDeliverOnce(t *testing.T) { synctest.Test(t, testDeliverOnce) }
 
 func testDeliverOnce(t *testing.T) {
@@ -67,9 +68,17 @@ func testDeliverOnce(t *testing.T) {
 	if env, ok := link.Extract(subs[0].Text); !ok || env.ID != orphan.ID {
 		t.Errorf("turn %q, want the orphan %s", subs[0].Text, orphan.ID)
 	}
+	// What still waits of the gone sender is its request to busy (typed,
+	// awaiting its turn and a reply): a pass follows it, types nothing.
 	before := requests()
-	if got := pass(""); got != (link.OnceReport{}) || requests() != before {
-		t.Errorf("every pane, nothing due: report %+v, %d socket requests; want nothing", got, requests()-before)
+	if got := pass("w1:p6"); got != (link.OnceReport{}) || requests() != before {
+		t.Errorf("another pane, nothing due: report %+v, %d socket requests; want nothing", got, requests()-before)
+	}
+	if got := pass(""); got.Typed != 0 || got.Due == 0 {
+		t.Errorf("every pane: report %+v, want the gone sender's request followed, nothing typed", got)
+	}
+	if n := len(e.w.Submissions("w1:p3")); n != 1 {
+		t.Errorf("%d turns of busy after the last pass, want still 1", n)
 	}
 	if len(e.w.Prompts("w1:p4")) != 0 {
 		t.Errorf("the running sender's message was typed by the pass")
