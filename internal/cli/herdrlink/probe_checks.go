@@ -40,6 +40,7 @@ var probeChecks = []func(p *prober, ctx context.Context) bool{
 	(*prober).checkPing,
 	func(p *prober, ctx context.Context) bool { return p.methods(ctx, p.gate.Socket) },
 	(*prober).checkSelfAndPeers,
+	(*prober).checkHeld,
 }
 
 // run performs the checks in order and returns whether all passed.

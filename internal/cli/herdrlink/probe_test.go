@@ -173,7 +173,7 @@ func TestProbeJSON(t *testing.T) {
 		OK     bool
 		Checks []struct{ Name, Status string }
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &r) != nil || !r.OK || len(r.Checks) != 8 {
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil || !r.OK || len(r.Checks) != 9 {
 		t.Fatalf("exit %d, %+v\n%s", code, r, out)
 	}
 }
