@@ -136,6 +136,9 @@ func (l *Link) launch(ctx, hctx context.Context, st Starter, plan startPlan, pan
 		l.log().Warn("agent.start answered for another pane", "pane_id", pane.PaneID, "got_pane_id", got.PaneID)
 		return StartResult{}, newErr(StartFailed, detailStartFailed, nil)
 	}
+	if got.Kind == "" {
+		got.Kind = plan.Kind // Herdr names the kind once its detection sees the program
+	}
 	// Readiness has a budget of its own, not the operation deadline.
 	rctx, rcancel := context.WithTimeout(ctx, budget)
 	defer rcancel()
@@ -321,7 +324,9 @@ func (l *Link) awaitStarted(ctx context.Context, started Agent) (Agent, error) {
 			return Agent{}, l.readyEnd(ctx)
 		}
 		switch {
-		case err == nil && (a.TerminalID != started.TerminalID || a.Name != started.Name || a.Kind != started.Kind):
+		case err == nil && (a.TerminalID != started.TerminalID || a.Name != started.Name || a.Kind != "" && a.Kind != started.Kind):
+			// (No kind yet: real Herdr 0.8.2 reports none while the
+			// launch is pending, before its detection sees the program.)
 			return Agent{}, newErr(StartFailed, detailStartLost, nil)
 		case err == nil && a.Status == "blocked":
 			return Agent{}, newErr(StartFailed, detailStartBlocked, nil)

@@ -128,7 +128,7 @@ func startLane(t *testing.T) *lane {
 	l.tuiEnv = append(l.tuiEnv, "PATH="+path)
 	// Every pane (those herdr-link's start splits included) inherits the
 	// server's environment: the TUIs' configuration goes there.
-	l.h = realherdr.Start(t, l.tuiEnv...)
+	l.h = realherdr.StartIn(t, l.work, l.tuiEnv...)
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 	if l.ws, l.claude, err = l.h.Workspace(ctx, "app", l.work, nil); err != nil {

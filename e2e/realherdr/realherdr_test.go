@@ -191,7 +191,9 @@ func (l *lane) startPlacements(t *testing.T, alice session) {
 		{"dave", "codex", "down"},
 		{"erin", "claude", "tab"},
 	} {
+		stop := l.traceStates(t, c.name)
 		text, isErr, sc := alice.call(t, "herdr_link_start", map[string]any{"name": c.name, "kind": c.kind, "placement": c.placement})
+		stop()
 		if isErr || sc["status"] != "started" || sc["agent"] != c.name {
 			t.Fatalf("start %s %s %s: %s", c.name, c.kind, c.placement, text)
 		}
@@ -312,4 +314,42 @@ func (l *lane) waitScreenCtx(t *testing.T, pane, text string) error {
 		return fmt.Errorf("%q never showed: %v; screen:\n%s", text, err, l.h.Screen(t.Context(), pane))
 	}
 	return nil
+}
+
+// traceStates logs every state Herdr reports for the agent named name
+// until the returned function is called (what detection showed during a
+// start, for the docs' table and failures).
+func (l *lane) traceStates(t *testing.T, name string) func() {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		last := ""
+		begin := time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			as, err := l.h.Client.AgentList(t.Context())
+			if err != nil {
+				continue
+			}
+			for _, a := range as {
+				if a.Name == nil || *a.Name != name {
+					continue
+				}
+				s := fmt.Sprintf("%s kind=%q pending=%v ready=%v", a.AgentStatus, deref(a.Agent), a.LaunchPending, a.InteractiveReady)
+				if s != last {
+					last = s
+					t.Logf("%s +%v: %s", name, time.Since(begin).Round(time.Millisecond), s)
+					if a.AgentStatus == schema.AgentStatusBlocked {
+						t.Logf("screen:\n%s", l.h.Screen(t.Context(), a.PaneID))
+					}
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }

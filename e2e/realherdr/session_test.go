@@ -38,6 +38,7 @@ func (l *lane) connect(t *testing.T, pane, name string) session {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "realherdr-e2e", Version: "1"}, nil)
 	cmd := exec.Command(binary, linkFlags...)
+	cmd.Dir = l.work // the agent's project, as its host runs it (a start's pane opens there)
 	cmd.Env = append(os.Environ(), "HERDR_LINK_LOG="+logLevel())
 	cmd.Env = append(cmd.Env, l.h.Env(pane)...)
 	// Its log (stderr) is kept and shown when the test fails.

@@ -1,10 +1,11 @@
 // Package realherdr starts a real upstream Herdr (the 0.8.2 build kept in
-// ../shared/herdr-real beside the clone, or the one HERDR_LINK_REAL_HERDR
-// names) headless for a test, in a private state directory, and gives the
-// test a socket client and bounded waits on Herdr's own view of its panes.
+// shared/herdr-real, in the folder beside the clone, or the one
+// HERDR_LINK_REAL_HERDR names) headless for a test, in a private state
+// directory, and gives the test a socket client and bounded waits on
+// Herdr's own view of its panes.
 //
 // Without the binary a test skips with a line that says so; with CI set
-// that is a failure, because CI has ../shared beside the clone.
+// that is a failure, because CI has the shared folder beside the clone.
 package realherdr
 
 import (
@@ -25,14 +26,14 @@ import (
 )
 
 // EnvDir names the folder holding herdr and start-herdr.sh (or the herdr
-// binary itself, started by the script beside it in ../shared).
+// binary itself, started by the script beside it or the shared one).
 const EnvDir = "HERDR_LINK_REAL_HERDR"
 
 // Version is the release the lane was written against.
 const Version = "0.8.2"
 
 // Find returns the start script and the binary: $HERDR_LINK_REAL_HERDR,
-// else ../shared/herdr-real above the working directory.
+// else shared/herdr-real in a folder above the working directory.
 func Find() (script, binary string, err error) {
 	if p := os.Getenv(EnvDir); p != "" {
 		if st, err := os.Stat(p); err == nil && !st.IsDir() {
@@ -102,11 +103,18 @@ type Herdr struct {
 	pid    int
 }
 
-// Start runs the start script into a fresh state directory under
-// tb.TempDir() with env added to the server's environment (every pane
-// inherits it), and stops the server when tb ends. Herdr's own HERDR_*
-// variables of the test's environment are not passed on.
+// Start runs the start script into a fresh state directory with env added
+// to the server's environment (every pane inherits it), and stops the
+// server when tb ends. Herdr's own HERDR_* variables of the test's
+// environment are not passed on.
 func Start(tb testing.TB, env ...string) *Herdr {
+	tb.Helper()
+	return StartIn(tb, "", env...)
+}
+
+// StartIn is Start with the server's working directory cwd (where panes
+// without one of their own start).
+func StartIn(tb testing.TB, cwd string, env ...string) *Herdr {
 	tb.Helper()
 	script, binary := Need(tb)
 	dir, err := os.MkdirTemp("", "rh")
@@ -119,6 +127,7 @@ func Start(tb testing.TB, env ...string) *Herdr {
 	cmd := exec.CommandContext(ctx, "bash", script, dir)
 	cmd.Env = append(cleanEnv(os.Environ()), "HERDR_BIN="+binary)
 	cmd.Env = append(cmd.Env, env...)
+	cmd.Dir = cwd
 	out, err := cmd.Output()
 	if err != nil {
 		var ee *exec.ExitError
@@ -144,9 +153,17 @@ func Start(tb testing.TB, env ...string) *Herdr {
 	}
 	tb.Cleanup(h.Stop)
 	h.Client = &socket.Client{Path: h.Socket}
-	pong, err := h.Client.Ping(ctx)
+	// The socket file shows before the server accepts on it.
+	var pong schema.ResultPong
+	for {
+		if pong, err = h.Client.Ping(ctx); err == nil || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	if err != nil {
-		tb.Fatalf("realherdr: ping: %v", err)
+		out, _ := os.ReadFile(filepath.Join(dir, "server.out"))
+		tb.Fatalf("realherdr: ping: %v; server output:\n%s", err, out)
 	}
 	if pong.Version != Version {
 		tb.Logf("realherdr: Herdr %s (the lane was written against %s)", pong.Version, Version)
