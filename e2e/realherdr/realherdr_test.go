@@ -33,6 +33,7 @@ func TestRealHerdr(t *testing.T) {
 		run  func(t *testing.T)
 	}{
 		{"peers", func(t *testing.T) { l.peers(t, alice) }},
+		{"simulator", l.simulator},
 		{"delivery/idle", func(t *testing.T) { l.deliverIdle(t, alice, bob) }},
 		{"delivery/working", func(t *testing.T) { l.deliverWorking(t, alice) }},
 		{"delivery/draft", func(t *testing.T) { l.deliverDraft(t, bob) }},
