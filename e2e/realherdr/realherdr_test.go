@@ -4,6 +4,8 @@ package realherdr
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +39,8 @@ func TestRealHerdr(t *testing.T) {
 		{"delivery/idle", func(t *testing.T) { l.deliverIdle(t, alice, bob) }},
 		{"delivery/working", func(t *testing.T) { l.deliverWorking(t, alice) }},
 		{"delivery/draft", func(t *testing.T) { l.deliverDraft(t, bob) }},
+		{"delivery/draft-codex", func(t *testing.T) { l.deliverDraftCodex(t, alice) }},
+		{"delivery/blocked", func(t *testing.T) { l.deliverBlocked(t, alice) }},
 		{"requests", func(t *testing.T) { l.requests(t, alice, bob) }},
 		{"start", func(t *testing.T) { l.startPlacements(t, alice) }},
 		{"delivery/two-senders", func(t *testing.T) { l.twoSenders(t, alice) }},
@@ -126,9 +130,7 @@ func (l *lane) deliverDraft(t *testing.T, bob session) {
 	if err := l.waitScreenCtx(t, l.claude, "my unsent draft"); err != nil {
 		t.Fatal(err)
 	}
-	if a, _, _ := l.h.Agent(ctx, l.claude); a.AgentStatus != schema.AgentStatusIdle {
-		t.Logf("Herdr reports a Claude Code with a draft %s", a.AgentStatus)
-	}
+	l.logStates(t, l.claude, "Claude Code with a draft", time.Second)
 	sc := bob.send(t, "alice", "after your draft")
 	if sc["delivery"] != link.DeliveryHeld {
 		t.Fatalf("send onto a draft: got %v, want held", sc["delivery"])
@@ -142,6 +144,103 @@ func (l *lane) deliverDraft(t *testing.T, bob session) {
 		t.Fatalf("the draft was submitted with the message: %q", in)
 	}
 	l.idle(t, "alice")
+}
+
+// deliverDraftCodex: a draft in Codex's composer holds a message too;
+// once cleared, the message is typed.
+func (l *lane) deliverDraftCodex(t *testing.T, alice session) {
+	ctx := t.Context()
+	if err := l.h.Client.PaneSendText(ctx, l.codex, "my codex draft"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.waitScreenCtx(t, l.codex, "my codex draft"); err != nil {
+		t.Fatal(err)
+	}
+	// (What Herdr makes of it is logged for docs/hosts.md's table: 0.8.2
+	// was seen reporting a Codex with a draft working.)
+	l.logStates(t, l.codex, "Codex with a draft", time.Second)
+	sc := alice.send(t, "bob", "after your codex draft")
+	if sc["delivery"] != link.DeliveryHeld {
+		t.Fatalf("send onto a Codex draft: got %v, want held", sc["delivery"])
+	}
+	if err := l.h.Client.PaneSendKeys(ctx, l.codex, "ctrl+u"); err != nil {
+		t.Fatal(err)
+	}
+	in := l.turnWith(t, tui.Codex, sc["id"].(string), deliverBound)
+	if strings.Contains(in, "my codex draft") {
+		t.Fatalf("the draft was submitted with the message: %q", in)
+	}
+	l.idle(t, "bob")
+}
+
+// deliverBlocked: a Claude Code started by Herdr in a folder it does not
+// trust stops at its trust dialog, which Herdr reports blocked. A message
+// to it is held (with "now" Herdr refuses it, nothing typed); once the
+// user answers the dialog, Herdr reports it idle and the held message is
+// its first turn. Then the user quits it (/exit): Herdr drops the agent
+// and herdr-link no longer finds it.
+func (l *lane) deliverBlocked(t *testing.T, alice session) {
+	ctx := t.Context()
+	untrusted := filepath.Join(t.TempDir(), "untrusted")
+	if err := os.MkdirAll(untrusted, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	pane, err := l.h.Split(ctx, l.codex, untrusted, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := l.traceStates(t, "gina")
+	defer stop()
+	if _, err := l.h.Client.AgentStart(ctx, schema.AgentStartParams{Kind: "claude", Name: "gina", PaneID: pane}); err != nil {
+		t.Fatalf("agent.start: %v", err)
+	}
+	l.wait(t, pane, schema.AgentStatusBlocked)
+	text, isErr, _ := alice.call(t, "herdr_link_send", map[string]any{"to": "gina", "message": "right now", "when": "now"})
+	if !isErr || !strings.HasPrefix(text, "SEND_FAILED: ") {
+		t.Fatalf("send now to a blocked agent: got %q, want SEND_FAILED", text)
+	}
+	sc := alice.send(t, "gina", "when you can")
+	if sc["delivery"] != link.DeliveryHeld {
+		t.Fatalf("send to a blocked agent: got %v, want held", sc["delivery"])
+	}
+	// The user trusts the folder: the second choice of the dialog.
+	if err := l.h.Client.PaneSendKeys(ctx, pane, "Down"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.waitScreenCtx(t, pane, "❯ 2"); err != nil {
+		t.Logf("(the dialog's marker did not move as expected: %v)", err)
+	}
+	if err := l.h.Client.PaneSendKeys(ctx, pane, "Enter"); err != nil {
+		t.Fatal(err)
+	}
+	in := l.turnWith(t, tui.Claude, sc["id"].(string), deliverBound)
+	if env, ok := link.Extract(in); !ok || env.Message != "when you can" {
+		t.Fatalf("gina's first turn: %q", in)
+	}
+	l.idle(t, "gina")
+	// The user quits Claude Code.
+	if err := l.h.Client.PaneSendInput(ctx, pane, "/exit", "Enter"); err != nil {
+		t.Fatal(err)
+	}
+	ctx2, cancel := contextWithTimeout(t, deliverBound)
+	defer cancel()
+	for {
+		if _, ok := l.agentPane(t, "gina"); !ok {
+			break
+		}
+		select {
+		case <-ctx2.Done():
+			a, _, _ := l.h.Agent(ctx, pane)
+			t.Fatalf("gina still an agent after /exit: %s; screen:\n%s", a.AgentStatus, l.h.Screen(ctx, pane))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if text, isErr, _ := alice.call(t, "herdr_link_send", map[string]any{"to": "gina", "message": "still there?"}); !isErr || !strings.HasPrefix(text, "PEER_NOT_FOUND: ") {
+		t.Fatalf("send to an agent that exited: %q", text)
+	}
+	if err := l.h.Client.PaneClose(ctx, pane); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // requests: a request answered by the recipient's own herdr-link ends
@@ -353,4 +452,16 @@ func (l *lane) traceStates(t *testing.T, name string) func() {
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// logStates logs the states Herdr reports for pane over d (polled every
+// 50 ms), labelled what.
+func (l *lane) logStates(t *testing.T, pane, what string, d time.Duration) {
+	var seen []string
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if a, ok, _ := l.h.Agent(t.Context(), pane); ok && (len(seen) == 0 || seen[len(seen)-1] != string(a.AgentStatus)) {
+			seen = append(seen, string(a.AgentStatus))
+		}
+	}
+	t.Logf("detection: %s: %s", what, strings.Join(seen, " → "))
 }
