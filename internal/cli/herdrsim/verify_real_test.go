@@ -22,12 +22,22 @@ func TestVerifyRealRecording(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A retained event written before the agent was detected has no agent
+	// key: a note, not a difference.
+	early := filepath.Join(t.TempDir(), "early.jsonl")
+	if err := os.WriteFile(early, []byte(strings.Replace(string(b), `{"data":{"pane":{"agent":"claude",`, `{"data":{"pane":{`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := runCLI(t, "verify", early); code != 0 || !strings.Contains(out, "predates the agent's detection") {
+		t.Errorf("verify with an event from before detection: exit %d, want 0 and a note\n%s%s", code, out, errOut)
+	}
 	tests := []struct{ name, from, to, want string }{
 		{"a key renamed", `"agent_status":"idle","workspace_id"`, `"agent_state":"idle","workspace_id"`, "agent_status"},
 		{"a result tag", `"type":"agent_list"`, `"type":"agents"`, "agent.list"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if !strings.Contains(string(b), tt.from) {
 				t.Fatalf("the recording has no %s", tt.from)
 			}
