@@ -124,11 +124,25 @@ func (l *Link) Start(ctx context.Context, req StartRequest) (StartResult, error)
 	return res, nil
 }
 
+// paneBusyRetry is how soon agent.start is asked again while the created
+// pane's shell starts.
+const paneBusyRetry = 100 * time.Millisecond
+
 // launch runs agent.start in the created pane, waits for readiness and
 // sends the first message.
 func (l *Link) launch(ctx, hctx context.Context, st Starter, plan startPlan, pane Pane) (StartResult, error) {
 	budget := l.startTimeout()
 	got, err := st.StartAgent(hctx, pane.PaneID, plan.Name, plan.Kind, plan.Args, herdrStartTimeout(budget))
+	// The pane is this start's own: agent_pane_busy is its shell not at
+	// its prompt yet (real Herdr 0.8.2 refused a pane split 0.2 s before;
+	// Herdr's own `agent start` retries it likewise).
+	for errors.Is(err, socket.ErrAgentPaneBusy) && hctx.Err() == nil {
+		select {
+		case <-hctx.Done():
+		case <-time.After(paneBusyRetry):
+			got, err = st.StartAgent(hctx, pane.PaneID, plan.Name, plan.Kind, plan.Args, herdrStartTimeout(budget))
+		}
+	}
 	if err != nil {
 		return StartResult{}, l.startError("agent.start", err)
 	}

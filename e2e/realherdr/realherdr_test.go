@@ -46,6 +46,7 @@ func TestRealHerdr(t *testing.T) {
 		{"start", func(t *testing.T) { l.startPlacements(t, alice) }},
 		{"delivery/two-senders", func(t *testing.T) { l.twoSenders(t, alice) }},
 		{"close", func(t *testing.T) { l.close(t, alice) }},
+		{"bench", l.bench},
 	}
 	only := os.Getenv("HERDR_LINK_LANE_STEPS") // comma-separated step names (while working on one)
 	for _, s := range steps {
