@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package realherdr starts a real upstream Herdr (the 0.8.2 build kept in
 // shared/herdr-real, in the folder beside the clone, or the one
 // HERDR_LINK_REAL_HERDR names) headless for a test, in a private state
