@@ -217,3 +217,46 @@ func (l *lane) twoSenders(t *testing.T, alice session) {
 	}
 	l.idle(t, "bob")
 }
+
+// codexExit: a Codex started by Herdr in a folder its configuration does
+// not trust asks nothing (0.171.0 outside a repository) and is idle; after
+// the user quits it (Ctrl-C twice) Herdr drops the agent.
+func (l *lane) codexExit(t *testing.T) {
+	ctx := t.Context()
+	untrusted := filepath.Join(t.TempDir(), "untrusted")
+	if err := os.MkdirAll(untrusted, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	pane, err := l.h.Split(ctx, l.codex, untrusted, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.h.Client.PaneClose(ctx, pane)
+	stop := l.traceStates(t, "hana")
+	defer stop()
+	if _, err := l.h.Client.AgentStart(ctx, schema.AgentStartParams{Kind: "codex", Name: "hana", PaneID: pane}); err != nil {
+		t.Fatalf("agent.start: %v", err)
+	}
+	l.wait(t, pane, schema.AgentStatusIdle)
+	// Codex quits on a second Ctrl-C; each press waits up to 2 s for
+	// Herdr to drop the agent.
+	for range 3 {
+		if err := l.h.Client.PaneSendKeys(ctx, pane, "C-c"); err != nil {
+			t.Fatal(err)
+		}
+		ctx2, cancel := contextWithTimeout(t, 2*time.Second)
+		for ctx2.Err() == nil {
+			if _, ok := l.agentPane(t, "hana"); !ok {
+				cancel()
+				return
+			}
+			select {
+			case <-ctx2.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		cancel()
+	}
+	a, _, _ := l.h.Agent(ctx, pane)
+	t.Fatalf("hana still an agent after Ctrl-C: %s; screen:\n%s", a.AgentStatus, l.h.Screen(ctx, pane))
+}

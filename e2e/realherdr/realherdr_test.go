@@ -34,6 +34,7 @@ func TestRealHerdr(t *testing.T) {
 		{"delivery/draft", func(t *testing.T) { l.deliverDraft(t, bob) }},
 		{"delivery/draft-codex", func(t *testing.T) { l.deliverDraftCodex(t, alice) }},
 		{"delivery/blocked", func(t *testing.T) { l.deliverBlocked(t, alice) }},
+		{"detection/codex-exit", l.codexExit},
 		{"requests", func(t *testing.T) { l.requests(t, alice, bob) }},
 		{"start", func(t *testing.T) { l.startPlacements(t, alice) }},
 		{"delivery/two-senders", func(t *testing.T) { l.twoSenders(t, alice) }},
