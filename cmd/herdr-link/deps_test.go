@@ -144,6 +144,7 @@ var testingHarnesses = map[string]bool{
 	module + "/socket/sockettest/simtest":    true, // simulators for tests: simtest.New(t, …), simtest.Main(m)
 	module + "/e2e/internal/fakemodel":       true, // fake model servers for host tests: fakemodel.Start(t, …)
 	module + "/internal/limited/limitedtest": true, // endless inputs for tests of bounded readers: limitedtest.Endless(t, …)
+	module + "/e2e/internal/realherdr":       true, // a real Herdr for the real-Herdr lane: realherdr.Start(t, …)
 }
 
 // TestTestingImports: only _test files and the named harnesses import

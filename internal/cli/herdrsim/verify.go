@@ -190,9 +190,22 @@ func verifyEvents(srv *sockettest.Server, i int, e recording.Exchange, report fu
 		}
 		ds, _ := jsonshape.Lines(line, sim)
 		for _, d := range ds {
+			if predatesDetection(d) {
+				fmt.Fprintf(stdout, "note: exchange %d event line %d (%s): %s: the event predates the agent's detection (the simulator renders the pane as it is now)\n", i+1, j+1, kind, d.Path)
+				continue
+			}
 			report(i, method, fmt.Sprintf("event line %d: %s", j+1, d))
 		}
 	}
+}
+
+// predatesDetection: Herdr 0.8.2 replays its retained events to a new
+// subscription, and one about a pane written before Herdr detected (or
+// finished launching) its agent has no agent key, where the simulator
+// renders the pane from the recording's snapshot, agent included. Only
+// that key's absence from the recorded event is let pass.
+func predatesDetection(d jsonshape.Difference) bool {
+	return d.What == "extra key" && (d.Path == "/data/pane/agent" || d.Path == "/data/agent")
 }
 
 // roundTrip sends one request line and reads what the simulator writes:
