@@ -15,8 +15,9 @@ import (
 // What the stream's edge does and why: jsonrpc2 on its own (its plain
 // stream, one JSON value after another) with an echo handler. A line it
 // cannot take ends the connection, so the requests after it are never
-// read; ids it cannot hold come back changed. The stream answers and
-// translates these itself (stream.go, ids.go).
+// read; ids it cannot hold come back changed; a repeated key in params
+// reaches the handler as its last occurrence. The edge (edge.go) answers,
+// translates and refuses these itself.
 func TestJSONRPC2AloneNeedsTheEdge(t *testing.T) {
 	tests := []struct {
 		name, in string
@@ -29,14 +30,18 @@ func TestJSONRPC2AloneNeedsTheEdge(t *testing.T) {
 		{"negative id", `{"jsonrpc":"2.0","id":-1,"method":"ping"}`, `{"id":18446744073709551615,"result":{},"jsonrpc":"2.0"}`},
 		{"exponent id", `{"jsonrpc":"2.0","id":1e0,"method":"ping"}`, ""},
 		{"html in a result", `{"jsonrpc":"2.0","id":2,"method":"html"}`, `{"id":2,"result":"\u003cname\u003e","jsonrpc":"2.0"}`},
+		{"repeated key", `{"jsonrpc":"2.0","id":3,"method":"params","params":{"name":"evil","name":"peers"}}`, `{"id":3,"result":{"name":"peers"},"jsonrpc":"2.0"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				client, server := net.Pipe()
 				h := jsonrpc2.HandlerWithError(func(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
-					if req.Method == "html" {
+					switch req.Method {
+					case "html":
 						return "<name>", nil
+					case "params":
+						return req.Params, nil
 					}
 					return struct{}{}, nil
 				})
