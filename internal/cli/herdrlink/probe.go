@@ -37,13 +37,13 @@ type check struct {
 }
 
 type prober struct {
-	getenv   func(string) string
-	timeout  time.Duration
-	client   *socket.Client
-	checks   []check
-	gate     link.Gate
-	raw      bool
-	out      io.Writer
+	getenv  func(string) string
+	timeout time.Duration
+	client  *socket.Client
+	checks  []check
+	gate    link.Gate
+	raw     bool
+	out     io.Writer
 }
 
 func (p *prober) add(name, status string, start time.Time, detail, fix string) {

@@ -29,7 +29,6 @@ func runRecord(t *testing.T, d time.Duration, args ...string) (string, string, i
 	return runCLI(t, append([]string{"record", "--events", d.String()}, args...)...)
 }
 
-
 // verifyRecording runs herdr-sim's verify on file (in this process).
 func verifyRecording(t *testing.T, file string) (string, int) {
 	t.Helper()
