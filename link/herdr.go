@@ -3,6 +3,7 @@ package link
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/schema"
@@ -64,11 +65,22 @@ type Herdr interface {
 // the socket client streams a large list (one agent at a time).
 type SocketHerdr struct {
 	Client *socket.Client
+
+	// sizes, when set (NewSocketHerdr), remembers the length of the last
+	// agent list, so the next one's slice is allocated once; copies of
+	// the value share it.
+	sizes *listSizes
 }
 
-// NewSocketHerdr is a SocketHerdr on c.
+// NewSocketHerdr is a SocketHerdr on c that sizes each agent list's slice
+// from the last one. SocketHerdr{Client: c} works too, without that.
 func NewSocketHerdr(c *socket.Client) SocketHerdr {
-	return SocketHerdr{Client: c}
+	return SocketHerdr{Client: c, sizes: &listSizes{}}
+}
+
+// listSizes holds a SocketHerdr's size hints.
+type listSizes struct {
+	agents atomic.Int64 // the length of the last agent list read
 }
 
 type agentResult struct {
@@ -88,8 +100,21 @@ func (r *agentList) SharesAnswer() {}
 
 // ListAgents implements Herdr.
 func (h SocketHerdr) ListAgents(ctx context.Context) ([]Agent, error) {
-	r, err := socket.Call[agentList](ctx, h.Client, schema.MethodAgentList, schema.ResultTypeAgentList, schema.EmptyParams{})
-	return r.Agents, err
+	// Sized for the last list read: the decoder fills the slice instead of
+	// growing it step by step (13 µs of a peers call's 300 in the
+	// profile of herdr-bench's MCP route).
+	var n int64
+	if h.sizes != nil {
+		n = h.sizes.agents.Load()
+	}
+	r := agentList{Agents: make([]Agent, 0, n+n/16+4)}
+	if err := socket.CallInto(ctx, h.Client, schema.MethodAgentList, schema.ResultTypeAgentList, schema.EmptyParams{}, &r); err != nil {
+		return nil, err
+	}
+	if h.sizes != nil {
+		h.sizes.agents.Store(int64(len(r.Agents)))
+	}
+	return r.Agents, nil
 }
 
 // GetAgent implements Herdr.

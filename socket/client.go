@@ -132,14 +132,22 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 // streamed (see the package documentation). It works for any method.
 func Call[Res any](ctx context.Context, c *Client, method, tag string, params any) (Res, error) {
 	var r Res
+	err := CallInto(ctx, c, method, tag, params, &r)
+	return r, err
+}
+
+// CallInto is [Call] decoding into r, which may be prepared (a list's
+// slice allocated for the length expected: the decoder fills it instead
+// of growing it step by step).
+func CallInto[Res any](ctx context.Context, c *Client, method, tag string, params any, r *Res) error {
 	if err := c.ensureProtocol(ctx); err != nil {
-		return r, err
+		return err
 	}
-	got, err := c.call(ctx, method, params, &r)
+	got, err := c.call(ctx, method, params, r)
 	if err != nil || tag == "" {
-		return r, err
+		return err
 	}
-	return r, checkType(method, got, tag)
+	return checkType(method, got, tag)
 }
 
 // CallRaw is [Client.Call] for tools that show the wire (the probe, the

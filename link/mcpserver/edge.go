@@ -159,6 +159,9 @@ func (s *stream) WriteObject(obj any) error {
 	if err != nil {
 		return err
 	}
+	if id, result, ok := libraryResult(b); ok {
+		return s.finish(id, reply{result: undoHTMLEscapes(result)})
+	}
 	m, ok := scanMembers(b)
 	if !ok {
 		return fmt.Errorf("mcpserver: the connection wrote %.40q, not an object", b)
@@ -188,6 +191,38 @@ func (s *stream) WriteObject(obj any) error {
 		return s.finish(id, reply{result: undoHTMLEscapes(m.result)})
 	}
 	return errors.New("mcpserver: a response without result or error")
+}
+
+// libraryResult cuts a result response as jsonrpc2 v0.2.x encodes one
+// (Response.MarshalJSON: {"id":ID,"result":R,"jsonrpc":"2.0"}; the server
+// sets no Meta) into its id and result without scanning the result; ok is
+// false for anything else, which WriteObject then reads member by member.
+func libraryResult(b []byte) (id jsonrpc2.ID, result []byte, ok bool) {
+	const prefix, member, suffix = `{"id":`, `,"result":`, `,"jsonrpc":"2.0"}`
+	rest, ok := bytes.CutPrefix(b, []byte(prefix))
+	if !ok || !bytes.HasSuffix(rest, []byte(suffix)) || len(rest) == 0 {
+		return id, nil, false
+	}
+	n := 0
+	if rest[0] == '"' {
+		end, _ := skipString(rest, 0)
+		if end < 0 {
+			return id, nil, false
+		}
+		n = end
+	} else {
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+			n++
+		}
+	}
+	if id, ok = connID(rest[:n]); !ok {
+		return id, nil, false
+	}
+	rest, ok = bytes.CutPrefix(rest[n:], []byte(member))
+	if !ok || len(rest) <= len(suffix) {
+		return id, nil, false
+	}
+	return id, rest[:len(rest)-len(suffix)], true
 }
 
 // connID reads an id as the connection wrote it: a string or an
