@@ -42,7 +42,7 @@ usage:
   herdr-sim record FILE             record read-only calls against the live Herdr (ids and names replaced)
   herdr-sim validate SCHEMA_FILE    check the live Herdr's answers against a Herdr schema document
   herdr-sim verify FILE             replay a herdr-sim record recording; report structural differences
-  herdr-sim demo [flags]            two agents' herdr-link MCP servers talking on an embedded simulator
+  herdr-sim demo [flags]            three agents' herdr-link MCP servers talking on an embedded simulator
   herdr-sim agent list|get|prompt|rename|send-keys ...   the herdr CLI's agent verbs
   herdr-sim pane list|get|close|read ...       the herdr CLI's pane verbs
   herdr-sim pane send-text|send-keys|run|report-agent ...   type, press keys, report an agent's state
