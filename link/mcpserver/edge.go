@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -46,7 +45,7 @@ const DefaultMaxLineBytes = 4 << 20
 //   - Refuses a key repeated in tools/call's params or arguments, as an
 //     unknown key is refused: the library decodes params into a map, so
 //     the last of a repeated key would win unseen.
-//   - Translates request ids (idTable): the library's ID holds a string
+//   - Translates request ids (idTable, edge_ids.go): the library's ID holds a string
 //     or an unsigned integer below 2^63, JSON-RPC allows any number, and
 //     a response must carry the id back byte for byte. The table also
 //     refuses an id in use by a request in flight, resolves
@@ -54,7 +53,7 @@ const DefaultMaxLineBytes = 4 << 20
 //   - Splits batches (JSON arrays, revision 2025-03-26 only) into the
 //     requests the connection handles one by one and joins their
 //     responses into one array (the library has no batches).
-//   - Writes every message in the house style of wire.go: the library
+//   - Writes every message in the house style of wire.go (edge_write.go): the library
 //     encodes with encoding/json, which escapes "<", ">" and "&" and puts
 //     "jsonrpc" last; the edge re-frames each message it is given.
 //
@@ -143,187 +142,6 @@ func decodeInto(line []byte, v any) error {
 		return u.UnmarshalJSON(line)
 	}
 	return json.Unmarshal(line, v)
-}
-
-// WriteObject writes obj, a message the connection sends (a response or
-// a notification), re-framed in the house style: a response goes out
-// under the id the client sent.
-func (s *stream) WriteObject(obj any) error {
-	var b []byte
-	var err error
-	if m, ok := obj.(json.Marshaler); ok {
-		b, err = m.MarshalJSON()
-	} else {
-		b, err = json.Marshal(obj)
-	}
-	if err != nil {
-		return err
-	}
-	if id, result, ok := libraryResult(b); ok {
-		return s.finish(id, reply{result: undoHTMLEscapes(result)})
-	}
-	m, ok := scanMembers(b)
-	if !ok {
-		return fmt.Errorf("mcpserver: the connection wrote %.40q, not an object", b)
-	}
-	switch {
-	case m.method != nil && m.id == nil:
-		method, ok := jsonString(m.method)
-		if !ok {
-			return errors.New("mcpserver: a notification without a method name")
-		}
-		return s.writeLine(notificationLine(method, undoHTMLEscapes(m.params)))
-	case m.method != nil:
-		return errors.New("mcpserver: the server sends no requests")
-	}
-	id, ok := connID(m.id)
-	if !ok {
-		return fmt.Errorf("mcpserver: a response with id %s", m.id)
-	}
-	switch {
-	case m.error != nil:
-		var e rpcError
-		if err := jsonx.Unmarshal(m.error, &e); err != nil {
-			return fmt.Errorf("mcpserver: a response with error %.40q: %w", m.error, err)
-		}
-		return s.finish(id, reply{code: e.Code, msg: e.Message})
-	case m.result != nil:
-		return s.finish(id, reply{result: undoHTMLEscapes(m.result)})
-	}
-	return errors.New("mcpserver: a response without result or error")
-}
-
-// libraryResult cuts a result response as jsonrpc2 v0.2.x encodes one
-// (Response.MarshalJSON: {"id":ID,"result":R,"jsonrpc":"2.0"}; the server
-// sets no Meta) into its id and result without scanning the result; ok is
-// false for anything else, which WriteObject then reads member by member.
-func libraryResult(b []byte) (id jsonrpc2.ID, result []byte, ok bool) {
-	const prefix, member, suffix = `{"id":`, `,"result":`, `,"jsonrpc":"2.0"}`
-	rest, ok := bytes.CutPrefix(b, []byte(prefix))
-	if !ok || !bytes.HasSuffix(rest, []byte(suffix)) || len(rest) == 0 {
-		return id, nil, false
-	}
-	n := 0
-	if rest[0] == '"' {
-		end, _ := skipString(rest, 0)
-		if end < 0 {
-			return id, nil, false
-		}
-		n = end
-	} else {
-		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
-			n++
-		}
-	}
-	if id, ok = connID(rest[:n]); !ok {
-		return id, nil, false
-	}
-	rest, ok = bytes.CutPrefix(rest[n:], []byte(member))
-	if !ok || len(rest) <= len(suffix) {
-		return id, nil, false
-	}
-	return id, rest[:len(rest)-len(suffix)], true
-}
-
-// connID reads an id as the connection wrote it: a string or an
-// unsigned integer.
-func connID(raw []byte) (jsonrpc2.ID, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) > 0 && raw[0] == '"' {
-		s, ok := jsonString(raw)
-		return jsonrpc2.ID{Str: s, IsString: true}, ok
-	}
-	n, err := strconv.ParseUint(string(raw), 10, 64)
-	return jsonrpc2.ID{Num: n}, err == nil
-}
-
-// undoHTMLEscapes turns encoding/json's \u003c, \u003e and \u0026 back
-// into "<", ">" and "&" (the same characters in JSON; the house encoder
-// writes them plain), leaving every other escape as it is.
-func undoHTMLEscapes(b []byte) []byte {
-	i := bytes.Index(b, []byte(`\u00`))
-	if i < 0 {
-		return b
-	}
-	out := make([]byte, 0, len(b))
-	for j := 0; j < len(b); {
-		c := b[j]
-		if c != '\\' || j+1 >= len(b) {
-			out = append(out, c)
-			j++
-			continue
-		}
-		if b[j+1] == 'u' && j+6 <= len(b) {
-			switch string(b[j+2 : j+6]) {
-			case "003c":
-				out, j = append(out, '<'), j+6
-				continue
-			case "003e":
-				out, j = append(out, '>'), j+6
-				continue
-			case "0026":
-				out, j = append(out, '&'), j+6
-				continue
-			}
-		}
-		out, j = append(out, c, b[j+1]), j+2 // any other escape, whole
-	}
-	return out
-}
-
-// reply is a response to write: an encoded result, or an error (code
-// not 0); the zero reply is none.
-type reply struct {
-	result []byte
-	code   int
-	msg    string
-}
-
-// line is the response to the request whose id is raw (nil: none).
-func (r reply) line(raw json.RawMessage) []byte {
-	switch {
-	case r.code != 0:
-		return errorLine(raw, r.code, r.msg)
-	case r.result != nil:
-		return resultLine(raw, r.result)
-	}
-	return nil
-}
-
-// finish retires the request the connection knows as id and writes its
-// response (none for the zero reply, or when the client cancelled it),
-// alone or as part of its batch.
-func (s *stream) finish(id jsonrpc2.ID, r reply) error {
-	s.idmu.Lock()
-	p, ok := s.ids.retire(id)
-	if !ok {
-		s.idmu.Unlock()
-		s.log.Debug("mcp: response for an unknown request", "id", id.String())
-		return nil
-	}
-	if p.dropped {
-		s.idmu.Unlock()
-		return nil // cancelled: the client expects no response
-	}
-	line := r.line(p.raw)
-	b := p.batch
-	if b == nil {
-		s.idmu.Unlock()
-		if line == nil {
-			return nil
-		}
-		return s.writeLine(line)
-	}
-	if line != nil {
-		b.lines = append(b.lines, line)
-	}
-	b.open--
-	out := sealLocked(b)
-	s.idmu.Unlock()
-	if out == nil {
-		return nil
-	}
-	return s.writeLine(out)
 }
 
 // forget retires a request that gets no response (a cancelled call, or
@@ -642,122 +460,3 @@ func repeatedKey(v []byte, depth int) string {
 	return dup
 }
 
-// idTable translates request ids between the client and the jsonrpc2
-// connection. A JSON-RPC id is any string or number, and a response must
-// carry it back exactly as sent; jsonrpc2's ID holds a string or an
-// unsigned integer, and its decoder takes integers only up to 2^63-1.
-// So the connection knows a request by the client's own id when the
-// library holds it as it came (a plain integer in [0, 2^63), a string of
-// printable ASCII without escapes), and by a synthetic string id ("#1",
-// "#2", …) otherwise: negative, fractional, exponent and larger numbers,
-// strings with escapes or beyond ASCII. Responses go out under the raw id
-// the client sent, whichever the connection used.
-//
-// The table is also the one record of the requests in flight: it refuses
-// an id in use (JSON-RPC values: 1, 1.0 and 1e0 are one id), resolves
-// notifications/cancelled to the live request and holds each running
-// call's cancel. A cancelled request frees its client id at once but
-// keeps its connection id reserved until the handler retires it, so that
-// the connection ids of the requests the handler holds are unique: a late
-// answer of a cancelled call is dropped, never sent under a reused id.
-type idTable struct {
-	seq  uint64
-	pend map[jsonrpc2.ID]*pending // connection id → request
-	live map[string]jsonrpc2.ID   // idKey of the client's id → connection id
-}
-
-// pending is a request that has not been answered yet.
-type pending struct {
-	raw     json.RawMessage // the client's id, as sent
-	key     string          // idKey(raw)
-	batch   *batch
-	dropped bool   // cancelled: retired without a response
-	cancel  func() // stops the running call (nil: none runs)
-}
-
-func newIDTable() idTable {
-	return idTable{pend: map[jsonrpc2.ID]*pending{}, live: map[string]jsonrpc2.ID{}}
-}
-
-// register records a request whose id is raw (valid, see classify) and
-// returns its connection id, with that id's JSON for the connection's
-// line. ok is false when a request in flight already has the id.
-func (t *idTable) register(raw []byte, b *batch) (id jsonrpc2.ID, idJSON []byte, ok bool) {
-	key, _ := idKey(raw)
-	if _, dup := t.live[key]; dup {
-		return id, nil, false
-	}
-	raw = bytes.Clone(raw) // raw is part of the reader's line
-	id, idJSON, native := nativeID(raw)
-	if _, taken := t.pend[id]; taken || !native {
-		for {
-			t.seq++
-			s := "#" + strconv.FormatUint(t.seq, 10)
-			id = jsonrpc2.ID{Str: s, IsString: true}
-			if _, taken := t.pend[id]; !taken {
-				idJSON = []byte(`"` + s + `"`)
-				break
-			}
-		}
-	}
-	t.pend[id] = &pending{raw: raw, key: key, batch: b}
-	t.live[key] = id
-	return id, idJSON, true
-}
-
-// retire removes the request the connection knows as id.
-func (t *idTable) retire(id jsonrpc2.ID) (*pending, bool) {
-	p, ok := t.pend[id]
-	if !ok {
-		return nil, false
-	}
-	delete(t.pend, id)
-	if !p.dropped {
-		delete(t.live, p.key)
-	}
-	return p, true
-}
-
-// drop marks the live request the client calls raw as cancelled and
-// frees raw for the client. It returns the request's connection id.
-func (t *idTable) drop(raw []byte) (jsonrpc2.ID, *pending, bool) {
-	key, ok := idKey(raw)
-	if !ok {
-		return jsonrpc2.ID{}, nil, false
-	}
-	id, ok := t.live[key]
-	if !ok {
-		return jsonrpc2.ID{}, nil, false
-	}
-	p := t.pend[id]
-	p.dropped = true
-	delete(t.live, key)
-	return id, p, true
-}
-
-// nativeID returns raw as jsonrpc2 holds it, and whether it holds it
-// exactly as it came (then raw itself is the id's JSON).
-func nativeID(raw []byte) (jsonrpc2.ID, []byte, bool) {
-	if len(raw) >= 2 && raw[0] == '"' {
-		inner := raw[1 : len(raw)-1]
-		for _, c := range inner {
-			if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-				return jsonrpc2.ID{}, nil, false
-			}
-		}
-		return jsonrpc2.ID{Str: string(inner), IsString: true}, raw, true
-	}
-	if len(raw) == 0 || len(raw) > 19 || (raw[0] == '0' && len(raw) > 1) {
-		return jsonrpc2.ID{}, nil, false
-	}
-	for _, c := range raw {
-		if c < '0' || c > '9' {
-			return jsonrpc2.ID{}, nil, false
-		}
-	}
-	n, err := strconv.ParseInt(string(raw), 10, 64)
-	if err != nil {
-		return jsonrpc2.ID{}, nil, false
-	}
-	return jsonrpc2.ID{Num: uint64(n)}, raw, true
-}

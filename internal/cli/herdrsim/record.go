@@ -218,7 +218,15 @@ func (r recorder) exchanges(ctx context.Context) ([]recording.Exchange, error) {
 		return nil, err
 	}
 	ex = append(ex, recording.Exchange{Request: noParams, Responses: lines})
-	// A short subscription: whatever happens in a moment.
+	e, err := r.subscription(ctx, path, pane)
+	if err != nil {
+		return nil, err
+	}
+	return append(ex, e), nil
+}
+
+// subscription is a short events.subscribe: whatever happens in a moment.
+func (r recorder) subscription(ctx context.Context, path, pane string) (recording.Exchange, error) {
 	subs := []schema.Subscription{{PaneUpdated: &schema.SubscriptionPaneUpdated{}}, {PaneAgentDetected: &schema.SubscriptionPaneAgentDetected{}},
 		{PaneClosed: &schema.SubscriptionPaneClosed{}}}
 	if pane != "" {
@@ -229,12 +237,8 @@ func (r recorder) exchanges(ctx context.Context) ([]recording.Exchange, error) {
 		Method string                       `json:"method"`
 		Params schema.EventsSubscribeParams `json:"params"`
 	}{"probe:events.subscribe", schema.MethodEventsSubscribe, schema.EventsSubscribeParams{Subscriptions: subs}})
-	lines, err = r.exchangeRaw(ctx, path, req, r.events)
-	if err != nil {
-		return nil, err
-	}
-	ex = append(ex, recording.Exchange{Request: req, Responses: lines})
-	return ex, nil
+	lines, err := r.exchangeRaw(ctx, path, req, r.events)
+	return recording.Exchange{Request: req, Responses: lines}, err
 }
 
 // exchangeRaw sends one request line on a new connection and returns the
