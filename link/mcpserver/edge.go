@@ -459,4 +459,3 @@ func repeatedKey(v []byte, depth int) string {
 	})
 	return dup
 }
-

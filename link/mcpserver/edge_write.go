@@ -195,4 +195,3 @@ func (s *stream) finish(id jsonrpc2.ID, r reply) error {
 	}
 	return s.writeLine(out)
 }
-
