@@ -28,7 +28,7 @@ func verify(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: herdr-sim verify FILE   (a recording made by herdr-link probe --record FILE)")
+		fmt.Fprintln(stderr, "usage: herdr-sim verify FILE   (a recording made by herdr-sim record FILE)")
 	}
 	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
 		fs.Usage()
@@ -110,7 +110,7 @@ func replayServer(ex []recording.Exchange) (*sockettest.Server, error) {
 		}
 	}
 	if snap == nil {
-		return nil, errors.New("the recording has no session.snapshot answer to build a world from (record it with herdr-link probe --record)")
+		return nil, errors.New("the recording has no session.snapshot answer to build a world from (record it with herdr-sim record)")
 	}
 	w, err := sockettest.NewWorld(sockettest.SpecFromSnapshot(*snap))
 	if err != nil {
