@@ -15,7 +15,7 @@ import (
 // Herdr to (how internal/cli/herdrsim/testdata's real recording is made).
 const EnvRecord = "HERDR_LINK_REAL_RECORD"
 
-// simulator: `herdr-link probe --record` in alice's pane records real
+// simulator: `herdr-sim record` in alice's pane records real
 // Herdr's answers about the lane's workspace (real Claude Code and Codex
 // agents in it), and `herdr-sim verify` replays each request against a
 // simulator built from that recording: no structural difference. The same
@@ -23,10 +23,10 @@ const EnvRecord = "HERDR_LINK_REAL_RECORD"
 // drifted would answer) fails the verification, naming the exchange.
 func (l *lane) simulator(t *testing.T) {
 	rec := filepath.Join(t.TempDir(), "real.jsonl")
-	probe := exec.CommandContext(t.Context(), binary, "probe", "-record", rec)
-	probe.Env = append(os.Environ(), l.h.Env(l.claude)...)
-	if out, err := probe.CombinedOutput(); err != nil {
-		t.Fatalf("probe -record: %v\n%s", err, out)
+	record := exec.CommandContext(t.Context(), filepath.Join(filepath.Dir(binary), "herdr-sim"), "record", rec)
+	record.Env = append(os.Environ(), l.h.Env(l.claude)...)
+	if out, err := record.CombinedOutput(); err != nil {
+		t.Fatalf("herdr-sim record: %v\n%s", err, out)
 	}
 	if dst := os.Getenv(EnvRecord); dst != "" {
 		b, err := os.ReadFile(rec)
