@@ -207,6 +207,11 @@ func (s *Store) fresh() error {
 	if err != nil {
 		return fmt.Errorf("outbox: %w", err)
 	}
+	if st.ModTime().Equal(s.mtime) && s.journalUnchanged() {
+		// Nobody changed a name or appended a line since the last look:
+		// the index is current without the journal's flock and read.
+		return nil
+	}
 	n, err := s.tail(false)
 	switch {
 	case err != nil:
@@ -217,6 +222,19 @@ func (s *Store) fresh() error {
 	}
 	s.mtime = st.ModTime()
 	return nil
+}
+
+// journalUnchanged reports whether the journal ends where this process
+// last read it. A line appended since (a replaced journal's "!"
+// included) makes it longer.
+func (s *Store) journalUnchanged() bool {
+	if s.j == nil {
+		return false
+	}
+	// The journal is opened O_APPEND and read with ReadAt: its offset is
+	// free, and seeking to its end reads its size without allocating.
+	end, err := s.j.Seek(0, io.SeekEnd)
+	return err == nil && end == s.joff
 }
 
 // tail applies what others appended to the journal since this process's

@@ -39,6 +39,9 @@ type pending struct {
 	batch   *batch
 	dropped bool   // cancelled: retired without a response
 	cancel  func() // stops the running call (nil: none runs)
+	// result is the response's encoded result, staged by the handler
+	// before the connection writes the response (see [stream.stage]).
+	result []byte
 }
 
 func newIDTable() idTable {

@@ -316,17 +316,12 @@ func (h *handler) activate(conn *jsonrpc2.Conn) {
 	}
 }
 
-// response is a result response and its result, in one allocation.
-type response struct {
-	resp jsonrpc2.Response
-	raw  json.RawMessage
-}
-
 // respond answers request id with result, encoded once by the one wire
-// encoder (jsonx), through the connection (SendResponse, not Reply:
-// Reply would encode the result a second time, reflectively). The
-// connection serializes its writes, so ordering (list_changed before the
-// activating response) holds.
+// encoder (jsonx). The response goes through the connection, which
+// serializes its writes (list_changed before the activating response),
+// with the encoded result staged at the edge: the connection encodes a
+// stand-in, and the edge writes the staged result under the client's id
+// (see [stream.stage]).
 func (h *handler) respond(conn *jsonrpc2.Conn, id jsonrpc2.ID, result any) {
 	b, err := jsonx.Marshal(result)
 	if err != nil {
@@ -342,11 +337,20 @@ func (h *handler) respond(conn *jsonrpc2.Conn, id jsonrpc2.ID, result any) {
 	}
 	r.raw = b
 	r.resp = jsonrpc2.Response{ID: id, Result: &r.raw}
+	if h.stream.stage(id, b) {
+		r.resp.Result = &stagedResult
+	}
 	if err := conn.SendResponse(h.ctx, &r.resp); err != nil {
 		h.log.Debug("mcp: cannot answer", "err", err)
 	}
 	*r = response{}
 	h.responses.Put(r)
+}
+
+// response is a result response and its result, in one allocation.
+type response struct {
+	resp jsonrpc2.Response
+	raw  json.RawMessage
 }
 
 // respondError answers request id with a JSON-RPC error.
