@@ -28,17 +28,27 @@ func (l *Link) probeHeld(ctx context.Context, t *courierTarget, m outbox.Message
 		return a, poll, true, false
 	case m.TerminalID != "" && a.TerminalID != m.TerminalID,
 		m.Kind != "" && a.Kind != "" && a.Kind != m.Kind,
+		m.Session != "" && sessionOf(a) != m.Session,
 		a.WorkspaceID != m.WorkspaceID:
 		l.endAll(t, outbox.EndGone)
 		return a, 0, false, false
 	case !Takes(a):
 		return a, poll, true, false
 	}
-	if c, err := l.composer(pctx, a); err == nil && c == ComposerDraft {
-		return a, min(poll, draftPoll), true, false
+	if c, err := l.composer(pctx, a); err == nil {
+		if why, held := holdsTyping(c); held {
+			l.log().Debug("held message waits", "id", m.ID, "pane_id", m.PaneID, "why", why)
+			return a, min(poll, draftPoll), true, false
+		}
 	}
 	if ctx.Err() != nil {
 		return a, poll, true, false
+	}
+	// One reading is not trusted: the same state a settle gap later.
+	first := a
+	a, ok := l.settled(ctx, first)
+	if !ok {
+		return first, min(poll, l.settleGap()), true, false
 	}
 	return a, 0, true, true
 }

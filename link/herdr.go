@@ -32,6 +32,27 @@ type Agent struct {
 	// InteractiveReady is Herdr's interactive_ready: the managed launch
 	// (agent.start) became active.
 	InteractiveReady bool `json:"interactive_ready"`
+	// Session is the agent session Herdr reports (agent_session), nil
+	// when none: another session in the same terminal is another
+	// occupant.
+	Session *AgentSession `json:"agent_session,omitempty"`
+	// CompletionSeq is Herdr's completion_seq (0.9.3 and later; nil
+	// before): it steps when an idle transition ends completed work.
+	CompletionSeq *uint64 `json:"completion_seq,omitempty"`
+}
+
+// AgentSession is the part of Herdr's agent_session herdr-link compares.
+type AgentSession struct {
+	Source string `json:"source"`
+	Value  string `json:"value"`
+}
+
+// sessionOf is a's agent session as one string ("" when none).
+func sessionOf(a Agent) string {
+	if a.Session == nil || a.Session.Value == "" {
+		return ""
+	}
+	return a.Session.Source + "\x00" + a.Session.Value
 }
 
 // Pane is the part of Herdr's PaneInfo herdr-link uses.

@@ -167,12 +167,21 @@ func (l *Link) blocker(ctx context.Context, target *Agent) (string, error) {
 		return "", newErr(PeerNotFound, detailPeer, nil)
 	}
 	a.Name, a.WorkspaceID = target.Name, target.WorkspaceID
+	listed := target.Seq
 	*target = a
 	if !Takes(a) {
 		return "state " + a.Status, nil
 	}
-	if c, err := l.composer(ctx, a); err == nil && c == ComposerDraft {
-		return "draft", nil
+	if c, err := l.composer(ctx, a); err == nil {
+		if why, held := holdsTyping(c); held {
+			return why, nil
+		}
+	}
+	if listed != a.Seq {
+		// Its state changed between the two readings of this send (the
+		// list and this probe): it may be flapping. Held, the courier
+		// types it once the target has settled.
+		return "settling", nil
 	}
 	return "", nil
 }
@@ -247,7 +256,7 @@ func (l *Link) hold(s snapshot, target Agent, env Envelope, text, why string) (S
 		ID: env.ID, Expires: now.Add(l.holdFor()),
 		To: env.To, From: env.From, TargetKey: lockKey(target), FromKey: lockKey(*s.self),
 		PaneID: target.PaneID, TerminalID: target.TerminalID, Kind: target.Kind, WorkspaceID: target.WorkspaceID,
-		FromPane: s.self.PaneID, FromKind: s.self.Kind, FromWorkspace: s.self.WorkspaceID, Text: text,
+		Session: sessionOf(target), Reason: why, FromPane: s.self.PaneID, FromKind: s.self.Kind, FromWorkspace: s.self.WorkspaceID, Text: text,
 	}
 	if _, err := l.Outbox.Add(m, now); err != nil {
 		return SendResult{}, l.outboxError(err)

@@ -87,6 +87,9 @@ type Link struct {
 	SubmitHold time.Duration
 	// ConfirmBudget replaces [ConfirmBudget] (tests).
 	ConfirmBudget func(textBytes int) time.Duration
+	// SettleGap is the spacing of the two readings a held message waits
+	// for before it is typed ([DefaultSettleGap] when zero).
+	SettleGap time.Duration
 	// CallTimeout is the one overall deadline of an operation's Herdr work
 	// (every socket call of a Peers, Send, Close or Bootstrap, the
 	// protocol ping and the self bootstrap included): each socket call
@@ -141,6 +144,11 @@ type Link struct {
 	// kick wakes the courier (a message was held); made by Deliver.
 	kickOnce sync.Once
 	kick     chan struct{}
+
+	// typedComp: the completion_seq Herdr showed when this process typed
+	// a message, by pane and state_change_seq (see completion.go).
+	compMu    sync.Mutex
+	typedComp map[typedAt]uint64
 }
 
 type bootCall struct {

@@ -139,6 +139,7 @@ func (l *Link) typeWatched(ctx, hctx context.Context, target Agent, text string,
 	// work after acceptance (a delivery-confirmation watch) runs on ctx
 	// with a budget of its own, not on hctx.
 	typed(accepted, got.Seq)
+	l.noteTyped(target.PaneID, got)
 	if err := l.checkOccupant(target, got); err != nil {
 		l.releaseAfter(accepted, l.submitHold(), unlock)
 		return "", err
@@ -221,8 +222,18 @@ func sameOccupant(target, got Agent) bool {
 	switch {
 	case got.PaneID != target.PaneID:
 		return false
+	case !sameSession(sessionOf(target), got):
+		return false
 	case target.TerminalID != "" && got.TerminalID != "":
 		return got.TerminalID == target.TerminalID && (target.Kind == "" || got.Kind == "" || got.Kind == target.Kind)
 	}
 	return got.Name == target.Name
+}
+
+// sameSession reports whether got is still in the agent session pinned
+// (pinned "" when Herdr reported none at acceptance): a session reported
+// then and another, or none, now is another occupant (an agent that
+// exited, and the next one started in the same terminal).
+func sameSession(pinned string, got Agent) bool {
+	return pinned == "" || sessionOf(got) == pinned
 }

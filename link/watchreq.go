@@ -72,6 +72,10 @@ func (l *Link) watchRequest(ctx context.Context, w *watchedRequest) (time.Durati
 		return 0, false
 	}
 	moved := r.TypedSeq != 0 && a.Seq != r.TypedSeq
+	completed, known := l.completedSince(r.PaneID, r.TypedSeq, a)
+	if completed {
+		moved = true // a completed task since the typing: its turn ran
+	}
 	switch State(a.Status) {
 	case "blocked":
 		if moved || w.busy {
@@ -99,6 +103,14 @@ func (l *Link) watchRequest(ctx context.Context, w *watchedRequest) (time.Durati
 	if left := l.replyGrace() - now.Sub(w.rest); left > 0 {
 		return min(left, poll), true
 	}
+	if known && !completed {
+		// Herdr counts completed tasks and shows none since the typing:
+		// this rest is not the end of its turn (a restore, a switch, a
+		// flap). The request waits for a completion, or its expiry.
+		w.rest = time.Time{}
+		return poll, true
+	}
+	l.forgetTyped(r.PaneID, r.TypedSeq)
 	l.endRequest(w.e, outbox.OutcomeHandled)
 	return 0, false
 }
