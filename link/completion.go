@@ -19,7 +19,8 @@ const maxTypedComp = 4096
 // noteTyped remembers the completion_seq got (Herdr's answer to a
 // prompt, the agent before submission) showed, when it shows one.
 func (l *Link) noteTyped(pane string, got Agent) {
-	if got.CompletionSeq == nil || got.Seq == 0 {
+	comp, ok := got.CompletionSeq.Get()
+	if !ok || got.Seq == 0 {
 		return
 	}
 	l.compMu.Lock()
@@ -27,7 +28,7 @@ func (l *Link) noteTyped(pane string, got Agent) {
 	if l.typedComp == nil || len(l.typedComp) >= maxTypedComp {
 		l.typedComp = map[typedAt]uint64{}
 	}
-	l.typedComp[typedAt{pane, got.Seq}] = *got.CompletionSeq
+	l.typedComp[typedAt{pane, got.Seq}] = comp
 }
 
 // forgetTyped drops what noteTyped remembered of a request.
@@ -42,7 +43,8 @@ func (l *Link) forgetTyped(pane string, seq uint64) {
 // whether that is known: Herdr reports completion_seq and this process
 // remembers its value at the typing.
 func (l *Link) completedSince(pane string, seq uint64, a Agent) (completed, known bool) {
-	if a.CompletionSeq == nil || seq == 0 {
+	now, has := a.CompletionSeq.Get()
+	if !has || seq == 0 {
 		return false, false
 	}
 	l.compMu.Lock()
@@ -51,5 +53,5 @@ func (l *Link) completedSince(pane string, seq uint64, a Agent) (completed, know
 	if !ok {
 		return false, false
 	}
-	return seqSteps(then, *a.CompletionSeq) != 0, true
+	return seqSteps(then, now) != 0, true
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
@@ -36,9 +37,45 @@ type Agent struct {
 	// when none: another session in the same terminal is another
 	// occupant.
 	Session *AgentSession `json:"agent_session,omitempty"`
-	// CompletionSeq is Herdr's completion_seq (0.9.3 and later; nil
+	// CompletionSeq is Herdr's completion_seq (0.9.3 and later; absent
 	// before): it steps when an idle transition ends completed work.
-	CompletionSeq *uint64 `json:"completion_seq,omitempty"`
+	CompletionSeq OptionalSeq `json:"completion_seq"`
+}
+
+// OptionalSeq is a counter Herdr may leave out: the zero value is
+// absent. It is a value, not a pointer, so that a list of agents costs no
+// allocation per agent for it.
+type OptionalSeq struct {
+	v   uint64
+	set bool
+}
+
+// SeqOf is the OptionalSeq holding v.
+func SeqOf(v uint64) OptionalSeq { return OptionalSeq{v, true} }
+
+// Get returns the counter and whether Herdr sent it.
+func (o OptionalSeq) Get() (uint64, bool) { return o.v, o.set }
+
+// UnmarshalJSON reads a JSON number (null is absent).
+func (o *OptionalSeq) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*o = OptionalSeq{}
+		return nil
+	}
+	v, err := strconv.ParseUint(string(b), 10, 64)
+	if err != nil {
+		return fmt.Errorf("completion_seq: %w", err)
+	}
+	*o = OptionalSeq{v, true}
+	return nil
+}
+
+// MarshalJSON writes the number, or null when absent.
+func (o OptionalSeq) MarshalJSON() ([]byte, error) {
+	if !o.set {
+		return []byte("null"), nil
+	}
+	return strconv.AppendUint(nil, o.v, 10), nil
 }
 
 // AgentSession is the part of Herdr's agent_session herdr-link compares.

@@ -75,6 +75,10 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	if err != nil {
 		return SendResult{}, err
 	}
+	if err := l.checkPinned(hctx, target); err != nil {
+		lease.Unlock()
+		return SendResult{}, err
+	}
 	rec, err := l.recordRequest(s, target, env, req)
 	if err != nil {
 		lease.Unlock()
@@ -194,6 +198,25 @@ func (l *Link) sendError(err error) error {
 // gives a hold of 0: the Enter is past.)
 func (l *Link) release(_ string, accepted time.Time, hold time.Duration, unlock func()) {
 	l.releaseAfter(accepted, hold, unlock)
+}
+
+// checkPinned reads the target once more right before it is typed into,
+// under its lock, and fails (nothing typed) unless it is still the
+// occupant the message was accepted for: the same terminal, kind and
+// agent session. An agent that exited leaves its name bound for a while
+// (Herdr #4764), so the name alone may already be the next occupant's.
+func (l *Link) checkPinned(ctx context.Context, target Agent) error {
+	a, err := l.Herdr.GetAgent(ctx, target.PaneID)
+	if err != nil {
+		return l.probeError(err)
+	}
+	a.Name = target.Name // a rename alone is the same agent
+	if !sameOccupant(target, a) {
+		l.log().Info("target's occupant changed before typing; nothing typed", "pane_id", target.PaneID,
+			"want_terminal", target.TerminalID, "got_terminal", a.TerminalID, "want_kind", target.Kind, "got_kind", a.Kind)
+		return newErr(PeerNotFound, detailPeer, nil)
+	}
+	return nil
 }
 
 // checkOccupant fails when the prompt reached another occupant of the

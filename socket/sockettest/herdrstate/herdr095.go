@@ -2,7 +2,7 @@ package herdrstate
 
 import (
 	"bytes"
-	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
@@ -243,6 +243,7 @@ func (w *World) Replace(paneID, kind, session string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	t := p.term
+	w.applyState(p, schema.AgentStatusIdle, true) // the next occupant is ready
 	if session != "" {
 		t.session = &schema.AgentSessionInfo{Source: "herdr:" + kind, Agent: kind, Kind: schema.AgentSessionRefKindID, Value: session}
 	}
@@ -360,52 +361,60 @@ func (w *World) pickerScreen(t *terminal) string {
 }
 
 // withCompletion adds completion_seq to every AgentInfo of a result
-// ([Patch095.CompletionSeq]; w.mu not held). An AgentInfo is an object
-// with terminal_id, agent_status and state_change_seq.
+// ([Patch095.CompletionSeq]; w.mu not held), right after its
+// state_change_seq. An AgentInfo is written with terminal_id first and
+// state_change_seq later; another object with a terminal_id (a
+// PaneInfo) has no state_change_seq before the next terminal_id.
 func (w *World) withCompletion(res any) any {
 	raw, err := jsonx.Marshal(res)
-	if err != nil || !bytes.Contains(raw, []byte(`"state_change_seq"`)) {
-		return res
-	}
-	var v any
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	if d.Decode(&v) != nil {
+	if err != nil || !bytes.Contains(raw, seqKey) {
 		return res
 	}
 	w.mu.Lock()
-	byTerm := map[string]uint64{}
-	for _, p := range w.panes() {
-		byTerm[p.term.id] = w.f95.completion[p.term]
+	byTerm := make(map[string]uint64, len(w.f95.completion))
+	for t, n := range w.f95.completion {
+		byTerm[t.id] = n
 	}
 	w.mu.Unlock()
-	var walk func(x any)
-	walk = func(x any) {
-		switch o := x.(type) {
-		case map[string]any:
-			if id, ok := o["terminal_id"].(string); ok {
-				_, st := o["agent_status"]
-				_, sq := o["state_change_seq"]
-				if st && sq {
-					o["completion_seq"] = byTerm[id]
-				}
-			}
-			for _, c := range o {
-				walk(c)
-			}
-		case []any:
-			for _, c := range o {
-				walk(c)
-			}
+	out := make([]byte, 0, len(raw)+len(raw)/8)
+	rest := raw
+	for {
+		i := bytes.Index(rest, termKey)
+		if i < 0 {
+			break
 		}
+		idStart := i + len(termKey)
+		idEnd := bytes.IndexByte(rest[idStart:], '"')
+		if idEnd < 0 {
+			break
+		}
+		id := rest[idStart : idStart+idEnd]
+		after := rest[idStart+idEnd:]
+		j := bytes.Index(after, seqKey)
+		next := bytes.Index(after, termKey)
+		if j < 0 || (next >= 0 && next < j) {
+			out = append(out, rest[:idStart+idEnd]...)
+			rest = after
+			continue
+		}
+		k := j + len(seqKey)
+		for k < len(after) && after[k] >= '0' && after[k] <= '9' {
+			k++
+		}
+		out = append(out, rest[:idStart+idEnd]...)
+		out = append(out, after[:k]...)
+		out = append(out, `,"completion_seq":`...)
+		out = strconv.AppendUint(out, byTerm[string(id)], 10)
+		rest = after[k:]
 	}
-	walk(v)
-	out, err := jsonx.Marshal(v)
-	if err != nil {
-		return res
-	}
+	out = append(out, rest...)
 	return jsonx.RawMessage(out)
 }
+
+var (
+	termKey = []byte(`"terminal_id":"`)
+	seqKey  = []byte(`"state_change_seq":`)
+)
 
 // lostNow reports whether the subscription s has lost events (w.mu held):
 // a cursor that fell out of the retained history, or [World.LoseEvents].
