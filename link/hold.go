@@ -168,6 +168,8 @@ func (l *Link) blocker(ctx context.Context, target *Agent) (string, error) {
 	}
 	a.Name, a.WorkspaceID = target.Name, target.WorkspaceID
 	listed := target.Seq
+	l.noteBusy(*target)
+	l.noteBusy(a)
 	*target = a
 	if !Takes(a) {
 		return "state " + a.Status, nil
@@ -177,10 +179,11 @@ func (l *Link) blocker(ctx context.Context, target *Agent) (string, error) {
 			return why, nil
 		}
 	}
-	if listed != a.Seq {
+	if listed != a.Seq || l.busyLately(a) {
 		// Its state changed between the two readings of this send (the
-		// list and this probe): it may be flapping. Held, the courier
-		// types it once the target has settled.
+		// list and this probe), or this process read it busy a moment
+		// ago: it may be flapping. Held, the courier types it once the
+		// target has settled.
 		return "settling", nil
 	}
 	return "", nil

@@ -88,7 +88,9 @@ type Link struct {
 	// ConfirmBudget replaces [ConfirmBudget] (tests).
 	ConfirmBudget func(textBytes int) time.Duration
 	// SettleGap is the spacing of the two readings a held message waits
-	// for before it is typed ([DefaultSettleGap] when zero).
+	// for before it is typed ([DefaultSettleGap] when zero; negative:
+	// one reading is trusted, as before herdr-link settled, for
+	// measurements).
 	SettleGap time.Duration
 	// CallTimeout is the one overall deadline of an operation's Herdr work
 	// (every socket call of a Peers, Send, Close or Bootstrap, the
@@ -149,6 +151,11 @@ type Link struct {
 	// a message, by pane and state_change_seq (see completion.go).
 	compMu    sync.Mutex
 	typedComp map[typedAt]uint64
+
+	// busyMu guards busySeen: when this process last read each target
+	// (by lock key) busy (settle.go).
+	busyMu   sync.Mutex
+	busySeen map[string]time.Time
 }
 
 type bootCall struct {

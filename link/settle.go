@@ -14,8 +14,8 @@ import (
 const DefaultSettleGap = 100 * time.Millisecond
 
 func (l *Link) settleGap() time.Duration {
-	if l.SettleGap > 0 {
-		return l.SettleGap
+	if l.SettleGap != 0 {
+		return max(l.SettleGap, 0)
 	}
 	return DefaultSettleGap
 }
@@ -25,6 +25,9 @@ func (l *Link) settleGap() time.Duration {
 // same: at rest, the same state_change_seq, the same occupant. It returns
 // the second reading. An error, or ctx ending, is not settled.
 func (l *Link) settled(ctx context.Context, first Agent) (Agent, bool) {
+	if l.settleGap() == 0 {
+		return first, true // off: one reading is trusted
+	}
 	t := time.NewTimer(l.settleGap())
 	defer t.Stop()
 	select {
@@ -41,6 +44,33 @@ func (l *Link) settled(ctx context.Context, first Agent) (Agent, bool) {
 		l.log().Debug("target not settled", "pane_id", first.PaneID, "seq", first.Seq, "now_seq", a.Seq, "status", a.Status)
 	}
 	return a, same
+}
+
+// maxBusySeen bounds the targets noteBusy remembers; past it they are
+// forgotten at once (each is then judged by its readings alone).
+const maxBusySeen = 4096
+
+// noteBusy remembers that a reading of a showed it busy (working or
+// blocked), so that an idle reading soon after is not trusted alone.
+func (l *Link) noteBusy(a Agent) {
+	if st := State(a.Status); st != "working" && st != "blocked" {
+		return
+	}
+	l.busyMu.Lock()
+	defer l.busyMu.Unlock()
+	if l.busySeen == nil || len(l.busySeen) >= maxBusySeen {
+		l.busySeen = map[string]time.Time{}
+	}
+	l.busySeen[lockKey(a)] = time.Now()
+}
+
+// busyLately reports whether this process read a busy within the last
+// settle gap: an idle reading now may be a flap.
+func (l *Link) busyLately(a Agent) bool {
+	l.busyMu.Lock()
+	at, ok := l.busySeen[lockKey(a)]
+	l.busyMu.Unlock()
+	return ok && time.Since(at) < l.settleGap()
 }
 
 // holdsTyping reports whether the screen state c keeps a message from
