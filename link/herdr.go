@@ -62,6 +62,9 @@ func (o *OptionalSeq) UnmarshalJSON(b []byte) error {
 		*o = OptionalSeq{}
 		return nil
 	}
+	if len(b) > 1 && b[0] == '0' {
+		return fmt.Errorf("completion_seq: %q: not a JSON number", b)
+	}
 	v, err := strconv.ParseUint(string(b), 10, 64)
 	if err != nil {
 		return fmt.Errorf("completion_seq: %w", err)
