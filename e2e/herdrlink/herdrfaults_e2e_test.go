@@ -284,3 +284,51 @@ func TestHeldThroughEventsLost(t *testing.T) {
 	}
 	checkOutboxEmpty(t, ob.store(t, srv))
 }
+
+// Herdr answers agent_prompted but the paste is never submitted
+// (herdrdev/herdr #4990): the send is never reported delivered
+// ("submitted"), and the next message to that target waits behind the
+// text left in its composer instead of merging with it.
+func TestPasteNeverSubmittedNotDelivered(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	w, names := faultWorld(t, func(int) string { return `"kind":"claude","status":"idle",` + holdTurn })
+	srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = deliveryEnterDelay })
+	for _, to := range names {
+		if err := w.SetPasteNeverSubmitted(paneOf(w, to), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ob := newOutboxEnv(t)
+	p := ob.start(t, srv, paneOf(w, "s1"))
+	out := make([]sendOutcome, len(names))
+	var wg sync.WaitGroup
+	for i, to := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = send(t, p.session, to, "typed, never submitted")
+		}()
+	}
+	wg.Wait()
+	for i, to := range names {
+		switch r := out[i]; {
+		case r.isErr:
+			// An error is allowed only if it does not say "not delivered".
+			if strings.Contains(r.text, "not delivered") {
+				t.Errorf("%s: %s", to, r.text)
+			}
+		case r.delivery == link.DeliverySubmitted || r.delivery == link.DeliveryQueued:
+			t.Errorf("%s: reported %q, but the paste was never submitted", to, r.delivery)
+		}
+		if subs := w.Submissions(paneOf(w, to)); len(subs) != 0 {
+			t.Errorf("%s: %d turns, want none", to, len(subs))
+		}
+	}
+	for _, to := range names[:3] {
+		if r := send(t, p.session, to, "the next one"); r.isErr || r.delivery != link.DeliveryHeld {
+			t.Errorf("%s: next send %+v, want held behind the text in the composer", to, r)
+		}
+	}
+}
