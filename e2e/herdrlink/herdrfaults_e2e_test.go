@@ -325,10 +325,64 @@ func TestPasteNeverSubmittedNotDelivered(t *testing.T) {
 		if subs := w.Submissions(paneOf(w, to)); len(subs) != 0 {
 			t.Errorf("%s: %d turns, want none", to, len(subs))
 		}
+		if n := len(w.Prompts(paneOf(w, to))); n != 1 {
+			t.Errorf("%s: typed %d times, want once (never retyped)", to, n)
+		}
 	}
 	for _, to := range names[:3] {
 		if r := send(t, p.session, to, "the next one"); r.isErr || r.delivery != link.DeliveryHeld {
 			t.Errorf("%s: next send %+v, want held behind the text in the composer", to, r)
 		}
 	}
+}
+
+// Herdr answers agent_prompted for an unattached pane that never receives
+// (herdrdev/herdr #4537): the send is never reported delivered, and
+// nothing is typed again.
+func TestUnattachedNotDelivered(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	w, names := faultWorld(t, func(int) string { return `"kind":"claude","status":"idle",` + holdTurn })
+	srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = deliveryEnterDelay })
+	for _, to := range names {
+		if err := w.SetUnattached(paneOf(w, to), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ob := newOutboxEnv(t)
+	p := ob.start(t, srv, paneOf(w, "s1"))
+	out := make([]sendOutcome, len(names))
+	var wg sync.WaitGroup
+	for i, to := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = send(t, p.session, to, "never arrives")
+		}()
+	}
+	wg.Wait()
+	time.Sleep(time.Second) // nothing is typed again
+	for i, to := range names {
+		if r := out[i]; r.delivery == link.DeliverySubmitted || r.delivery == link.DeliveryQueued {
+			t.Errorf("%s: reported %q, but nothing arrived", to, r.delivery)
+		}
+		if got := w.Typed(paneOf(w, to)); got != "" {
+			t.Errorf("%s: received %q", to, got)
+		}
+	}
+	for _, e := range mustList(t, ob.store(t, srv)) {
+		if e.Held() {
+			t.Errorf("message %s held again (state %c): never retyped", e.ID, e.State)
+		}
+	}
+}
+
+func mustList(t *testing.T, st *outbox.Store) []outbox.Entry {
+	t.Helper()
+	ents, err := st.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ents
 }
