@@ -213,7 +213,9 @@ func (l *Link) checkPinned(ctx context.Context, target Agent) error {
 	if err != nil {
 		return l.probeError(err)
 	}
-	a.Name = target.Name // a rename alone is the same agent
+	if target.TerminalID != "" && a.TerminalID != "" {
+		a.Name = target.Name // the terminal decides: a rename alone is the same agent
+	}
 	if !sameOccupant(target, a) {
 		l.log().Info("target's occupant changed before typing; nothing typed", "pane_id", target.PaneID,
 			"want_terminal", target.TerminalID, "got_terminal", a.TerminalID, "want_kind", target.Kind, "got_kind", a.Kind)
