@@ -108,8 +108,13 @@ func (w *World) SetIdleFlaps(paneID string, every, length time.Duration) error {
 	}
 	w.f95.init()
 	t := p.term
-	if old, ok := w.f95.idleFlap[t]; ok && old.stop != nil {
-		old.stop()
+	if old, ok := w.f95.idleFlap[t]; ok {
+		if old.stop != nil {
+			old.stop()
+		}
+		if old.on && t.state == schema.AgentStatusIdle {
+			w.applyState(p, schema.AgentStatusWorking, false) // the flap ends with it
+		}
 	}
 	delete(w.f95.idleFlap, t)
 	if every <= 0 || length <= 0 {
