@@ -33,7 +33,6 @@ func (l *Link) probeHeld(ctx context.Context, t *courierTarget, m outbox.Message
 		l.endAll(t, outbox.EndGone)
 		return a, 0, false, false
 	case !Takes(a):
-		l.noteBusy(a)
 		return a, poll, true, false
 	}
 	if c, err := l.composer(pctx, a); err == nil {

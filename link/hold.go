@@ -168,8 +168,6 @@ func (l *Link) blocker(ctx context.Context, target *Agent) (string, error) {
 	}
 	a.Name, a.WorkspaceID = target.Name, target.WorkspaceID
 	listed := target.Seq
-	l.noteBusy(*target)
-	l.noteBusy(a)
 	*target = a
 	if !Takes(a) {
 		return "state " + a.Status, nil
@@ -179,11 +177,10 @@ func (l *Link) blocker(ctx context.Context, target *Agent) (string, error) {
 			return why, nil
 		}
 	}
-	if listed != a.Seq || l.busyLately(a) {
+	if listed != a.Seq {
 		// Its state changed between the two readings of this send (the
-		// list and this probe), or this process read it busy a moment
-		// ago: it may be flapping. Held, the courier types it once the
-		// target has settled.
+		// list and this probe): it may be flapping. Held, the courier
+		// types it once the target has settled.
 		return "settling", nil
 	}
 	return "", nil

@@ -151,11 +151,6 @@ type Link struct {
 	// a message, by pane and state_change_seq (see completion.go).
 	compMu    sync.Mutex
 	typedComp map[typedAt]uint64
-
-	// busyMu guards busySeen: when this process last read each target
-	// (by lock key) busy (settle.go).
-	busyMu   sync.Mutex
-	busySeen map[string]time.Time
 }
 
 type bootCall struct {

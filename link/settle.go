@@ -46,33 +46,6 @@ func (l *Link) settled(ctx context.Context, first Agent) (Agent, bool) {
 	return a, same
 }
 
-// maxBusySeen bounds the targets noteBusy remembers; past it they are
-// forgotten at once (each is then judged by its readings alone).
-const maxBusySeen = 4096
-
-// noteBusy remembers that a reading of a showed it busy (working or
-// blocked), so that an idle reading soon after is not trusted alone.
-func (l *Link) noteBusy(a Agent) {
-	if st := State(a.Status); st != "working" && st != "blocked" {
-		return
-	}
-	l.busyMu.Lock()
-	defer l.busyMu.Unlock()
-	if l.busySeen == nil || len(l.busySeen) >= maxBusySeen {
-		l.busySeen = map[string]time.Time{}
-	}
-	l.busySeen[lockKey(a)] = time.Now()
-}
-
-// busyLately reports whether this process read a busy within the last
-// settle gap: an idle reading now may be a flap.
-func (l *Link) busyLately(a Agent) bool {
-	l.busyMu.Lock()
-	at, ok := l.busySeen[lockKey(a)]
-	l.busyMu.Unlock()
-	return ok && time.Since(at) < l.settleGap()
-}
-
 // holdsTyping reports whether the screen state c keeps a message from
 // being typed, and why: a draft the message would merge with, or a
 // picker, dialog or menu it would answer.
