@@ -167,7 +167,6 @@ func (l *Link) blocker(ctx context.Context, target *Agent) (string, error) {
 		return "", newErr(PeerNotFound, detailPeer, nil)
 	}
 	a.Name, a.WorkspaceID = target.Name, target.WorkspaceID
-	listed := target.Seq
 	*target = a
 	if !Takes(a) {
 		return "state " + a.Status, nil
@@ -176,12 +175,6 @@ func (l *Link) blocker(ctx context.Context, target *Agent) (string, error) {
 		if why, held := holdsTyping(c); held {
 			return why, nil
 		}
-	}
-	if listed != a.Seq {
-		// Its state changed between the two readings of this send (the
-		// list and this probe): it may be flapping. Held, the courier
-		// types it once the target has settled.
-		return "settling", nil
 	}
 	return "", nil
 }
