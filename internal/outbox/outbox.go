@@ -107,6 +107,12 @@ type Message struct {
 	TerminalID  string `json:"terminal_id"`
 	Kind        string `json:"kind"`
 	WorkspaceID string `json:"workspace_id"`
+	// Session is the target's agent session at acceptance, when Herdr
+	// reported one (its source and value): another session is another
+	// occupant.
+	Session string `json:"session,omitempty"`
+	// Reason is why the message was held (a state, a draft, a picker).
+	Reason string `json:"reason,omitempty"`
 	// FromPane, FromKind and FromWorkspace are the sender's at acceptance
 	// (for a notice to it).
 	FromPane      string `json:"from_pane"`
