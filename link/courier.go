@@ -301,6 +301,17 @@ func (l *Link) claim(t *courierTarget, m outbox.Message) []outbox.Message {
 // settle records the outcome of typing the held message m.
 func (l *Link) settle(m outbox.Message, d string, err error) {
 	switch {
+	case err == nil && d == DeliveryNotSubmitted:
+		// Typed, and its text is still in the target's composer: not
+		// delivered, and never typed again (it would join the unsent
+		// text). Its sender learns of it.
+		l.crash("typed")
+		if err := l.Outbox.End(m, outbox.EndNotSubmitted, l.now()); err != nil {
+			l.log().Warn("outbox: unsubmitted message not recorded", "id", m.ID, "err", err)
+		}
+		l.log().Warn("held message typed but not submitted: its text is still in the target's composer; it is not typed again",
+			"id", m.ID, "to", m.To, "pane_id", m.PaneID)
+		l.tellNotSubmitted(m)
 	case err == nil && m.Notice:
 		// A notice leaves a record that it was typed: whoever ends its
 		// request again after a crash must not write it a second time.
@@ -327,6 +338,26 @@ func (l *Link) settle(m outbox.Message, d string, err error) {
 			_ = l.Outbox.End(m, outbox.EndMaybeDelivered, l.now())
 		}
 		l.log().Info("held message not typed yet", "id", m.ID, "pane_id", m.PaneID, "err", err)
+	}
+}
+
+// tellNotSubmitted tells the sender of held message m that it was typed
+// but not submitted: a request ends not_submitted (its notice written
+// with the outcome), any other message gets a notice. A notice itself
+// ends silently.
+func (l *Link) tellNotSubmitted(m outbox.Message) {
+	if m.Notice {
+		return
+	}
+	if e, err := l.Outbox.FindRequest(m.ID); err == nil {
+		l.endRequest(e, outbox.OutcomeNotSubmitted)
+		return
+	}
+	if l.NoNotices {
+		return
+	}
+	if err := l.holdNotice(m.ID, m.To, outbox.OutcomeNotSubmitted, m.From, m.FromKey, m.FromPane, m.FromKind, m.FromWorkspace); err != nil {
+		l.log().Warn("notice not written", "id", m.ID, "err", err)
 	}
 }
 

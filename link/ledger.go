@@ -70,11 +70,18 @@ func (l *Link) recordRequest(s snapshot, target Agent, env Envelope, req SendReq
 }
 
 // afterTyping settles the request record of a direct delivery: typed
-// (recorded as soon as it was, by typeLocked), or removed when nothing
-// reached the pane.
-func (l *Link) afterTyping(rec *outbox.Request, env Envelope, err error) {
-	if err != nil && !typedMaybe(err) && rec != nil {
+// (recorded as soon as it was, by typeLocked), removed when nothing
+// reached the pane, or ended not_submitted when its text stayed in the
+// recipient's composer (the send's answer says so: no notice).
+func (l *Link) afterTyping(rec *outbox.Request, delivery string, err error) {
+	switch {
+	case rec == nil:
+	case err != nil && !typedMaybe(err):
 		_ = l.Outbox.ForgetRequest(*rec)
+	case err == nil && delivery == DeliveryNotSubmitted:
+		if _, _, err := l.Outbox.EndRequest(rec.Entry(), outbox.OutcomeNotSubmitted, l.now(), nil); err != nil {
+			l.log().Warn("request: outcome not recorded", "id", rec.ID, "err", err)
+		}
 	}
 }
 
@@ -126,7 +133,8 @@ func (l *Link) markRepliedID(id, from, to string) {
 // request ended without a reply (or a held answer was never typed).
 type Notice struct {
 	Protocol string `json:"protocol"`
-	// Notice is what happened: handled, blocked, gone, expired, cancelled.
+	// Notice is what happened: handled, blocked, gone, expired, cancelled,
+	// not_submitted.
 	Notice string `json:"notice"`
 	// About is the id of the message it is about; Peer its recipient.
 	About string `json:"about"`
@@ -151,11 +159,17 @@ func noticeText(n Notice) string {
 		what = "is gone (its pane closed, or another agent took it)"
 	case outbox.OutcomeExpired:
 		what = "did not get it in time: it expired"
+	case outbox.OutcomeNotSubmitted:
+		what = "did not get it: it was typed into its input box but not submitted, and is still there unsent"
 	default:
 		what = "did not get it: " + n.Notice
 	}
+	next := "Send again or ask it if you still need an answer."
+	if n.Notice == outbox.OutcomeNotSubmitted {
+		next = "Do not send it again (it would join the unsent text): tell your user, who can submit or clear it in that agent's pane."
+	}
 	return "\n[herdr-link/1] Notice from Herdr Link (not typed by your user, not a message from an agent): agent \"" + n.Peer +
-		"\", to which you sent message " + n.About + ", " + what + ". Send again or ask it if you still need an answer.\n" + string(b) + "\n"
+		"\", to which you sent message " + n.About + ", " + what + ". " + next + "\n" + string(b) + "\n"
 }
 
 // ExtractNotices returns every herdr-link/1 notice in text, in order.

@@ -81,7 +81,7 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 		return SendResult{}, err
 	}
 	delivery, err := l.typeLocked(ctx, hctx, target, env, text, lease, rec)
-	l.afterTyping(rec, env, err)
+	l.afterTyping(rec, delivery, err)
 	if err != nil {
 		return SendResult{}, err
 	}

@@ -20,6 +20,9 @@ const (
 	OutcomeExpired = "expired" // its lifetime passed
 	// OutcomeCancelled: it was held, and an operator cancelled it.
 	OutcomeCancelled = "cancelled"
+	// OutcomeNotSubmitted: it was typed, but its text stayed in the
+	// recipient's composer, unsent (its Enter did not submit it).
+	OutcomeNotSubmitted = "not_submitted"
 )
 
 // Request is a message that expects a reply, tracked from its acceptance

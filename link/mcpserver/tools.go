@@ -91,10 +91,10 @@ const (
 	peerSchema  = `{"type":"object","properties":{"name":{"type":"string"},"state":{"type":"string","enum":["idle","working","blocked","done","unknown"]},"held":{"type":"integer"}},"required":["name","state"]}`
 	peersOutput = `{"type":"object","properties":{"self":` + peerSchema + `,"peers":{"type":"array","items":` + peerSchema + `}},"required":["self","peers"]}`
 	sendOutput  = `{"type":"object","properties":{"status":{"const":"sent"},"id":{"type":"string"},"to":{"type":"string"},` +
-		`"delivery":{"enum":["submitted","held","queued","interrupting","unconfirmed"],"description":"submitted: a turn started with it; held: typed when the agent is ready; queued: read when the busy agent's turn ends; interrupting: it interrupted the agent's turn; unconfirmed: no sign yet. Never resend because of it."}},` +
+		`"delivery":{"enum":["submitted","held","queued","interrupting","unconfirmed","not_submitted"],"description":"submitted: a turn started with it; held: typed when the agent is ready; queued: read when the busy agent's turn ends; interrupting: it interrupted the agent's turn; unconfirmed: no sign yet; not_submitted: it sits unsent in the agent's input box, tell your user. Never resend because of it."}},` +
 		`"required":["status","id","to","delivery"]}`
 	startOutput  = `{"type":"object","properties":{"status":{"const":"started"},"agent":{"type":"string"},"state":{"type":"string"},"id":{"type":"string"},"delivery":{"type":"string"}},"required":["status","agent","state"]}`
-	waitOutput   = `{"type":"object","properties":{"id":{"type":"string"},"peer":{"type":"string"},"state":{"enum":["pending","replied","handled","blocked","gone","expired","cancelled"]}},"required":["id","peer","state"]}`
+	waitOutput   = `{"type":"object","properties":{"id":{"type":"string"},"peer":{"type":"string"},"state":{"enum":["pending","replied","handled","blocked","gone","expired","cancelled","not_submitted"]}},"required":["id","peer","state"]}`
 	closeOutput  = `{"type":"object","properties":{"status":{"const":"closed"},"agent":{"type":"string"}},"required":["status","agent"]}`
 	gatewayOuput = `{"type":"object","properties":{"status":{"type":"string"},"capabilities":{"type":"array","items":{"type":"string"}},"contract":{"type":"string"},"usage":{"type":"string"},"self":{"type":"object"},"peers":{"type":"array"},"id":{"type":"string"},"to":{"type":"string"},"delivery":{"type":"string"},"agent":{"type":"string"},"peer":{"type":"string"},"state":{"type":"string"}}}`
 )
