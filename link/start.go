@@ -90,6 +90,9 @@ func (l *Link) Start(ctx context.Context, req StartRequest) (StartResult, error)
 	if !ok {
 		return StartResult{}, newErr(NotInHerdr, detailNoMethod, nil)
 	}
+	if err := l.admitStart(time.Now()); err != nil {
+		return StartResult{}, err
+	}
 	hctx, cancel := l.bound(ctx)
 	defer cancel()
 	s, _, err := l.named(hctx)
