@@ -32,6 +32,18 @@ type Agent struct {
 	// InteractiveReady is Herdr's interactive_ready: the managed launch
 	// (agent.start) became active.
 	InteractiveReady bool `json:"interactive_ready"`
+	// HerdrName is the name Herdr holds when it is an alias (see
+	// [DisplayName]): Name is then the name without its suffix. "" for
+	// every other agent.
+	HerdrName string `json:"-"`
+}
+
+// fromHerdr turns the name Herdr sent into the agent's name: an alias
+// a start chose ([DisplayName]) is known by the name it stands for.
+func (a *Agent) fromHerdr() {
+	if d := DisplayName(a.Name); d != a.Name {
+		a.HerdrName, a.Name = a.Name, d
+	}
 }
 
 // Pane is the part of Herdr's PaneInfo herdr-link uses.
@@ -94,6 +106,7 @@ func (h SocketHerdr) agent(ctx context.Context, method, tag string, params any) 
 	if err := h.Client.Call(ctx, method, params, &r); err != nil {
 		return Agent{}, err
 	}
+	r.Agent.fromHerdr()
 	return r.Agent, checkTag(method, r.Type, tag)
 }
 
@@ -189,6 +202,9 @@ func (h SocketHerdr) ListAgents(ctx context.Context) ([]Agent, error) {
 	}
 	if h.sizes != nil {
 		h.sizes.agents.Store(int64(len(r.Agents)))
+	}
+	for i := range r.Agents {
+		r.Agents[i].fromHerdr()
 	}
 	return r.Agents, checkTag(schema.MethodAgentList, r.Type, schema.ResultTypeAgentList)
 }
