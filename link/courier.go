@@ -350,7 +350,7 @@ func (l *Link) tellNotSubmitted(m outbox.Message) {
 		return
 	}
 	if e, err := l.Outbox.FindRequest(m.ID); err == nil {
-		l.endRequest(e, outbox.OutcomeNotSubmitted)
+		l.endNotSubmitted(e, true)
 		return
 	}
 	if l.NoNotices {

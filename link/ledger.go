@@ -79,9 +79,34 @@ func (l *Link) afterTyping(rec *outbox.Request, delivery string, err error) {
 	case err != nil && !typedMaybe(err):
 		_ = l.Outbox.ForgetRequest(*rec)
 	case err == nil && delivery == DeliveryNotSubmitted:
-		if _, _, err := l.Outbox.EndRequest(rec.Entry(), outbox.OutcomeNotSubmitted, l.now(), nil); err != nil {
-			l.log().Warn("request: outcome not recorded", "id", rec.ID, "err", err)
+		l.endNotSubmitted(rec.Entry(), false)
+	}
+}
+
+// endNotSubmitted ends request e not_submitted, with its notice when
+// notice is set. A reader's shared flock (a courier looking at the
+// record) makes an attempt fail busy for a moment: it is tried again, up
+// to about 200 ms, since no other process would end it so (one that ends
+// it otherwise meanwhile decides).
+func (l *Link) endNotSubmitted(e outbox.Entry, notice bool) {
+	before := func(r outbox.Request) error {
+		if !notice || l.NoNotices {
+			return nil
 		}
+		return l.holdNotice(r.ID, r.To, outbox.OutcomeNotSubmitted, r.From, r.FromKey, r.FromPane, r.FromKind, r.FromWorkspace)
+	}
+	for try := 0; ; try++ {
+		r, ended, err := l.Outbox.EndRequest(e, outbox.OutcomeNotSubmitted, l.now(), before)
+		switch {
+		case errors.Is(err, outbox.ErrBusy) && try < 100:
+			time.Sleep(2 * time.Millisecond)
+			continue
+		case err != nil:
+			l.log().Warn("request: outcome not recorded", "id", e.ID, "err", err)
+		case ended:
+			l.log().Info("request ended", "id", r.ID, "to", r.To, "outcome", outbox.OutcomeNotSubmitted)
+		}
+		return
 	}
 }
 
