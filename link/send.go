@@ -171,7 +171,7 @@ func (l *Link) acquire(hctx context.Context, target Agent) (Agent, Lease, error)
 	if err := lease.Begin(untilDeadline(hctx)); err != nil {
 		lease.Unlock()
 		l.log().Warn("delivery lease lost while this process was stopped; not typing", "pane_id", target.PaneID, "err", err)
-		return Agent{}, nil, newErr(SendFailed, detailBusy, err)
+		return Agent{}, nil, newErr(SendFailed, detailLeaseLost, err)
 	}
 	return target, lease, nil
 }
