@@ -24,7 +24,7 @@ release:
 install:
     CGO_ENABLED=0 go install -trimpath ./cmd/herdr-link ./cmd/herdr-sim ./cmd/herdr-bench
 
-# the main job without Herdr: two agents over MCP on an embedded simulator
+# the main job without Herdr: three agents over MCP on an embedded simulator
 demo: build
     bin/herdr-sim demo
 
@@ -41,9 +41,8 @@ probe *ARGS: build
     bin/herdr-link probe {{ARGS}}
 
 # the README's test command: both modules (the product's, and e2e/'s process and host tests)
-test:
-    go test -race ./...
-    go -C e2e test -race ./...
+test *ARGS:
+    bash scripts/test.sh {{ARGS}}
 
 # vet, staticcheck and formatting, both modules
 lint:

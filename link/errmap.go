@@ -169,12 +169,16 @@ func (l *Link) herdrError(op operation, method string, err error, attrs ...any) 
 		l.log().Warn(method+" outcome unknown: the request was written, the answer lost", args...)
 	case class == classTransport && errors.Is(err, socket.ErrMethodUnsupported):
 		l.log().Warn("herdr lacks a method herdr-link needs (older Herdr?)", args...)
+	case class == classTransport && errors.Is(err, context.Canceled):
+		// The caller went away (a cancelled call, or the server shutting
+		// down at the end of its input): Herdr is not to blame.
+		l.log().Debug(method+" cancelled", args...)
 	case class == classTransport:
 		l.log().Warn("herdr unreachable", args...)
 	case e.Detail == detailNoPane:
 		l.log().Warn("herdr does not know the caller's pane", attrs...)
 	case class == classRefusal:
-		l.log().Warn("herdr errRefused", args...)
+		l.log().Warn("herdr refused the request", args...)
 	}
 	return e
 }

@@ -7,6 +7,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"log/slog"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -191,4 +192,30 @@ func explicit(op operation, err error) bool {
 		}
 	}
 	return false
+}
+
+// A call cancelled by its caller (or by the server's end of input) is not
+// Herdr's fault: it is logged at debug level, never as "herdr unreachable".
+func TestHerdrErrorLogsCancellationQuietly(t *testing.T) {
+	tests := []struct {
+		name     string
+		err      error
+		wantWarn bool
+	}{
+		{"cancelled", fmt.Errorf("socket: dial x: %w: %w", socket.ErrTimeout, context.Canceled), false},
+		{"timed out", fmt.Errorf("socket: dial x: %w: %w", socket.ErrTimeout, context.DeadlineExceeded), true},
+		{"not running", fmt.Errorf("dial: %w", socket.ErrUnavailable), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf strings.Builder
+			l := &Link{Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+			if e := l.herdrError(opLookup, "agent.list", tt.err); e == nil {
+				t.Fatal("no error")
+			}
+			if got := strings.Contains(buf.String(), "level=WARN"); got != tt.wantWarn {
+				t.Errorf("WARN logged = %v, want %v; log:\n%s", got, tt.wantWarn, buf.String())
+			}
+		})
+	}
 }

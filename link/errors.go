@@ -69,6 +69,7 @@ const (
 	detailBadName     = "this agent's name is not a valid agent name (a lowercase letter, then up to 31 lowercase letters, digits, '_' or '-'), and Herdr Link never renames a named agent; the user can give it a valid name in Herdr"
 	detailUndetected  = "Herdr has not detected an agent in this pane yet, so it cannot be named"
 	detailPeer        = "no live agent with that name in this workspace"
+	detailSelf        = "that name is this agent's own: a message cannot be sent to oneself"
 	detailBlocked     = "the target agent is waiting at an interactive prompt; nothing was delivered"
 	detailNotReady    = "the target agent is not ready to receive messages; nothing was delivered"
 	detailRefused     = "Herdr did not accept the message"

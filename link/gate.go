@@ -76,6 +76,11 @@ func (g Gate) Advice() string {
 	case FailedSocketPath:
 		return head + "Herdr's socket cannot be located (neither HERDR_SOCKET_PATH nor HOME nor XDG_CONFIG_HOME is set)." + hostFix + probe
 	case FailedSocket:
+		if g.Socket.Rule == socket.RuleSocketPath {
+			// The host did pass Herdr's environment on (the variable is
+			// here): what is wrong is the path it holds.
+			return head + "no Herdr socket exists at the path HERDR_SOCKET_PATH names, so Herdr is not reachable through it. Check that Herdr is running and that the variable holds its socket: a Herdr restarted since this agent started may listen elsewhere, and a value set by hand may be stale." + probe
+		}
 		return head + "no Herdr socket exists at " + socketWhere(g.Socket.Rule) + ", so Herdr is not reachable. Check that Herdr is running; if it runs a named session or a custom socket, pass HERDR_SOCKET_PATH and HERDR_SESSION to this server too." + hostFix + probe
 	}
 	return head + g.Reason

@@ -40,7 +40,7 @@ func TestGateAdvice(t *testing.T) {
 			[]string{"HERDR_PANE_ID is not", "env_vars"}},
 		{"no way to find the socket", map[string]string{"HERDR_ENV": "1", "HERDR_PANE_ID": "w1:p1"}, "", nil},
 		{"socket missing", map[string]string{"HERDR_ENV": "1", "HERDR_PANE_ID": "w1:p1", "HERDR_SOCKET_PATH": filepath.Join(dir, "gone.sock")}, link.FailedSocket,
-			[]string{"no Herdr socket exists at the path HERDR_SOCKET_PATH names", "Herdr is running"}},
+			[]string{"no Herdr socket exists at the path HERDR_SOCKET_PATH names", "Herdr is running", "holds its socket"}},
 		{"default socket missing", map[string]string{"HERDR_ENV": "1", "HERDR_PANE_ID": "w1:p1", "HOME": dir}, link.FailedSocket,
 			[]string{"default socket path", "pass HERDR_SOCKET_PATH"}},
 		{"not a socket", map[string]string{"HERDR_ENV": "1", "HERDR_PANE_ID": "w1:p1", "HERDR_SOCKET_PATH": plain}, link.FailedSocket,
@@ -76,6 +76,10 @@ func TestGateAdvice(t *testing.T) {
 				if !strings.Contains(adv, w) {
 					t.Errorf("advice lacks %q: %s", w, adv)
 				}
+			}
+			// A variable that is set was passed on: the host is not to blame.
+			if tt.failed == link.FailedSocket && tt.env["HERDR_SOCKET_PATH"] != "" && strings.Contains(adv, "its host did not pass") {
+				t.Errorf("advice blames the host although HERDR_SOCKET_PATH was passed: %s", adv)
 			}
 			if ids.MatchString(adv) || strings.Contains(adv, dir) {
 				t.Errorf("advice leaks an id or path: %s", adv)

@@ -52,6 +52,9 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	if err != nil {
 		return SendResult{}, err
 	}
+	if req.To == self {
+		return SendResult{}, newErr(PeerNotFound, detailSelf, nil)
+	}
 	target, ok := s.peer(req.To, s.self.PaneID)
 	if !ok {
 		return SendResult{}, newErr(PeerNotFound, detailPeer, nil)

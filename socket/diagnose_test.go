@@ -15,7 +15,7 @@ import (
 )
 
 // Each environment failure gets operator text that names its cause and
-// its fix (issue 11 item 11).
+// its fix.
 func TestEnvironmentFailuresNamed(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "plain")

@@ -14,7 +14,7 @@ import (
 	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
-// Version tolerance (issue 10): a method Herdr does not know is reported
+// Version tolerance: a method Herdr does not know is reported
 // as such; nothing else about the error changes.
 func TestMethodUnsupported(t *testing.T) {
 	srv := simtest.New(t, nil)

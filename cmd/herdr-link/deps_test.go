@@ -174,7 +174,7 @@ func TestTestingImports(t *testing.T) {
 // config') import nothing of the module.
 func layer(path string) int {
 	rel := strings.TrimPrefix(strings.TrimPrefix(path, module), "/")
-	for i, prefix := range []string{"cmd", "internal/cli", "link/mcpserver", "link", "socket", "schema", "internal", "adapters"} {
+	for i, prefix := range []string{"cmd", "scripts", "internal/cli", "link/mcpserver", "link", "socket", "schema", "internal", "adapters"} {
 		if rel == prefix || strings.HasPrefix(rel, prefix+"/") {
 			return i
 		}

@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-// House rules of the repository (issue 15): no hand-written Go file over
+// House rules of the repository: no hand-written Go file over
 // 15 KB, and no function over 80 lines unless its doc comment gives the
 // reason on a line that starts with "Long:".
 const (

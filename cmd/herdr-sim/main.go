@@ -3,7 +3,7 @@
 // embedded simulator (package internal/cli/herdrsim).
 //
 //	herdr-sim serve [flags]   a simulated Herdr socket
-//	herdr-sim demo            two agents over MCP on an embedded simulator
+//	herdr-sim demo            three agents over MCP on an embedded simulator
 //	herdr-sim help            every verb
 package main
 

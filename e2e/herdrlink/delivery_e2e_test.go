@@ -15,7 +15,7 @@ import (
 	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
-// Issue 16's receiving-end tests: herdr-link processes (the built binary,
+// The receiving end: herdr-link processes (the built binary,
 // one per sender, as agent hosts run it) against the simulator's model of
 // real agent TUIs.
 

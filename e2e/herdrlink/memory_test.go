@@ -134,7 +134,7 @@ func (s *server) answers(t *testing.T, n int) []string {
 }
 
 // A burst of eight concurrent calls that each read a ~27 MB agent.list
-// leaves the server's RSS within 2× of idle (issue 11 item 8).
+// leaves the server's RSS within 2× of idle.
 func TestMemoryAfterLargeAnswers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a 27 MB answer")

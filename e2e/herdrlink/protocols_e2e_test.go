@@ -61,7 +61,7 @@ func startSim(t *testing.T, world string, flags ...string) string {
 	return sock
 }
 
-// Issue 10: herdr-link serves peers, send and close against Herdr
+// Herdr-link serves peers, send and close against Herdr
 // protocols it was not generated from, older and newer, including pongs
 // with capabilities it has never seen.
 func TestServesEveryProtocol(t *testing.T) {

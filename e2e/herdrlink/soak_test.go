@@ -19,8 +19,7 @@ import (
 // TestSoakBinary runs mixed calls with 16 in flight against the built
 // binary: every call gets exactly one answer of the expected kind, every
 // send is delivered once, and RSS afterwards is within 2× of idle. It runs
-// 2,000 calls by default; HERDR_LINK_SOAK=100000 runs the full soak of
-// issue 11.
+// 2,000 calls by default; HERDR_LINK_SOAK=100000 runs the full soak.
 //
 // Long: set-up, the load loop and the accounting of one soak run read best
 // together.
@@ -39,7 +38,7 @@ func TestSoakBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
-	// Deliveries to one target are serialized (issue 16): each keeps the
+	// Deliveries to one target are serialized: each keeps the
 	// target's lock past the simulator's 1 ms Enter, and in fast mode no
 	// longer, so 16 sends in flight to one reviewer do not queue behind
 	// confirmation watches. The soak measures robustness, not delivery.

@@ -73,3 +73,26 @@ func IsVersion(arg string) bool {
 	}
 	return false
 }
+
+// ParseInterspersed is Parse for commands whose operands may come before
+// their flags (`herdr-link config claude -bin /x`), as users type them:
+// it parses flags wherever they stand and returns the operands in order.
+// A "--" ends the flags; what follows it is all operands.
+func ParseInterspersed(fs *flag.FlagSet, args []string, stdout io.Writer) (operands []string, code int, done bool) {
+	for {
+		if code, done := Parse(fs, args, stdout); done {
+			return nil, code, true
+		}
+		rest := fs.Args()
+		// flag.Parse stops at the first operand, and consumes a "--"
+		// without a trace: find where it stopped in args to tell them apart.
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(operands, rest...), 0, false
+		}
+		if len(rest) == 0 {
+			return operands, 0, false
+		}
+		operands = append(operands, rest[0])
+		args = rest[1:]
+	}
+}

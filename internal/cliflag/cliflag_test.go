@@ -65,3 +65,31 @@ func TestIsHelpIsVersion(t *testing.T) {
 		t.Error("subcommand words and other flags are not flags of help/version")
 	}
 }
+
+func TestParseInterspersed(t *testing.T) {
+	tests := []struct {
+		args         []string
+		wantOperands []string
+		wantBin      string
+	}{
+		{[]string{"claude", "-bin", "/x"}, []string{"claude"}, "/x"},
+		{[]string{"-bin", "/x", "claude"}, []string{"claude"}, "/x"},
+		{[]string{"claude", "codex"}, []string{"claude", "codex"}, ""},
+		{[]string{"claude", "--", "-bin", "/x"}, []string{"claude", "-bin", "/x"}, ""},
+		{nil, nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var stderr bytes.Buffer
+			fs := New("test [flags] HOST", "", &stderr)
+			bin := fs.String("bin", "", "")
+			got, code, done := ParseInterspersed(fs, tt.args, &stderr)
+			if done {
+				t.Fatalf("done with code %d: %s", code, stderr.String())
+			}
+			if strings.Join(got, "|") != strings.Join(tt.wantOperands, "|") || *bin != tt.wantBin {
+				t.Errorf("operands %q, -bin %q; want %q, %q", got, *bin, tt.wantOperands, tt.wantBin)
+			}
+		})
+	}
+}

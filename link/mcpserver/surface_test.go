@@ -15,8 +15,7 @@ import (
 )
 
 // Byte budgets of herdr-link's tool definitions in one Claude Code model
-// request, the reference's figures measured in Claude Code 2.1.328
-// (issue 14, item 7).
+// request, the reference's figures measured in Claude Code 2.1.328.
 const (
 	claudeActiveBudget  = 2539
 	claudeDormantBudget = 1093

@@ -30,7 +30,7 @@ func hubSince(w *sockettest.World, n int) ([]string, []string) {
 	return kinds, lines
 }
 
-// Issue 10 item 8: the events Herdr emits for detection, exit, moves,
+// The events Herdr emits for detection, exit, moves,
 // closes and title changes.
 func TestLifecycleEvents(t *testing.T) { synctest.Test(t, testLifecycleEvents) }
 
@@ -96,7 +96,7 @@ func testLifecycleEvents(t *testing.T) {
 	}
 }
 
-// Issue 10 item 13: the fields a live Herdr fills reach clients.
+// The fields a live Herdr fills reach clients.
 func TestLiveFields(t *testing.T) { synctest.Test(t, testLiveFields) }
 
 func testLiveFields(t *testing.T) {
@@ -129,7 +129,7 @@ func testLiveFields(t *testing.T) {
 	}
 }
 
-// Issue 10 item 11 (framing): a byte sent after a waiting request, even in
+// A byte sent after a waiting request, even in
 // the same write, abandons the wait silently, as Herdr's byte-by-byte read
 // leaves it for the disconnect check.
 func TestStrayByteAbandonsWait(t *testing.T) { synctest.Test(t, testStrayByteAbandonsWait) }
@@ -165,7 +165,7 @@ func testStrayByteAbandonsWait(t *testing.T) {
 	}
 }
 
-// Issue 10 item 11 (framing): Herdr answers every ordinary request of a
+// Herdr answers every ordinary request of a
 // client that half-closed its write side after the request line.
 func TestHalfClosedClientsGetReplies(t *testing.T) {
 	for _, poll := range []bool{false, true} {

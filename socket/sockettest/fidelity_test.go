@@ -30,7 +30,7 @@ func worldOf(t *testing.T, status string, kinds ...string) *sockettest.World {
 	return w
 }
 
-// Issue 10 item 2: the built-in agent kinds are Herdr 0.8.2's, aliases
+// The built-in agent kinds are Herdr 0.8.2's, aliases
 // included (upstream src/detect/mod.rs).
 func TestBuiltinAgentKinds(t *testing.T) { synctest.Test(t, testBuiltinAgentKinds) }
 
@@ -79,7 +79,7 @@ func statusSub(t *testing.T, srv *sockettest.Server, paneID string, filter *sche
 	}
 }
 
-// Issue 10 item 3: a status subscription filtered on the status the pane
+// A status subscription filtered on the status the pane
 // already has gets that status as its first event.
 func TestStatusSubscriptionInitialEvent(t *testing.T) {
 	synctest.Test(t, testStatusSubscriptionInitialEvent)
@@ -101,7 +101,7 @@ func testStatusSubscriptionInitialEvent(t *testing.T) {
 	}
 }
 
-// Issue 10 item 4: every status change reaches a subscriber, one per tick,
+// Every status change reaches a subscriber, one per tick,
 // even when several happen within one tick; agent.wait sees a status the
 // agent only passed through.
 func TestStatusChangesNotCoalesced(t *testing.T) { synctest.Test(t, testStatusChangesNotCoalesced) }
@@ -149,7 +149,7 @@ func testAgentWaitSeesTransientStatus(t *testing.T) {
 	}
 }
 
-// Issue 10 item 6: an agent finishing in the active tab reads idle (seen),
+// An agent finishing in the active tab reads idle (seen),
 // not only in the focused pane; in another tab, or while the outer
 // terminal is unfocused, it reads done.
 func TestSeenFollowsActiveTabAndTerminalFocus(t *testing.T) {
@@ -181,7 +181,7 @@ func TestSeenFollowsActiveTabAndTerminalFocus(t *testing.T) {
 	}
 }
 
-// Issue 10 item 9: workspace and tab agent_status rank blocked > done >
+// Workspace and tab agent_status rank blocked > done >
 // working > idle.
 func TestAggregateStatusRank(t *testing.T) {
 	tests := []struct {
@@ -220,7 +220,7 @@ func TestAggregateStatusRank(t *testing.T) {
 	}
 }
 
-// Issue 10 item 10: pane.get and pane.close take parse_pane_id's loose
+// Pane.get and pane.close take parse_pane_id's loose
 // forms: <ws>:p<n> and <ws>-<n> with <ws> an id, w_<position> or a bare
 // position.
 func TestLoosePaneIDs(t *testing.T) {

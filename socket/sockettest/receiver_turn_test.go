@@ -321,7 +321,7 @@ func testReceiverEvents(t *testing.T) {
 		}
 		seen = append(seen, sc.AgentStatus)
 	}
-	// idle, not done: the pane is in the active tab (issue 10 item 6).
+	// idle, not done: the pane is in the active tab.
 	if seen[0] != schema.AgentStatusWorking || seen[1] != schema.AgentStatusIdle {
 		t.Fatalf("statuses %v", seen)
 	}

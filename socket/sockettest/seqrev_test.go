@@ -13,7 +13,7 @@ import (
 	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
-// TestStateChangeSeqOnlyOnChange (issue 10 item 5): state_change_seq moves
+// TestStateChangeSeqOnlyOnChange: state_change_seq moves
 // only when the underlying state changes — not on the same status again,
 // not on seen/unseen — so a prompt with wait to an agent whose state never
 // changes answers agent_prompt_stalled even while detection keeps
@@ -79,7 +79,7 @@ func testStateChangeSeqOnlyOnChange(t *testing.T) {
 	}
 }
 
-// TestRevision (issue 10 item 7): revision moves only on title or
+// TestRevision: revision moves only on title or
 // metadata changes (none of which a prompt, its Enter, a submission, a
 // turn or a status change is), and pane.read always answers revision 0.
 func TestRevision(t *testing.T) { synctest.Test(t, testRevision) }
@@ -119,7 +119,7 @@ func testRevision(t *testing.T) {
 	}
 }
 
-// TestPromptWithoutWaitAlwaysReplies (issue 10 item 11, in part): an
+// TestPromptWithoutWaitAlwaysReplies: an
 // agent.prompt without wait is an ordinary request: a client that
 // half-closes (or sends a stray byte) while Herdr is busy still gets the
 // reply. With wait, the same makes Herdr abandon the request silently.
@@ -212,7 +212,7 @@ func testPromptWaitThroughTheModel(t *testing.T) {
 	ms := uint64(10000)
 	wait := &schema.AgentPromptWaitOptions{TimeoutMS: &ms}
 	info, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "quick", Text: "go", Wait: wait})
-	// idle, not done: the pane is in the active tab (issue 10 item 6).
+	// idle, not done: the pane is in the active tab.
 	if err != nil || info.AgentStatus != schema.AgentStatusIdle || len(w.Submissions("w1:p2")) != 1 {
 		t.Fatalf("idle agent: %+v %v", info, err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
-// Issue 10 items 1 and 14: requests serde rejects are rejected, with
+// Requests serde rejects are rejected, with
 // serde's wording and column (the end of the line for everything that went
 // through the flatten buffer), never Go's.
 func TestSerdeRejections(t *testing.T) {

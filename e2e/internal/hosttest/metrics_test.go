@@ -104,7 +104,7 @@ func TestReferenceFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c := ref["claude"]; c.ActiveMax != 2539 || c.DormantMax != 1093 {
-		t.Fatalf("claude reference %+v, want active 2539, dormant 1093 (issue 14 item 7)", c)
+		t.Fatalf("claude reference %+v, want active 2539, dormant 1093", c)
 	}
 	for name := range ref {
 		if Lookup(name) == nil {

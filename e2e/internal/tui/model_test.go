@@ -128,8 +128,8 @@ func waitUntil(ctx context.Context, d time.Duration, ok func() bool) bool {
 }
 
 // lockedSenders reports whether herdr-link serializes deliveries to one
-// pane across processes (issue 16 item 2): a herdr-link that reports
-// delivery values has the lock too (both come with issue 16), and then two
+// pane across processes: a herdr-link that reports
+// delivery values has the lock too (both came together), and then two
 // senders at once make two turns; before it they merge into one.
 func lockedSenders(results []sent) bool {
 	for _, s := range results {
@@ -184,7 +184,7 @@ func want(t *testing.T, host string, sc Scenario, got Outcome, results []sent) O
 		w.Delivery = got.Delivery
 	}
 	if sc.senders() > 1 && !lockedSenders(results) {
-		t.Logf("%s: this herdr-link has no per-pane delivery lock (issue 16 item 2): the messages may share a turn (here: separate=%v)", sc.Name, got.Separate)
+		t.Logf("%s: this herdr-link has no per-pane delivery lock: the messages may share a turn (here: separate=%v)", sc.Name, got.Separate)
 		w.Separate = got.Separate
 	}
 	return w

@@ -128,8 +128,7 @@ func sameValues(a, b []string) bool {
 }
 
 // Expected is the scenario table: what each host does with herdr-link's
-// messages (hosts-and-delivery.md §2, and issue 16's one-delivery-per-pane
-// rule for two senders).
+// messages (and the one-delivery-per-pane rule for two senders).
 func Expected(host string, sc Scenario) Outcome {
 	if host == "grok" {
 		return expectedGrok(sc)

@@ -68,7 +68,7 @@ func (s *demoSession) tool(ctx context.Context, name string, args map[string]any
 
 // Run is 'herdr-sim demo': it returns the exit code.
 func Run(args []string, stdout, stderr io.Writer) int {
-	fs := cliflag.New("herdr-sim demo [flags]", "Runs two agents' herdr-link MCP servers against an embedded Herdr simulator and prints the transcript. It never touches a live Herdr.", stderr)
+	fs := cliflag.New("herdr-sim demo [flags]", "Runs the herdr-link MCP servers of three agents (brain, reviewer, and tester, whom brain starts) against an embedded Herdr simulator and prints the transcript. It never touches a live Herdr.", stderr)
 	worldFile := fs.String("world", "", "world file for the embedded simulator (default: a built-in two-agent world)")
 	verbose := fs.Bool("v", false, "also print every JSON-RPC line")
 	linkBin := fs.String("link", "", "the herdr-link binary the agents' hosts run (default: herdr-link beside herdr-sim, then on PATH)")
@@ -148,7 +148,7 @@ func startDemo(ctx context.Context, exe, worldFile string, verbose bool, out io.
 	}
 	d.srv = sockettest.NewServer(w)
 	d.srv.SubmitDelay = demoEnterDelay
-	fmt.Fprintf(out, "herdr-sim demo: two agents on an embedded Herdr simulator (Herdr %s, protocol %d)\n", d.srv.Version, d.srv.Protocol)
+	fmt.Fprintf(out, "herdr-sim demo: three agents on an embedded Herdr simulator (Herdr %s, protocol %d)\n", d.srv.Version, d.srv.Protocol)
 	fmt.Fprintln(out, "Each agent's host runs its own herdr-link MCP server over stdio, as Claude Code or Codex would.")
 	fmt.Fprintln(out)
 	start := func(name, pane string) (*demoSession, error) {

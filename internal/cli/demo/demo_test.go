@@ -33,7 +33,7 @@ func TestDemo(t *testing.T) {
 	if code := Run([]string{"-link", self}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
-	for _, want := range []string{"herdr-sim demo: two agents", `PEER_NOT_FOUND`, `"status":"sent"`, `"delivery":"submitted"`, `"delivery":"held"`,
+	for _, want := range []string{"herdr-sim demo: three agents", `PEER_NOT_FOUND`, `"status":"sent"`, `"delivery":"submitted"`, `"delivery":"held"`,
 		"received 2 separate turns", "once the reviewer had finished it", `"status":"closed"`} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out.String())

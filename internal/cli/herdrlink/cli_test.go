@@ -3,6 +3,7 @@ package herdrlink
 import (
 	"bytes"
 	"flag"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -77,6 +78,34 @@ func TestFlagsFirst(t *testing.T) {
 	for _, tt := range tests {
 		if got := flagsFirst(fs, tt.in); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("flagsFirst(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// The top-level help names every host that config knows, from the same table.
+func TestHelpNamesEveryHost(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := Run([]string{"--help"}, nil, &out, &errOut); code != 0 {
+		t.Fatalf("--help: exit %d, stderr %q", code, errOut.String())
+	}
+	text := strings.Join(strings.Fields(out.String()), " ")
+	for _, h := range hosts {
+		if !strings.Contains(text, " "+h.Name+",") && !strings.Contains(text, " "+h.Name+")") && !strings.Contains(text, "("+h.Name+",") {
+			t.Errorf("--help does not name host %q; got:\n%s", h.Name, out.String())
+		}
+	}
+}
+
+// The README's set-up list names every host that config knows.
+func TestReadmeNamesEveryHost(t *testing.T) {
+	b, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	for _, h := range hosts {
+		if !strings.Contains(readme, "herdr-link config "+h.Name) && !strings.Contains(readme, "`"+h.Name+"`") {
+			t.Errorf("README.md does not name host %q (as `herdr-link config %s`)", h.Name, h.Name)
 		}
 	}
 }

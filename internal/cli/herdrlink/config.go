@@ -28,22 +28,27 @@ func config(args []string, stdout, stderr io.Writer) int {
 	fs := cliflag.New("herdr-link config [flags] HOST", configUsage(), stderr)
 	bin := fs.String("bin", "", "the herdr-link path to write (default: this binary's absolute path)")
 	detect := fs.Bool("detect", false, "without HOST: the host of the agent Herdr sees in this pane (HERDR_PANE_ID); prints the config line, then its snippet")
-	if code, done := cliflag.Parse(fs, args, stdout); done {
+	hostArgs, code, done := cliflag.ParseInterspersed(fs, args, stdout)
+	if done {
 		return code
 	}
-	hostArgs := fs.Args()
 	if *detect {
+		given := len(hostArgs)
 		var err error
 		if hostArgs, err = detectArgs(hostArgs); err != nil {
 			fmt.Fprintln(stderr, "herdr-link config --detect:", err)
 			return 1
 		}
-		if fs.NArg() == 0 {
+		if given == 0 {
 			fmt.Fprintf(stdout, "# herdr-link config %s\n", hostArgs[0])
 		}
 	}
 	if len(hostArgs) != 1 {
-		fmt.Fprintln(stderr, "herdr-link config: name one host")
+		if len(hostArgs) == 0 {
+			fmt.Fprintln(stderr, "herdr-link config: name one host (see the list below)")
+		} else {
+			fmt.Fprintf(stderr, "herdr-link config: name one host, not %d (%s)\n", len(hostArgs), strings.Join(hostArgs, ", "))
+		}
 		fs.Usage()
 		return 2
 	}

@@ -73,6 +73,7 @@ func TestConfigErrors(t *testing.T) {
 		{[]string{"config", "vim"}, `unknown host "vim"`},
 		{[]string{"config", "-bin", "rel/herdr-link", "claude"}, "not an absolute path"},
 		{[]string{"config", "claude", "codex"}, "name one host"},
+		{[]string{"config", "claude", "-bin", "rel/herdr-link"}, "not an absolute path"},
 	} {
 		var out, errOut bytes.Buffer
 		if code := Run(tt.args, nil, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), tt.err) || out.Len() > 0 {

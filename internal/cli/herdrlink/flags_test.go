@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// -timeout must be positive (issue 11 item 4).
+// -timeout must be positive.
 func TestTimeoutFlagMustBePositive(t *testing.T) {
 	for _, v := range []string{"0", "0s", "-1s"} {
 		var stderr bytes.Buffer

@@ -234,7 +234,7 @@ func TestProbeWatch(t *testing.T) {
 	}
 	_ = srv.World.SetStatus("w1:p2", "working")
 	_ = srv.World.Close("w1:p4")
-	_ = srv.World.Detect("w2:p2", "codex") // issue 10 item 8: detection is an event --watch shows
+	_ = srv.World.Detect("w2:p2", "codex") // detection is an event --watch shows
 	for !(strings.Contains(out.String(), "pane.agent_status_changed") && strings.Contains(out.String(), "pane_closed") &&
 		strings.Contains(out.String(), "pane_agent_detected")) && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
@@ -257,8 +257,7 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-// The probe names the real cause of an unusable socket path and its fix
-// (issue 11 item 11).
+// The probe names the real cause of an unusable socket path and its fix.
 func TestProbeNamesEnvironmentCause(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "plain")

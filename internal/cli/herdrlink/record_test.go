@@ -22,7 +22,7 @@ func verifyRecording(t *testing.T, file string) (string, int) {
 	return out.String(), code
 }
 
-// Issue 10 deliverable 4: probe --record against the simulator, then
+// probe --record against the simulator, then
 // herdr-sim verify, reports no difference; editing one recorded key makes
 // it report exactly that difference.
 func TestRecordThenVerify(t *testing.T) {

@@ -33,7 +33,7 @@ import (
 	"github.com/herdr-link/herdr-link/socket"
 )
 
-const usage = `herdr-link: the herdr-link/1 MCP server for agents in Herdr panes.
+const usageTemplate = `herdr-link: the herdr-link/1 MCP server for agents in Herdr panes.
 
 usage: herdr-link [command] [flags]
 
@@ -41,8 +41,7 @@ commands:
   (none), serve   serve MCP on stdio; this is what an MCP host runs
   probe           check this pane's Herdr socket step by step
   config HOST     print the snippet that registers herdr-link with a host
-                  (claude, codex, opencode, pi, pi-mcp, generic)
-  outbox          list the messages held for busy agents of this Herdr
+{{hosts}}  outbox          list the messages held for busy agents of this Herdr
   outbox cancel   cancel held messages (IDs, or --all)
   version         print the version (also --version)
   help [command]  print this text, or one command's usage and flags
@@ -50,6 +49,41 @@ commands:
 Run 'herdr-link help <command>' or 'herdr-link <command> -h' for a command's flags.
 The demo is 'herdr-sim demo'; the benchmark is herdr-bench.
 `
+
+// usage is the top-level help; its host list comes from the hosts table,
+// so that it names every host config knows.
+var usage = strings.Replace(usageTemplate, "{{hosts}}", wrapList(hostNames(), 18, 78), 1)
+
+// hostNames lists the names config accepts, in the table's order.
+func hostNames() []string {
+	names := make([]string, len(hosts))
+	for i, h := range hosts {
+		names[i] = h.Name
+	}
+	return names
+}
+
+// wrapList writes names as "(a, b, …)" lines of at most width columns,
+// each indented by indent spaces.
+func wrapList(names []string, indent, width int) string {
+	var b strings.Builder
+	line := strings.Repeat(" ", indent) + "("
+	for i, n := range names {
+		item := n
+		if i < len(names)-1 {
+			item += ","
+		} else {
+			item += ")"
+		}
+		if len(line)+len(item)+1 > width && strings.TrimSpace(line) != "(" {
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+			line = strings.Repeat(" ", indent+1)
+		}
+		line += item + " "
+	}
+	b.WriteString(strings.TrimRight(line, " ") + "\n")
+	return b.String()
+}
 
 // command is one subcommand's entry point. Each accepts -h.
 type command func(args []string, stdin io.Reader, stdout, stderr io.Writer) int

@@ -40,7 +40,7 @@ usage:
   herdr-sim world                   print the built-in world file
   herdr-sim turns PANE_ID           print what the agent in a pane of a running serve received
   herdr-sim verify FILE             replay a herdr-link probe --record recording; report structural differences
-  herdr-sim demo [flags]            two agents' herdr-link MCP servers talking on an embedded simulator
+  herdr-sim demo [flags]            three agents' herdr-link MCP servers talking on an embedded simulator
   herdr-sim agent list|get|prompt|rename|send-keys ...   the herdr CLI's agent verbs
   herdr-sim pane list|get|close|read ...       the herdr CLI's pane verbs
   herdr-sim pane send-text|send-keys|run|report-agent ...   type, press keys, report an agent's state

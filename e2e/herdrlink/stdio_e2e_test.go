@@ -51,7 +51,7 @@ func runPiped(t *testing.T, cmd *exec.Cmd, in string) (string, error) {
 }
 
 // `printf '<initialize>\n<tools/call send>\n' | herdr-link` answers both
-// and delivers the send before exiting (issue 11 item 2).
+// and delivers the send before exiting.
 func TestPipedStdinLastRequestAnswered(t *testing.T) {
 	w, err := sockettest.ParseWorld([]byte(e2eWorld))
 	if err != nil {
@@ -75,7 +75,7 @@ func TestPipedStdinLastRequestAnswered(t *testing.T) {
 }
 
 // With the read end of its stderr closed, herdr-link still serves: logging
-// never ends the process (issue 11 item 3).
+// never ends the process.
 func TestClosedStderrKeepsServing(t *testing.T) {
 	w, err := sockettest.ParseWorld([]byte(e2eWorld))
 	if err != nil {

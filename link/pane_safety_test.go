@@ -9,13 +9,13 @@ import (
 	"github.com/herdr-link/herdr-link/link"
 )
 
-// TestRedteamNothingRawReachesThePane sends hostile messages and checks
+// TestNothingRawReachesThePane sends hostile messages and checks
 // every byte string the simulated pane received: only the bracketed-paste
 // brackets Herdr adds carry ESC, and the pasted text holds no C0 control
 // but LF, no DEL, no C1 control, no bidi mark, override or isolate, no
 // zero-width or tag character and no
 // invalid UTF-8.
-func TestRedteamNothingRawReachesThePane(t *testing.T) {
+func TestNothingRawReachesThePane(t *testing.T) {
 	msgs := []string{
 		"esc \x1b[31mred\x1b[0m",
 		"paste end \x1b[201~ then \x1b[200~",

@@ -35,7 +35,7 @@ func steps(ss ...step) func(*fakeHerdr) {
 }
 
 // What a send to a scripted target reports and how long its lock is held.
-func TestDeliveryHardening3(t *testing.T) {
+func TestDeliveryOutcomes(t *testing.T) {
 	kindChange := func(a *link.Agent) { a.Kind, a.Status, a.Seq = "codex", "unknown", a.Seq+1 }
 	for _, tc := range []struct {
 		name   string

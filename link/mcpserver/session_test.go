@@ -92,7 +92,7 @@ func TestEOFAnswersRequestsAlreadyRead(t *testing.T) {
 	}
 }
 
-// The repro of issue 11 item 1 end to end: an unnamed caller, the start-up
+// End to end, an unnamed caller: the start-up
 // bootstrap and eight concurrent peers calls rename once, and every call
 // reports the name Herdr has.
 func TestStartupConcurrentPeersRenameOnce(t *testing.T) {

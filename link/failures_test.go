@@ -162,7 +162,7 @@ func unnamedWorld() *fake {
 }
 
 // A call holding an agent.list answer older than a rename that settled
-// since does not rename a second time (issue 11 item 1).
+// since does not rename a second time.
 func TestNoSecondRenameFromStaleSnapshot(t *testing.T) {
 	f := unnamedWorld()
 	entered, release := make(chan struct{}), make(chan struct{})
@@ -204,7 +204,7 @@ func TestNoSecondRenameFromStaleSnapshot(t *testing.T) {
 }
 
 // One waiter's cancellation does not fail the others sharing the rename:
-// the shared work runs under its own context (issue 11 item 1).
+// the shared work runs under its own context.
 func TestRenameWaitersGiveUpAlone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := unnamedWorld()
@@ -248,7 +248,7 @@ func TestRenameWaitersGiveUpAlone(t *testing.T) {
 }
 
 // A tool call has one overall deadline, CallTimeout, however many socket
-// calls it makes; the bootstrap follows it (issue 11 item 4).
+// calls it makes; the bootstrap follows it.
 func TestOneDeadlinePerCall(t *testing.T) {
 	const timeout = 2 * time.Second
 	ops := []struct {
@@ -303,7 +303,7 @@ func TestOneDeadlinePerCall(t *testing.T) {
 }
 
 // An agent whose workspace Herdr did not report is in no workspace, on
-// either side: nothing is listed, sent or closed (issue 11 item 7).
+// either side: nothing is listed, sent or closed.
 func TestUnreportedWorkspaceFailsClosed(t *testing.T) {
 	worlds := map[string][]link.Agent{
 		"both unreported": {
@@ -342,7 +342,7 @@ func TestUnreportedWorkspaceFailsClosed(t *testing.T) {
 }
 
 // The model sees one fixed sentence per code; the cause, for the operator
-// log, names what is wrong (issue 11 item 11).
+// log, names what is wrong.
 func TestEnvironmentFailureTexts(t *testing.T) {
 	dir := t.TempDir()
 	l := &link.Link{Herdr: link.SocketHerdr{Client: &socket.Client{Path: dir}}, PaneID: "w1:p1"}
@@ -357,9 +357,9 @@ func TestEnvironmentFailureTexts(t *testing.T) {
 }
 
 // A send whose request line would exceed Herdr's 1 MiB is refused before
-// it is written, as not delivered (issue 11 item 11): the message check
+// it is written, as not delivered: the message check
 // sizes the escaped request line first, so it is INVALID_ARGUMENT
-// (issue 16 item 6) and nothing reaches Herdr.
+// and nothing reaches Herdr.
 func TestOversizeRequestNotSent(t *testing.T) {
 	e := setup(t)
 	l := e.link("w1:p1")
@@ -376,8 +376,7 @@ func TestOversizeRequestNotSent(t *testing.T) {
 }
 
 // An agent.list over 4 MiB is decoded as a stream, with the same agents
-// as the one-buffer path; one over the list bound is refused (issue 11
-// item 8).
+// as the one-buffer path; one over the list bound is refused.
 func TestLargeAgentListStreamed(t *testing.T) {
 	for _, n := range []int{10, 4000} {
 		var b strings.Builder
