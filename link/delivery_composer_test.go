@@ -1,6 +1,7 @@
 package link_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -18,7 +19,9 @@ import (
 const composerWorld = `{"workspaces":[{"id":"w1","tabs":[{"id":"w1:t1","panes":[
  {"id":"w1:p1","agent":{"kind":"claude","name":"brain","status":"idle"}},
  {"id":"w1:p2","agent":{"kind":"pi","name":"pi","status":"idle","turn_ms":40,"submit_ms":10}},
- {"id":"w1:p3","agent":{"kind":"claude","name":"quick","status":"idle","turn_ms":40,"submit_ms":10}}
+ {"id":"w1:p3","agent":{"kind":"claude","name":"quick","status":"idle","turn_ms":40,"submit_ms":10}},
+ {"id":"w1:p4","agent":{"kind":"codex","name":"coder","status":"idle","turn_ms":40,"submit_ms":10}},
+ {"id":"w1:p5","agent":{"kind":"gemini","name":"gem","status":"idle","turn_ms":40,"submit_ms":10}}
 ]}]}]}`
 
 func newComposerEnv(t *testing.T) courierEnv {
@@ -138,23 +141,31 @@ func TestUnsubmittedHeld(t *testing.T) {
 	}
 }
 
-// Deliveries that submit are untouched by the check: a Claude Code whose
-// Enter works takes the message as a turn (submitted), and one whose
-// Enter is lost (a stuck composer) shows the text unsent (not_submitted).
-func TestComposerCheckClaude(t *testing.T) {
+// Deliveries that submit are untouched by the check; one whose Enter is
+// lost (a stuck composer) shows the text unsent: not_submitted for a kind
+// whose composer can be read, unconfirmed ("cannot tell") for one whose
+// cannot.
+func TestComposerCheckByKind(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		stuck bool
-		want  string
-	}{{"submits", false, link.DeliverySubmitted}, {"stuck", true, link.DeliveryNotSubmitted}} {
-		t.Run(tc.name, func(t *testing.T) {
+		to, pane string
+		stuck    bool
+		want     string
+	}{
+		{"quick", "w1:p3", false, link.DeliverySubmitted},
+		{"quick", "w1:p3", true, link.DeliveryNotSubmitted},
+		{"coder", "w1:p4", false, link.DeliverySubmitted},
+		{"coder", "w1:p4", true, link.DeliveryNotSubmitted},
+		{"gem", "w1:p5", false, link.DeliverySubmitted},
+		{"gem", "w1:p5", true, link.DeliveryUnconfirmed},
+	} {
+		t.Run(fmt.Sprintf("%s/stuck=%v", tc.to, tc.stuck), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newComposerEnv(t)
 				brain := e.ledgerLink(t, "w1:p1")
-				if err := e.w.SetBehaviour("w1:p3", sockettest.Behaviour{Stuck: tc.stuck, TurnTime: 40 * time.Millisecond}); err != nil {
+				if err := e.w.SetBehaviour(tc.pane, sockettest.Behaviour{Stuck: tc.stuck, TurnTime: 40 * time.Millisecond}); err != nil {
 					t.Fatal(err)
 				}
-				r := mustSend(t, brain, link.SendRequest{To: "quick", Message: "hello", When: link.WhenNow})
+				r := mustSend(t, brain, link.SendRequest{To: tc.to, Message: "hello", When: link.WhenNow})
 				if r.Delivery != tc.want {
 					t.Errorf("delivery %q, want %q", r.Delivery, tc.want)
 				}
