@@ -49,8 +49,20 @@ func (l *Link) kicks() chan struct{} {
 	return l.kick
 }
 
-// kickCourier wakes the courier: a message was held.
-func (l *Link) kickCourier() {
+// kickCourier wakes the courier: a message was held for the targets of
+// key hashes targets (none: the courier scans the whole store).
+func (l *Link) kickCourier(targets ...string) {
+	l.kickMu.Lock()
+	if l.kicked == nil {
+		l.kicked = map[string]bool{}
+	}
+	if len(targets) == 0 {
+		l.kicked[""] = true
+	}
+	for _, h := range targets {
+		l.kicked[h] = true
+	}
+	l.kickMu.Unlock()
 	select {
 	case l.kicks() <- struct{}{}:
 	default:
@@ -64,19 +76,34 @@ func (l *Link) courierPoll() time.Duration {
 	return DefaultCourierPoll
 }
 
-// courierTarget is a target the courier waits for.
+// courierTarget is a target the courier waits for: everything waiting
+// on it (its held messages, the pending requests it has to answer) is
+// served on one schedule, from one observation of it per round.
 type courierTarget struct {
 	hash string // the target's key hash in the outbox
 	key  string
 	pane string
 	due  time.Time
+	// held: the last scan listed held messages of it this courier serves.
+	held bool
+	// heldIDs are the ids of every message held for it (any sender) at
+	// the last scan: a request whose message is among them is not typed
+	// yet.
+	heldIDs map[string]bool
+	// reqs are the pending requests to it this courier follows, by id.
+	reqs map[string]*watchedRequest
+	// served is when it was last served.
+	served time.Time
 }
 
 // Deliver runs the courier until ctx ends: it types the held messages of
 // the outbox as their targets become ready, oldest first per target
-// across every sender of the machine, one per turn. It serves the
-// messages this process accepted and those whose accepting process is
-// gone. Without an Outbox it only waits for ctx.
+// across every sender of the machine, one per turn, and gives the pending
+// requests their outcomes. It serves the messages and requests this
+// process accepted and those whose accepting process is gone. Its work is
+// per target: one probe schedule per target and one status stream for
+// all of them, whatever waits on them. Without an Outbox it only waits
+// for ctx.
 func (l *Link) Deliver(ctx context.Context) error {
 	if l.Outbox == nil {
 		<-ctx.Done()
@@ -85,7 +112,7 @@ func (l *Link) Deliver(ctx context.Context) error {
 	if _, err := l.Outbox.Token(); err != nil {
 		return err
 	}
-	c := &courier{l: l, targets: map[string]*courierTarget{}, requests: map[string]*watchedRequest{}}
+	c := &courier{l: l, targets: map[string]*courierTarget{}}
 	c.waker = &paneWaker{l: l, wake: make(chan string, 16)}
 	defer c.waker.stop()
 	nextScan := time.Time{}
@@ -103,7 +130,18 @@ func (l *Link) Deliver(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-l.kicks():
-			nextScan = time.Time{}
+			l.kickMu.Lock()
+			kicked := l.kicked
+			l.kicked = nil
+			l.kickMu.Unlock()
+			if kicked[""] {
+				nextScan = time.Time{}
+				continue
+			}
+			for h := range kicked {
+				c.refresh(h)
+			}
+			c.waker.watch(ctx, c.panes())
 		case pane := <-c.waker.wake:
 			c.wake(pane)
 		case <-timer.C:
@@ -111,56 +149,117 @@ func (l *Link) Deliver(ctx context.Context) error {
 	}
 }
 
-// courier is the state of one Deliver loop: the targets it has messages
-// for and the requests it follows.
+// DeliverDue serves once what is due for the agent of pane paneID, as a
+// round of [Link.Deliver] would, for a one-shot delivery (a command run
+// on a status change of that pane): it types the oldest held message for
+// it if it can take it now — whichever process accepted it: the target's
+// delivery lock and the claim keep a message typed once — ending on the
+// way those that expired or whose target is gone, and gives the pending
+// requests to it that this courier follows (this process's, and those of
+// processes that are gone) the outcome its probe shows. It returns
+// whether anything still waits on that agent. Without an Outbox it does
+// nothing.
+func (l *Link) DeliverDue(ctx context.Context, paneID string) (bool, error) {
+	if l.Outbox == nil {
+		return false, nil
+	}
+	if _, err := l.Outbox.Token(); err != nil {
+		return false, err
+	}
+	now := time.Now()
+	c := &courier{l: l, targets: map[string]*courierTarget{}, anyOwner: true, pruned: now}
+	c.scan(now)
+	waiting := false
+	for _, t := range c.targets {
+		if t.pane != paneID {
+			continue
+		}
+		if _, keep := c.serve(ctx, t); keep {
+			waiting = true
+		}
+	}
+	return waiting, nil
+}
+
+// courier is the state of one Deliver loop: the targets it waits on.
 type courier struct {
-	l        *Link
-	targets  map[string]*courierTarget  // by target key hash
-	requests map[string]*watchedRequest // by message id
-	waker    *paneWaker
-	pruned   time.Time // the last prune of the store
+	l       *Link
+	targets map[string]*courierTarget // by target key hash
+	waker   *paneWaker
+	pruned  time.Time // the last prune of the store
+	// anyOwner: serve held messages whoever accepted them (a one-shot
+	// delivery), not only this process's and those of gone ones.
+	anyOwner bool
 }
 
-// step serves every target and request that is due, and returns how long
-// until the next one is.
+// step serves every target that is due, and returns how long until the
+// next one is.
 func (c *courier) step(ctx context.Context) time.Duration {
-	a := serveDue(c.targets, func(t *courierTarget) *time.Time { return &t.due },
-		func(t *courierTarget) (time.Duration, bool) { return c.l.deliverNext(ctx, t) }, courierParallel)
-	b := serveDue(c.requests, func(r *watchedRequest) *time.Time { return &r.due },
-		func(r *watchedRequest) (time.Duration, bool) { return c.l.watchRequest(ctx, r) }, 1)
-	return min(a, b)
+	return serveDue(c.targets, func(t *courierTarget) *time.Time { return &t.due },
+		func(t *courierTarget) (time.Duration, bool) { return c.serve(ctx, t) }, courierParallel)
 }
 
-// wake makes everything waiting on pane due now.
+// serve serves target t once: its oldest held message if it can take it,
+// then its pending requests, from the probe the delivery made when it
+// made one. It returns when to look again, and whether anything still
+// waits on t.
+func (c *courier) serve(ctx context.Context, t *courierTarget) (time.Duration, bool) {
+	t.served = time.Now()
+	next := c.l.courierPoll()
+	var obs *observation
+	if t.held {
+		d, keep, o := c.l.deliverNext(ctx, t)
+		t.held, next, obs = keep, d, o
+	}
+	if len(t.reqs) > 0 {
+		d := c.l.followRequests(ctx, t, obs)
+		if t.held {
+			d = min(d, next)
+		}
+		next = d
+	}
+	return next, t.held || len(t.reqs) > 0
+}
+
+// requestWakeGap is the least spacing of the probes a status event
+// brings forward for a target with only requests waiting on it: its turn
+// ending starts the reply grace (seconds), and a busy target's events
+// (one per turn it starts and ends) then cost a probe each at most every
+// gap.
+const requestWakeGap = 250 * time.Millisecond
+
+// wake makes the target of pane due now (a status change of it): at
+// once when a message is held for it, else no sooner than requestWakeGap
+// after its last probe.
 func (c *courier) wake(pane string) {
 	for _, t := range c.targets {
-		if t.pane == pane {
-			t.due = time.Time{}
+		if t.pane != pane {
+			continue
 		}
-	}
-	for _, r := range c.requests {
-		if r.pane == pane {
-			r.due = time.Time{}
+		at := time.Time{}
+		if !t.held {
+			at = t.served.Add(requestWakeGap)
+		}
+		if at.Before(t.due) {
+			t.due = at
 		}
 	}
 }
 
-// panes are the panes the courier waits on.
+// panes are the panes of the targets the courier waits on.
 func (c *courier) panes() []string {
-	out := make([]string, 0, len(c.targets)+len(c.requests))
+	out := make([]string, 0, len(c.targets))
 	for _, t := range c.targets {
 		out = append(out, t.pane)
-	}
-	for _, r := range c.requests {
-		out = append(out, r.pane)
 	}
 	return out
 }
 
-// scan adds every target with a message this courier serves, and every
-// pending request it follows: those of this process, of processes that
-// are gone, and messages left being typed by one. What it follows already
-// keeps its due time.
+// scan lists the outbox and brings the targets up to date: every target
+// with a held message this courier serves or a pending request it
+// follows (those of this process, of processes that are gone, and
+// messages left being typed by one). A target already followed keeps its
+// due time; a new one, or one with a newly held message, is due now.
 func (c *courier) scan(now time.Time) {
 	l := c.l
 	if now.Sub(c.pruned) >= pruneEvery {
@@ -173,40 +272,184 @@ func (c *courier) scan(now time.Time) {
 		return
 	}
 	tok, _ := l.Outbox.Token()
-	alive := map[string]bool{}
-	serves := func(e outbox.Entry) bool {
-		if e.Owner == tok || e.State == outbox.StateTyping {
-			return true
-		}
-		ok, seen := alive[e.Owner]
-		if !seen {
-			ok = l.Outbox.OwnerAlive(e.Owner)
-			alive[e.Owner] = ok
-		}
-		return !ok
+	serves := c.servesFunc()
+	type seen struct {
+		held    *outbox.Entry // the first held message served
+		heldIDs map[string]bool
+		pending map[string]outbox.Entry
 	}
-	for _, e := range ents {
+	byTarget := map[string]*seen{}
+	get := func(h string) *seen {
+		s := byTarget[h]
+		if s == nil {
+			s = &seen{heldIDs: map[string]bool{}, pending: map[string]outbox.Entry{}}
+			byTarget[h] = s
+		}
+		return s
+	}
+	for i := range ents {
+		e := ents[i]
 		switch {
-		case e.Pending() && c.requests[e.ID] == nil && serves(e):
-			if r, err := l.Outbox.Request(e); err == nil {
-				c.requests[e.ID] = &watchedRequest{e: e, pane: r.PaneID}
+		case e.Held():
+			s := get(e.Target)
+			s.heldIDs[e.ID] = true
+			if s.held == nil && serves(e) {
+				s.held = &ents[i]
 			}
-		case e.Held() && c.targets[e.Target] == nil && serves(e):
-			m, err := l.Outbox.Read(e)
-			if err != nil {
+		case e.Pending():
+			if serves(e) {
+				get(e.Target).pending[e.ID] = e
+			}
+		}
+	}
+	for h, t := range c.targets {
+		if byTarget[h] == nil {
+			t.held, t.heldIDs = false, nil
+			clear(t.reqs)
+		}
+	}
+	for h, s := range byTarget {
+		t := c.targets[h]
+		if t == nil {
+			if s.held == nil && len(s.pending) == 0 {
 				continue
 			}
-			if e.Owner != tok {
-				l.log().Info("serving a held message of a process that is gone", "id", m.ID, "pane_id", m.PaneID)
+			t = &courierTarget{hash: h, reqs: map[string]*watchedRequest{}}
+		}
+		if s.held != nil && !t.held {
+			t.due = time.Time{}
+			if t.pane == "" {
+				m, err := l.Outbox.Read(*s.held)
+				if err == nil {
+					t.key, t.pane = m.TargetKey, m.PaneID
+					if m.Owner != tok && !c.anyOwner {
+						l.log().Info("serving a held message of a process that is gone", "id", m.ID, "pane_id", m.PaneID)
+					}
+				}
 			}
-			c.targets[e.Target] = &courierTarget{hash: e.Target, key: m.TargetKey, pane: m.PaneID}
+		}
+		t.held, t.heldIDs = s.held != nil && t.pane != "", s.heldIDs
+		for id := range t.reqs {
+			if _, ok := s.pending[id]; !ok {
+				delete(t.reqs, id) // it has its outcome, or is gone
+			}
+		}
+		for id, e := range s.pending {
+			if t.reqs[id] != nil {
+				continue
+			}
+			r, err := l.Outbox.Request(e)
+			if err != nil || r.State != outbox.StatePending {
+				continue
+			}
+			if t.pane == "" {
+				t.key, t.pane = r.TargetKey, r.PaneID
+			}
+			t.reqs[id] = &watchedRequest{e: e, r: r}
+		}
+		if t.pane != "" && (t.held || len(t.reqs) > 0) {
+			c.targets[h] = t
+		}
+	}
+	for h, t := range c.targets {
+		if !t.held && len(t.reqs) == 0 {
+			delete(c.targets, h)
 		}
 	}
 }
 
+// servesFunc returns whether this courier serves entry e: this
+// process's, one being typed (left by a typer that died, or typed now
+// under its target's lock), one of a process that is gone, or any held
+// message for a one-shot delivery. It asks once per owner.
+func (c *courier) servesFunc() func(outbox.Entry) bool {
+	tok, _ := c.l.Outbox.Token()
+	alive := map[string]bool{}
+	return func(e outbox.Entry) bool {
+		if e.Owner == tok || e.State == outbox.StateTyping || c.anyOwner && e.Held() {
+			return true
+		}
+		ok, seen := alive[e.Owner]
+		if !seen {
+			ok = c.l.Outbox.OwnerAlive(e.Owner)
+			alive[e.Owner] = ok
+		}
+		return !ok
+	}
+}
+
+// refresh brings the held messages of the target of key hash h up to
+// date (a message was held for it), from that target's entries only.
+func (c *courier) refresh(h string) {
+	l := c.l
+	ents, err := l.heldFor(h)
+	if err != nil {
+		l.log().Warn("outbox unreadable", "err", err)
+		return
+	}
+	serves := c.servesFunc()
+	ids := make(map[string]bool, len(ents))
+	var first *outbox.Entry
+	for i, e := range ents {
+		ids[e.ID] = true
+		if first == nil && serves(e) {
+			first = &ents[i]
+		}
+	}
+	t := c.targets[h]
+	if t != nil {
+		t.heldIDs = ids
+	}
+	if first == nil {
+		if t != nil {
+			t.held = false
+		}
+		return
+	}
+	if t == nil {
+		m, err := l.Outbox.Read(*first)
+		if err != nil {
+			return
+		}
+		t = &courierTarget{hash: h, key: m.TargetKey, pane: m.PaneID, heldIDs: ids, reqs: map[string]*watchedRequest{}}
+		c.targets[h] = t
+	}
+	if !t.held {
+		t.held, t.due = true, time.Time{}
+	}
+}
+
+// targetLister is a store that lists the held messages of one target
+// without listing the whole store (an indexed one).
+type targetLister interface {
+	ListForTarget(h string) ([]outbox.Entry, error)
+}
+
+// heldFor returns the messages held or being typed for the target of key
+// hash h, oldest first.
+func (l *Link) heldFor(h string) ([]outbox.Entry, error) {
+	if tl, ok := any(l.Outbox).(targetLister); ok {
+		return tl.ListForTarget(h)
+	}
+	ents, err := l.Outbox.List()
+	if err != nil {
+		return nil, err
+	}
+	var out []outbox.Entry
+	for _, e := range ents {
+		if e.Target == h && e.Held() {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
 // deliverNext types the oldest held message for t if t can take it now.
-// It returns when to look again, and whether t still has messages.
-func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration, bool) {
+// It returns when to look again, whether t still has messages, and what
+// its probe of t saw when it probed and typed nothing (nil otherwise: an
+// observation made before a delivery says nothing of the turn it
+// starts).
+func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration, bool, *observation) {
 	poll := l.courierPoll()
 	var lease Lease = noLease{}
 	if l.Locker != nil {
@@ -216,24 +459,25 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 		if err != nil {
 			// Another delivery is under way (or no lock can be had: the
 			// log of the send said why); look again at its end.
-			return poll, true
+			return poll, true, nil
 		}
 		lease = le
 	}
 	m, ok := l.oldestHeld(t)
 	if !ok {
 		lease.Unlock()
-		return 0, false
+		return 0, false, nil
 	}
-	a, next, keep, ready := l.probeHeld(ctx, t, m)
+	obs, next, keep, ready := l.probeHeld(ctx, t, m)
 	if !ready {
 		lease.Unlock()
-		return next, keep
+		return next, keep, &obs
 	}
+	a := obs.a
 	batch := l.claim(t, m)
 	if len(batch) == 0 {
 		lease.Unlock()
-		return poll, true
+		return poll, true, nil
 	}
 	l.crash("claimed")
 	// A delivery once begun is not cut short by the courier's end: the
@@ -249,7 +493,7 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 		for _, m := range batch {
 			_ = l.Outbox.End(m, outbox.EndMaybeDelivered, l.now())
 		}
-		return poll, true
+		return poll, true, nil
 	}
 	a.Name = m.To
 	var text strings.Builder
@@ -265,7 +509,7 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 		l.settle(m, d, err)
 	}
 	sl.settled()
-	return poll, true
+	return poll, true, nil
 }
 
 // claim claims m, and when it is a notice every other notice held for t
@@ -279,12 +523,12 @@ func (l *Link) claim(t *courierTarget, m outbox.Message) []outbox.Message {
 	if !m.Notice {
 		return batch
 	}
-	ents, err := l.Outbox.List()
+	ents, err := l.heldFor(t.hash)
 	if err != nil {
 		return batch
 	}
 	for _, e := range ents {
-		if e.Target != t.hash || e.State != outbox.StateHeld || e.ID == m.ID {
+		if e.State != outbox.StateHeld || e.ID == m.ID {
 			continue
 		}
 		n, err := l.Outbox.Read(e)
@@ -324,7 +568,7 @@ func (l *Link) settle(m outbox.Message, d string, err error) {
 		if err := l.Outbox.Done(m); err != nil {
 			l.log().Warn("outbox: typed message not removed", "id", m.ID, "err", err)
 		}
-		l.log().Info("held message delivered", "id", m.ID, "to", m.To, "pane_id", m.PaneID, "delivery", d,
+		l.log().Debug("held message delivered", "id", m.ID, "to", m.To, "pane_id", m.PaneID, "delivery", d,
 			"held_for", time.Since(m.Accepted))
 	case typedMaybe(err):
 		_ = l.Outbox.End(m, outbox.EndMaybeDelivered, l.now())
@@ -337,7 +581,7 @@ func (l *Link) settle(m outbox.Message, d string, err error) {
 		if uerr := l.Outbox.Unclaim(&m); uerr != nil {
 			_ = l.Outbox.End(m, outbox.EndMaybeDelivered, l.now())
 		}
-		l.log().Info("held message not typed yet", "id", m.ID, "pane_id", m.PaneID, "err", err)
+		l.log().Debug("held message not typed yet", "id", m.ID, "pane_id", m.PaneID, "err", err)
 	}
 }
 
@@ -385,15 +629,12 @@ func typedMaybe(err error) bool {
 // on the way those that expired and those a typer that died left claimed.
 // The caller holds t's lock.
 func (l *Link) oldestHeld(t *courierTarget) (outbox.Message, bool) {
-	ents, err := l.Outbox.List()
+	ents, err := l.heldFor(t.hash)
 	if err != nil {
 		return outbox.Message{}, false
 	}
 	now := l.now()
 	for _, e := range ents {
-		if e.Target != t.hash || !e.Held() {
-			continue
-		}
 		m, err := l.Outbox.Read(e)
 		if err != nil {
 			continue
@@ -403,7 +644,7 @@ func (l *Link) oldestHeld(t *courierTarget) (outbox.Message, bool) {
 			l.log().Warn("a held message was being typed by a process that is gone: it may have been delivered, it is not typed again", "id", m.ID, "pane_id", m.PaneID)
 			_ = l.Outbox.End(m, outbox.EndMaybeDelivered, now)
 		case !now.Before(m.Expires):
-			l.log().Info("held message expired", "id", m.ID, "pane_id", m.PaneID)
+			l.log().Debug("held message expired", "id", m.ID, "pane_id", m.PaneID)
 			l.endHeld(m, outbox.EndExpired)
 		default:
 			return m, true
@@ -435,16 +676,13 @@ func (l *Link) endHeld(m outbox.Message, why string) {
 
 // endAll ends every message held for t (its target is gone).
 func (l *Link) endAll(t *courierTarget, why string) {
-	ents, err := l.Outbox.List()
+	ents, err := l.heldFor(t.hash)
 	if err != nil {
 		return
 	}
 	for _, e := range ents {
-		if e.Target != t.hash || !e.Held() {
-			continue
-		}
 		if m, err := l.Outbox.Read(e); err == nil {
-			l.log().Info("held message ended", "id", m.ID, "pane_id", m.PaneID, "why", why)
+			l.log().Debug("held message ended", "id", m.ID, "pane_id", m.PaneID, "why", why)
 			l.endHeld(m, why)
 		}
 	}
@@ -474,7 +712,11 @@ func (w *paneWaker) watch(ctx context.Context, panes []string) {
 	}
 	slices.Sort(panes)
 	panes = slices.Compact(panes)
-	if slices.Equal(panes, w.panes) && w.cancel != nil && !w.dead.Load() {
+	// A stream of more panes than needed is kept (the events of the
+	// others wake nothing), unless it grew to twice what is needed: a
+	// target that is done does not cost a new subscription each time.
+	live := w.cancel != nil && !w.dead.Load()
+	if live && len(panes) > 0 && len(w.panes) <= 2*len(panes)+8 && subset(panes, w.panes) {
 		return
 	}
 	w.stop()
@@ -507,6 +749,17 @@ func (w *paneWaker) watch(ctx context.Context, panes []string) {
 			}
 		}
 	}()
+}
+
+// subset reports whether every element of the sorted a is in the
+// sorted b.
+func subset(a, b []string) bool {
+	for _, x := range a {
+		if _, ok := slices.BinarySearch(b, x); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func (w *paneWaker) stop() {

@@ -143,18 +143,36 @@ func (l *Link) releaseAfter(accepted time.Time, hold time.Duration, unlock func(
 	l.holdMu.Unlock()
 	time.AfterFunc(d, func() {
 		unlock()
-		l.holdMu.Lock()
-		defer l.holdMu.Unlock()
-		l.holds--
-		if l.holds == 0 && l.holdsDone != nil {
-			close(l.holdsDone)
-			l.holdsDone = nil
-		}
+		l.holdEnded()
 	})
 }
 
+// holdEnded counts one background hold (or write) as over.
+func (l *Link) holdEnded() {
+	l.holdMu.Lock()
+	defer l.holdMu.Unlock()
+	l.holds--
+	if l.holds == 0 && l.holdsDone != nil {
+		close(l.holdsDone)
+		l.holdsDone = nil
+	}
+}
+
+// background runs f in the background, counted like a hold until it
+// returns (see [Link.Wait]).
+func (l *Link) background(f func()) {
+	l.holdMu.Lock()
+	l.holds++
+	l.holdMu.Unlock()
+	go func() {
+		defer l.holdEnded()
+		f()
+	}()
+}
+
 // Wait returns once every delivery lock still held in the background
-// (until Herdr's Enter is past) has been released, or ctx ends (its error
+// (until Herdr's Enter is past) has been released and every background
+// write of a request's typing is done, or ctx ends (its error
 // is returned). A process that ends sooner releases the lock early, and a
 // delivery from another process can then merge into the same turn: a
 // server calls Wait before it exits, bounded by [Link.LongestHold].

@@ -65,8 +65,31 @@ func (l *Link) recordRequest(s snapshot, target Agent, env Envelope, req SendReq
 	if err != nil {
 		return nil, l.outboxError(err)
 	}
-	l.kickCourier()
+	// The courier is not woken: it finds the request at its next scan
+	// (a scan lists the whole store), and a turn that came and went
+	// before shows in the recipient's state_change_seq.
 	return &r, nil
+}
+
+// recordRequestAsync is recordRequest in the background: the returned
+// function waits for it and returns its result.
+func (l *Link) recordRequestAsync(s snapshot, target Agent, env Envelope, req SendRequest) func() (*outbox.Request, error) {
+	if l.Outbox == nil || !expects(req) {
+		return func() (*outbox.Request, error) { return nil, nil }
+	}
+	var (
+		rec  *outbox.Request
+		err  error
+		done = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		rec, err = l.recordRequest(s, target, env, req)
+	}()
+	return func() (*outbox.Request, error) {
+		<-done
+		return rec, err
+	}
 }
 
 // afterTyping settles the request record of a direct delivery: typed
@@ -150,7 +173,7 @@ func (l *Link) markRepliedID(id, from, to string) {
 	if _, ended, err := l.Outbox.EndRequest(e, outbox.OutcomeReplied, l.now(), nil); err != nil {
 		l.log().Warn("request: reply not recorded", "id", id, "err", err)
 	} else if ended {
-		l.log().Info("request replied", "id", id, "from", to, "to", from)
+		l.log().Debug("request replied", "id", id, "from", to, "to", from)
 	}
 }
 
@@ -237,7 +260,7 @@ func (l *Link) endRequest(e outbox.Entry, outcome string) bool {
 		l.log().Warn("request: outcome not recorded", "id", e.ID, "err", err)
 		return false
 	case ended:
-		l.log().Info("request ended", "id", r.ID, "to", r.To, "outcome", outcome)
+		l.log().Debug("request ended", "id", r.ID, "to", r.To, "outcome", outcome)
 	}
 	return ended
 }
@@ -263,6 +286,6 @@ func (l *Link) holdNotice(id, peer, what, to, toKey, toPane, toKind, toWorkspace
 	if _, err := l.Outbox.Add(m, now); err != nil {
 		return err
 	}
-	l.kickCourier()
+	l.kickCourier(l.Outbox.KeyHash(toKey))
 	return nil
 }

@@ -264,3 +264,41 @@ func testHeldAnswerExpiredNotice(t *testing.T) {
 		t.Errorf("notices %d, typed into busy %q", len(notices(e, "w1:p1")), e.w.Inputs("w1:p3"))
 	}
 }
+
+// A request's record is written while its delivery lock is taken: a send
+// that cannot have the lock leaves none, one that typed leaves it pending
+// and typed (recorded in the background, done once Wait returns).
+func TestRequestRecordAroundTheLock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st, err := outbox.Open(t.TempDir(), "sim")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lk := newLocker()
+		held, _ := lk.Lock(context.Background(), "term_2", 0)
+		l := &link.Link{Herdr: newFake("codex", "idle"), PaneID: "w1:p1", Locker: lk, Outbox: st, LockWait: time.Second}
+		ctx := t.Context()
+		if _, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow}); !errors.Is(err, link.ErrSendFailed) {
+			t.Fatalf("send with the lock taken: %v, want SEND_FAILED", err)
+		}
+		if ents, _ := st.List(); len(ents) != 0 {
+			t.Fatalf("a send that typed nothing left %d records: %+v", len(ents), ents)
+		}
+		held.Unlock()
+		r, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		e, err := st.FindRequest(r.ID)
+		if err != nil {
+			t.Fatalf("the typed request's record: %v", err)
+		}
+		rec, err := st.Request(e)
+		if err != nil || rec.State != outbox.StatePending || rec.Typed.IsZero() {
+			t.Fatalf("record %+v (%v), want pending and typed", rec, err)
+		}
+	})
+}

@@ -144,8 +144,12 @@ type Link struct {
 	holdsDone chan struct{}
 
 	// kick wakes the courier (a message was held); made by Deliver.
+	// kicked are the target key hashes of the messages held since its
+	// last wake ("" for a whole scan).
 	kickOnce sync.Once
 	kick     chan struct{}
+	kickMu   sync.Mutex
+	kicked   map[string]bool
 }
 
 type bootCall struct {

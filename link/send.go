@@ -74,14 +74,20 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	if req.When == WhenIdle {
 		return l.sendIdle(ctx, hctx, s, target, env, text, req)
 	}
+	// The request's record is written while the lock is acquired (both
+	// wait on the file system): it must be on disk before the prompt.
+	recorded := l.recordRequestAsync(s, target, env, req)
 	target, lease, err := l.acquire(hctx, target)
+	rec, rerr := recorded()
 	if err != nil {
+		if rec != nil {
+			_ = l.Outbox.ForgetRequest(*rec)
+		}
 		return SendResult{}, err
 	}
-	rec, err := l.recordRequest(s, target, env, req)
-	if err != nil {
+	if rerr != nil {
 		lease.Unlock()
-		return SendResult{}, err
+		return SendResult{}, rerr
 	}
 	delivery, err := l.typeLocked(ctx, hctx, target, env, text, lease, rec)
 	l.afterTyping(rec, delivery, err)
@@ -99,9 +105,15 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 func (l *Link) typeLocked(ctx, hctx context.Context, target Agent, env Envelope, text string, lease Lease, rec *outbox.Request) (string, error) {
 	typed := func(at time.Time, seq uint64) {
 		if rec != nil {
-			if err := l.Outbox.MarkTyped(rec.Entry(), at, seq); err != nil {
-				l.log().Warn("request: typing not recorded", "id", rec.ID, "err", err)
-			}
+			// Recorded off the send's path: the courier follows the
+			// request from its record, and until this is written it sees
+			// a request typed by a process that did not record it yet.
+			e := rec.Entry()
+			l.background(func() {
+				if err := l.Outbox.MarkTyped(e, at, seq); err != nil {
+					l.log().Warn("request: typing not recorded", "id", e.ID, "err", err)
+				}
+			})
 		}
 		if env.ReplyTo != "" {
 			l.markRepliedID(env.ReplyTo, env.From, env.To)

@@ -6,16 +6,16 @@ import (
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/outbox"
-	"github.com/herdr-link/herdr-link/socket"
 )
 
-// watchedRequest is a pending request the courier follows. What it saw of
-// the recipient's turn is kept here, not on disk: a courier that starts
-// over (another process) looks at the recipient afresh.
+// watchedRequest is a pending request the courier follows. Its record
+// is read when the courier starts following it and again only while it is
+// not known to be typed; what it saw of the recipient's turn is kept
+// here, not on disk: a courier that starts over (another process) looks
+// at the recipient afresh.
 type watchedRequest struct {
-	e    outbox.Entry
-	pane string
-	due  time.Time
+	e outbox.Entry
+	r outbox.Request
 	// busy: the recipient was seen working since the request was typed;
 	// rest: since when it has been at rest after that.
 	busy bool
@@ -36,42 +36,80 @@ func heldOutcome(end string) string {
 	return outbox.OutcomeGone
 }
 
-// watchRequest looks at the pending request w once and ends it when its
-// outcome is known. It returns when to look again, and whether it is
-// still pending.
-func (l *Link) watchRequest(ctx context.Context, w *watchedRequest) (time.Duration, bool) {
-	poll := l.courierPoll()
-	r, err := l.Outbox.Request(w.e)
-	switch {
-	case errors.Is(err, outbox.ErrNotFound):
-		return 0, false
-	case err != nil:
-		return poll, true
-	case r.State != outbox.StatePending:
-		return 0, false
-	}
+// followRequests gives each pending request of t whose outcome shows
+// it, from one observation of t: obs when the caller made one (its
+// delivery's probe), else one probe made here when a request needs it
+// (none while every request waits in the outbox). A request is judged
+// only by an observation made after it was typed. It returns when to look
+// again; what it ended leaves t.reqs.
+func (l *Link) followRequests(ctx context.Context, t *courierTarget, obs *observation) time.Duration {
+	next := l.courierPoll()
 	now := l.now()
-	if !now.Before(r.Expires) {
-		l.endRequest(w.e, outbox.OutcomeExpired)
-		return 0, false
+	others := map[string]*observation{} // recipients in another pane than t's (not expected)
+	for id, w := range t.reqs {
+		if !now.Before(w.r.Expires) {
+			l.endRequest(w.e, outbox.OutcomeExpired)
+			delete(t.reqs, id)
+			continue
+		}
+		if w.r.Typed.IsZero() {
+			if t.heldIDs[id] {
+				continue // its message waits in the outbox
+			}
+			r, err := l.Outbox.Request(w.e)
+			switch {
+			case errors.Is(err, outbox.ErrNotFound):
+				delete(t.reqs, id)
+				continue
+			case err != nil:
+				continue
+			case r.State != outbox.StatePending:
+				delete(t.reqs, id)
+				continue
+			}
+			w.r = r
+			if r.Typed.IsZero() {
+				if !l.followHeld(w, r) {
+					delete(t.reqs, id)
+				}
+				continue
+			}
+		}
+		o := obs
+		if w.r.PaneID != t.pane {
+			o = others[w.r.PaneID]
+		}
+		if o == nil || !o.at.After(w.r.Typed) {
+			fresh := l.observe(ctx, w.r.PaneID)
+			o = &fresh
+			if w.r.PaneID == t.pane {
+				obs = o
+			} else {
+				others[w.r.PaneID] = o
+			}
+		}
+		d, keep := l.judgeRequest(w, *o, now)
+		if !keep {
+			delete(t.reqs, id)
+			continue
+		}
+		next = min(next, d)
 	}
-	if r.Typed.IsZero() {
-		return l.followHeld(w, r, poll)
-	}
-	hctx, cancel := l.bound(ctx)
-	defer cancel()
-	a, err := l.Herdr.GetAgent(hctx, r.PaneID)
+	return next
+}
+
+// judgeRequest gives the typed pending request w its outcome when o, an
+// observation of its recipient made after it was typed, shows it. It
+// returns when to look again, and whether it is still pending.
+func (l *Link) judgeRequest(w *watchedRequest, o observation, now time.Time) (time.Duration, bool) {
+	poll := l.courierPoll()
+	r, a := w.r, o.a
 	switch {
-	case errors.Is(err, socket.ErrAgentNotFound):
+	case o.gone(r.TerminalID, r.Kind, r.WorkspaceID):
 		l.endRequest(w.e, outbox.OutcomeGone)
 		return 0, false
-	case err != nil:
+	case o.err != nil:
 		return poll, true
-	case r.TerminalID != "" && a.TerminalID != r.TerminalID,
-		r.Kind != "" && a.Kind != "" && a.Kind != r.Kind,
-		a.WorkspaceID != r.WorkspaceID:
-		l.endRequest(w.e, outbox.OutcomeGone)
-		return 0, false
 	}
 	moved := r.TypedSeq != 0 && a.Seq != r.TypedSeq
 	switch State(a.Status) {
@@ -107,30 +145,30 @@ func (l *Link) watchRequest(ctx context.Context, w *watchedRequest) (time.Durati
 
 // followHeld follows a request that has not been typed: its held message
 // waits, ended (the request ends likewise), or was typed by a process
-// that died before it recorded so.
-func (l *Link) followHeld(w *watchedRequest, r outbox.Request, poll time.Duration) (time.Duration, bool) {
+// that died before it recorded so. It reports whether the request is
+// still pending.
+func (l *Link) followHeld(w *watchedRequest, r outbox.Request) bool {
 	e, err := l.Outbox.Find(r.ID)
 	switch {
 	case err == nil && e.Held():
-		return poll, true
+		return true
 	case err == nil && e.State == outbox.StateEnded:
 		m, err := l.Outbox.Read(e)
 		if err != nil {
-			return poll, true
+			return true
 		}
 		if m.End == outbox.EndMaybeDelivered {
 			_ = l.Outbox.MarkTyped(w.e, l.now(), 0)
-			return poll, true
+			return true
 		}
 		l.endRequest(w.e, heldOutcome(m.End))
-		return 0, false
+		return false
 	case errors.Is(err, outbox.ErrNotFound):
 		// No held message: typed, by a process that did not live to
 		// record it (or the record is just being written).
 		if l.now().Sub(r.Accepted) > l.callTimeout() {
 			_ = l.Outbox.MarkTyped(w.e, l.now(), 0)
 		}
-		return poll, true
 	}
-	return poll, true
+	return true
 }

@@ -57,6 +57,11 @@ const holdIdle = 19
 // holdWorld has the sender, idle targets i0… whose turns are short, and
 // working targets w0… whose turns never end by themselves.
 func holdWorld(idle, working int) (*sockettest.World, error) {
+	return sockettest.ParseWorld([]byte(holdWorldJSON(idle, working)))
+}
+
+// holdWorldJSON is the spec of holdWorld.
+func holdWorldJSON(idle, working int) string {
 	panes := []string{`{"agent":{"kind":"claude","name":"bench-self","status":"idle"}}`}
 	for i := range idle {
 		panes = append(panes, fmt.Sprintf(`{"agent":{"kind":"claude","name":"i%d","status":"idle","turn_ms":2,"submit_ms":1}}`, i))
@@ -64,7 +69,7 @@ func holdWorld(idle, working int) (*sockettest.World, error) {
 	for i := range working {
 		panes = append(panes, fmt.Sprintf(`{"agent":{"kind":"claude","name":"w%d","status":"working"}}`, i))
 	}
-	return sockettest.ParseWorld([]byte(`{"workspaces":[{"id":"w1","tabs":[{"id":"w1:t1","panes":[` + strings.Join(panes, ",") + `]}]}]}`))
+	return `{"workspaces":[{"id":"w1","tabs":[{"id":"w1:t1","panes":[` + strings.Join(panes, ",") + `]}]}]}`
 }
 
 // holdServer is a simulator and one herdr-link MCP server on it.

@@ -250,7 +250,11 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// dropped; a broken stdout ends the session through Serve.
 	stopSigpipe := ignoreSIGPIPE()
 	defer stopSigpipe()
-	stderr = &dropWriter{w: stderr}
+	// A log line never blocks: a host that does not read stderr fills
+	// the pipe, and lines are then dropped and counted (see asyncWriter).
+	aw := newAsyncWriter(&dropWriter{w: stderr}, logBuffer)
+	defer aw.Close(logFlushWait)
+	stderr = aw
 	log, err := newLogger(stderr, c.level)
 	if err != nil {
 		fmt.Fprintln(stderr, "herdr-link:", err)
@@ -320,8 +324,16 @@ func openOutbox(pl *panelock.Locker, log *slog.Logger) *outbox.Store {
 		log.Error("no outbox: messages to a busy agent cannot wait", "err", err)
 		return nil
 	}
+	st.Log = log
+	if err := st.NoteSocket(pl.Scope, socketScope); err != nil {
+		log.Warn("outbox: socket not recorded (stores of gone sockets are not pruned)", "err", err)
+	}
 	return st
 }
+
+// socketScope is the identity of the socket at path, as a store is keyed
+// by it.
+func socketScope(path string) string { return (&panelock.Locker{Scope: path}).ScopeID() }
 
 // dropWriter writes to w until a write fails, then drops everything: a log
 // line nobody can read is not worth an error or a retry.
