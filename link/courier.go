@@ -585,26 +585,6 @@ func (l *Link) settle(m outbox.Message, d string, err error) {
 	}
 }
 
-// tellNotSubmitted tells the sender of held message m that it was typed
-// but not submitted: a request ends not_submitted (its notice written
-// with the outcome), any other message gets a notice. A notice itself
-// ends silently.
-func (l *Link) tellNotSubmitted(m outbox.Message) {
-	if m.Notice {
-		return
-	}
-	if e, err := l.Outbox.FindRequest(m.ID); err == nil {
-		l.endNotSubmitted(e, true)
-		return
-	}
-	if l.NoNotices {
-		return
-	}
-	if err := l.holdNotice(m.ID, m.To, outbox.OutcomeNotSubmitted, m.From, m.FromKey, m.FromPane, m.FromKind, m.FromWorkspace); err != nil {
-		l.log().Warn("notice not written", "id", m.ID, "err", err)
-	}
-}
-
 // typeHeld types a held message: always watched for its submission, so
 // that the lock is kept until the turn it starts shows, and the next
 // held message waits for that turn to end.

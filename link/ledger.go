@@ -289,3 +289,23 @@ func (l *Link) holdNotice(id, peer, what, to, toKey, toPane, toKind, toWorkspace
 	l.kickCourier(l.Outbox.KeyHash(toKey))
 	return nil
 }
+
+// tellNotSubmitted tells the sender of held message m that it was typed
+// but not submitted: a request ends not_submitted (its notice written
+// with the outcome), any other message gets a notice. A notice itself
+// ends silently.
+func (l *Link) tellNotSubmitted(m outbox.Message) {
+	if m.Notice {
+		return
+	}
+	if e, err := l.Outbox.FindRequest(m.ID); err == nil {
+		l.endNotSubmitted(e, true)
+		return
+	}
+	if l.NoNotices {
+		return
+	}
+	if err := l.holdNotice(m.ID, m.To, outbox.OutcomeNotSubmitted, m.From, m.FromKey, m.FromPane, m.FromKind, m.FromWorkspace); err != nil {
+		l.log().Warn("notice not written", "id", m.ID, "err", err)
+	}
+}

@@ -26,6 +26,10 @@ const (
 	OutcomeNotSubmitted = "not_submitted"
 )
 
+// EndNotSubmitted is a held message's End when it was typed but its text
+// stayed in the target's composer, unsent.
+const EndNotSubmitted = "not_submitted"
+
 // Request is a message that expects a reply, tracked from its acceptance
 // until its outcome. Its record's file name has the message's index, with
 // state q (pending) or a (it has its outcome); its content is small (no

@@ -63,7 +63,6 @@ const (
 	EndGone           = "gone"            // its target's pane closed, or another occupant took it
 	EndCancelled      = "cancelled"       // an operator cancelled it
 	EndMaybeDelivered = "maybe_delivered" // its typer died after the claim
-	EndNotSubmitted   = "not_submitted"   // typed, but its text stayed in the target's composer, unsent
 	// EndTyped: a notice that was typed (kept so it is never written twice).
 	EndTyped = "typed"
 )
