@@ -548,6 +548,17 @@ func (l *Link) claim(t *courierTarget, m outbox.Message) []outbox.Message {
 // settle records the outcome of typing the held message m.
 func (l *Link) settle(m outbox.Message, d string, err error) {
 	switch {
+	case err == nil && d == DeliveryNotSubmitted:
+		// Typed, and its text is still in the target's composer: not
+		// delivered, and never typed again (it would join the unsent
+		// text). Its sender learns of it.
+		l.crash("typed")
+		if err := l.Outbox.End(m, outbox.EndNotSubmitted, l.now()); err != nil {
+			l.log().Warn("outbox: unsubmitted message not recorded", "id", m.ID, "err", err)
+		}
+		l.log().Warn("held message typed but not submitted: its text is still in the target's composer; it is not typed again",
+			"id", m.ID, "to", m.To, "pane_id", m.PaneID)
+		l.tellNotSubmitted(m)
 	case err == nil && m.Notice:
 		// A notice leaves a record that it was typed: whoever ends its
 		// request again after a crash must not write it a second time.

@@ -39,6 +39,10 @@ type Agent struct {
 	// CompletionSeq is Herdr's completion_seq (0.9.3 and later; absent
 	// before): it steps when an idle transition ends completed work.
 	CompletionSeq OptionalSeq `json:"completion_seq"`
+	// HerdrName is the name Herdr holds when it is an alias (see
+	// [DisplayName]): Name is then the name without its suffix. "" for
+	// every other agent.
+	HerdrName string `json:"-"`
 }
 
 // OptionalSeq is a counter Herdr may leave out: the zero value is
@@ -92,6 +96,15 @@ func sessionOf(a Agent) string {
 		return ""
 	}
 	return a.Session.Source + "\x00" + a.Session.Value
+}
+
+
+// fromHerdr turns the name Herdr sent into the agent's name: an alias
+// a start chose ([DisplayName]) is known by the name it stands for.
+func (a *Agent) fromHerdr() {
+	if d := DisplayName(a.Name); d != a.Name {
+		a.HerdrName, a.Name = a.Name, d
+	}
 }
 
 // Pane is the part of Herdr's PaneInfo herdr-link uses.
@@ -176,24 +189,30 @@ func (h SocketHerdr) ListAgents(ctx context.Context) ([]Agent, error) {
 	if h.sizes != nil {
 		h.sizes.agents.Store(int64(len(r.Agents)))
 	}
+	for i := range r.Agents {
+		r.Agents[i].fromHerdr()
+	}
 	return r.Agents, nil
 }
 
 // GetAgent implements Herdr.
 func (h SocketHerdr) GetAgent(ctx context.Context, target string) (Agent, error) {
 	r, err := socket.Call[agentResult](ctx, h.Client, schema.MethodAgentGet, schema.ResultTypeAgentInfo, schema.AgentTarget{Target: target})
+	r.Agent.fromHerdr()
 	return r.Agent, err
 }
 
 // Prompt implements Herdr.
 func (h SocketHerdr) Prompt(ctx context.Context, target, text string) (Agent, error) {
 	r, err := socket.Call[agentResult](ctx, h.Client, schema.MethodAgentPrompt, schema.ResultTypeAgentPrompted, schema.AgentPromptParams{Target: target, Text: text})
+	r.Agent.fromHerdr()
 	return r.Agent, err
 }
 
 // Rename implements Herdr.
 func (h SocketHerdr) Rename(ctx context.Context, target, name string) (Agent, error) {
 	r, err := socket.Call[agentResult](ctx, h.Client, schema.MethodAgentRename, schema.ResultTypeAgentInfo, schema.AgentRenameParams{Target: target, Name: &name})
+	r.Agent.fromHerdr()
 	return r.Agent, err
 }
 

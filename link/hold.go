@@ -129,7 +129,7 @@ func (l *Link) sendIdle(ctx, hctx context.Context, s snapshot, target Agent, env
 		}
 		return l.holdRequest(s, target, env, text, req, "refused: busy")
 	}
-	l.afterTyping(rec, env, err)
+	l.afterTyping(rec, d, err)
 	if err != nil {
 		return SendResult{}, err
 	}

@@ -110,6 +110,10 @@ type Link struct {
 	// ready (DefaultStartTimeout when zero); StartPoll is the interval of
 	// its polls (100 ms when zero).
 	StartTimeout, StartPoll time.Duration
+	// StartLimit and StartWindow bound starts: at most StartLimit in any
+	// StartWindow (DefaultStartLimit, DefaultStartWindow when zero).
+	StartLimit  int
+	StartWindow time.Duration
 	// Outbox, when set, holds messages sent with WhenIdle that the target
 	// cannot take yet; [Link.Deliver] types them. nil: such a send fails.
 	Outbox *outbox.Store
@@ -138,6 +142,7 @@ type Link struct {
 	mu       sync.Mutex
 	inflight *bootCall
 	variants map[string]int // guarded by mu: startinput.go's round robin
+	starts   startRate      // guarded by mu: startlimit.go's window
 
 	// holdMu guards holds (delivery locks held in the background) and
 	// holdsDone (closed when holds drops to zero, for Wait).

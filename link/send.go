@@ -96,7 +96,7 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 		return SendResult{}, rerr
 	}
 	delivery, err := l.typeLocked(ctx, hctx, target, env, text, lease, rec)
-	l.afterTyping(rec, env, err)
+	l.afterTyping(rec, delivery, err)
 	if err != nil {
 		return SendResult{}, err
 	}
@@ -193,7 +193,7 @@ func (l *Link) acquire(hctx context.Context, target Agent) (Agent, Lease, error)
 	if err := lease.Begin(untilDeadline(hctx)); err != nil {
 		lease.Unlock()
 		l.log().Warn("delivery lease lost while this process was stopped; not typing", "pane_id", target.PaneID, "err", err)
-		return Agent{}, nil, newErr(SendFailed, detailBusy, err)
+		return Agent{}, nil, newErr(SendFailed, detailLeaseLost, err)
 	}
 	return target, lease, nil
 }

@@ -30,6 +30,8 @@ func heldOutcome(end string) string {
 		return outbox.OutcomeExpired
 	case outbox.EndCancelled:
 		return outbox.OutcomeCancelled
+	case outbox.EndNotSubmitted:
+		return outbox.OutcomeNotSubmitted
 	}
 	return outbox.OutcomeGone
 }
