@@ -98,7 +98,6 @@ func sessionOf(a Agent) string {
 	return a.Session.Source + "\x00" + a.Session.Value
 }
 
-
 // fromHerdr turns the name Herdr sent into the agent's name: an alias
 // a start chose ([DisplayName]) is known by the name it stands for.
 func (a *Agent) fromHerdr() {
