@@ -119,7 +119,7 @@ func TestUnusableLockFailsClosed(t *testing.T) {
 		f := newFake("claude", "idle")
 		l := &link.Link{Herdr: f, PaneID: "w1:p1", Locker: brokenLocker{}}
 		_, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
-		want := "SEND_FAILED: the delivery lock is unavailable (no directory private to this user); nothing was delivered, the operator log says why"
+		want := "SEND_FAILED: the delivery lock is unavailable: herdr-link found no directory private to this user (another user may have made the one it must use); nothing was delivered. The operator can see which directory failed which check with 'herdr-link outbox' and fix it (remove a directory another user made, or give this user a private /run/user directory or a home directory)"
 		if err == nil || err.Error() != want || f.prompts != 0 {
 			t.Fatalf("%v, %d prompts", err, f.prompts)
 		}

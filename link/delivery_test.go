@@ -3,11 +3,13 @@ package link_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/herdr-link/herdr-link/internal/panelock"
 	"github.com/herdr-link/herdr-link/link"
 )
 
@@ -325,5 +327,5 @@ func TestConfirmOccupantReplaced(t *testing.T) {
 type brokenLocker struct{}
 
 func (brokenLocker) Lock(context.Context, string, time.Duration) (link.Lease, error) {
-	return nil, errors.New("lock directory is not private")
+	return nil, fmt.Errorf("%w: /tmp/herdr-link-1000 is owned by another user", panelock.ErrUnsafeDir)
 }

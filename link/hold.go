@@ -180,17 +180,8 @@ func (l *Link) blocker(ctx context.Context, target *Agent) (string, error) {
 // queuedFor counts the messages held (or being typed) for the target of
 // lock key key, by any sender.
 func (l *Link) queuedFor(key string) (int, error) {
-	ents, err := l.Outbox.List()
-	if err != nil {
-		return 0, err
-	}
-	h, n := l.Outbox.KeyHash(key), 0
-	for _, e := range ents {
-		if e.Target == h && e.Held() {
-			n++
-		}
-	}
-	return n, nil
+	ents, err := l.Outbox.ListForTarget(l.Outbox.KeyHash(key))
+	return len(ents), err
 }
 
 // tryLock takes the target's delivery lock if it is free within
@@ -211,7 +202,7 @@ func (l *Link) tryLock(ctx context.Context, target Agent) (Lease, bool, error) {
 		return nil, false, nil
 	}
 	l.log().Error("delivery lock unusable; refusing to deliver unserialized", "err", err)
-	return nil, false, newErr(SendFailed, detailNoLock, err)
+	return nil, false, lockError(err)
 }
 
 // holdRequest holds the message, and records it as a request when it is
@@ -266,6 +257,9 @@ func (l *Link) outboxError(err error) error {
 		return newErr(SendFailed, detailFull, err)
 	}
 	l.log().Error("outbox unusable", "err", err)
+	if noSpace(err) {
+		return newErr(SendFailed, detailOutboxSpace, err)
+	}
 	return newErr(SendFailed, detailNoOutbox, err)
 }
 
@@ -283,23 +277,9 @@ func (l *Link) owed(from string) (held map[string]int, awaiting map[string][]str
 	if l.Outbox == nil {
 		return nil, nil
 	}
-	ents, err := l.Outbox.BySender(l.Outbox.KeyHash(from))
-	if err != nil || len(ents) == 0 {
+	held, awaiting, err := l.Outbox.CountsForSender(l.Outbox.KeyHash(from))
+	if err != nil {
 		return nil, nil
-	}
-	for _, e := range ents {
-		switch {
-		case e.Held():
-			if held == nil {
-				held = map[string]int{}
-			}
-			held[e.Target]++
-		case e.Pending():
-			if awaiting == nil {
-				awaiting = map[string][]string{}
-			}
-			awaiting[e.Target] = append(awaiting[e.Target], e.ID)
-		}
 	}
 	return held, awaiting
 }

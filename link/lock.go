@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/panelock"
@@ -111,7 +112,24 @@ func (l *Link) lockDelivery(ctx context.Context, target Agent) (Lease, error) {
 		return nil, newErr(SendFailed, detailBusy, errLockWait)
 	}
 	l.log().Error("delivery lock unusable; refusing to deliver unserialized", "err", err)
-	return nil, newErr(SendFailed, detailNoLock, err)
+	return nil, lockError(err)
+}
+
+// lockError is the error of a delivery lock that cannot be had: what the
+// operator must fix (a directory another user made, a full disk).
+func lockError(err error) *Error {
+	switch {
+	case noSpace(err):
+		return newErr(SendFailed, detailNoSpace, err)
+	case errors.Is(err, panelock.ErrUnsafeDir):
+		return newErr(SendFailed, detailNoLock, err)
+	}
+	return newErr(SendFailed, detailLockIO, err)
+}
+
+// noSpace reports a full disk or an exhausted quota.
+func noSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
 // untilDeadline is what is left of ctx's deadline (defaultLockWait plus

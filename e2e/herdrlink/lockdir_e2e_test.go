@@ -118,7 +118,7 @@ func TestPreemptedLockDirectory(t *testing.T) {
 					}
 					return
 				}
-				const want = "SEND_FAILED: the delivery lock is unavailable (no directory private to this user); nothing was delivered, the operator log says why"
+				const want = "SEND_FAILED: the delivery lock is unavailable: herdr-link found no directory private to this user (another user may have made the one it must use); nothing was delivered. The operator can see which directory failed which check with 'herdr-link outbox' and fix it (remove a directory another user made, or give this user a private /run/user directory or a home directory)"
 				for to, rs := range out {
 					for _, r := range rs {
 						if !r.isErr || r.text != want {

@@ -1,22 +1,117 @@
 package outbox
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+	"time"
+)
 
-// BenchmarkOwedLookup is what herdr_link_peers asks of the store on every
-// call: the caller's key hash and its entries (a stat of the directory
-// when its last listing can be reused).
-func BenchmarkOwedLookup(b *testing.B) {
-	st, err := Open(b.TempDir(), "bench")
+// benchStore is a store holding n entries (held messages and pending
+// requests, from 50 senders to 50 targets) besides two held messages
+// from "me" to "busy" (what the benchmarks look up: the same whatever n),
+// as process "a", with a second process's handle on it.
+func benchStore(b *testing.B, n int) (a, other *Store) {
+	b.Helper()
+	a, err := Open(b.TempDir(), "bench")
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := st.BySender("x"); err != nil {
+	a.MaxMessages, a.MaxPerTarget = 1<<20, 1<<20
+	b.Cleanup(a.Release)
+	for i := range 2 {
+		m := Message{ID: fmt.Sprintf("mine%d", i), To: "busy", From: "me", TargetKey: "term_busy", FromKey: "term_me", Expires: t0.Add(time.Hour), Text: "hello"}
+		if _, err := a.Add(m, t0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range n {
+		to, from := fmt.Sprintf("t%d", i%50), fmt.Sprintf("s%d", i%50)
+		m := Message{ID: fmt.Sprintf("m%d", i), To: to, From: from, TargetKey: "term_" + to, FromKey: "term_" + from,
+			Expires: t0.Add(time.Hour), Text: "a held message of about a hundred bytes, as a short request between agents is"}
+		if i%2 == 0 {
+			if _, err := a.Add(m, t0); err != nil {
+				b.Fatal(err)
+			}
+			continue
+		}
+		if _, err := a.AddRequest(Request{ID: m.ID, To: to, From: from, TargetKey: m.TargetKey, FromKey: m.FromKey, Expires: m.Expires}, t0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	other = &Store{Dir: a.Dir, scope: a.scope, MaxMessages: a.MaxMessages, MaxPerTarget: a.MaxPerTarget}
+	b.Cleanup(other.Release)
+	// Both have their index: what a running server has.
+	if _, err := other.List(); err != nil {
 		b.Fatal(err)
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := st.BySender(st.KeyHash("term_self")); err != nil {
-			b.Fatal(err)
+	return a, other
+}
+
+// The store's three hot operations, each at 0, 100 and 1,000 entries:
+// accepting a message (Add, then Done to keep the count), one sender's
+// listing (herdr_link_peers' held and awaiting_reply), a target's next
+// message (the courier). "after-change" runs the operation in a second
+// process right after the first accepted and removed a message, so that
+// it has the journal to read. Cost must stay flat as the entries grow:
+// compare ns/op across the sizes of one run.
+func BenchmarkStore(b *testing.B) {
+	for _, n := range []int{0, 100, 1000} {
+		b.Run(fmt.Sprintf("accept/entries=%d", n), func(b *testing.B) {
+			s, _ := benchStore(b, n)
+			m := Message{ID: "bench", To: "busy", From: "me", TargetKey: "term_busy", FromKey: "term_me", Expires: t0.Add(time.Hour), Text: "hello"}
+			b.ReportAllocs()
+			for b.Loop() {
+				am, err := s.Add(m, t0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.Done(am); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n), "entries")
+		})
+		for _, after := range []bool{false, true} {
+			suffix := ""
+			if after {
+				suffix = "/after-change"
+			}
+			b.Run(fmt.Sprintf("list-for-sender/entries=%d%s", n, suffix), func(b *testing.B) {
+				s, other := benchStore(b, n)
+				h := s.KeyHash("term_me")
+				m := Message{ID: "bench", To: "busy", From: "me", TargetKey: "term_busy", FromKey: "term_me", Expires: t0.Add(time.Hour), Text: "hello"}
+				b.ReportAllocs()
+				for b.Loop() {
+					if after {
+						b.StopTimer()
+						am, _ := s.Add(m, t0)
+						_ = s.Done(am)
+						b.StartTimer()
+					}
+					if _, _, err := other.CountsForSender(h); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(n), "entries")
+			})
+			b.Run(fmt.Sprintf("next-for-target/entries=%d%s", n, suffix), func(b *testing.B) {
+				s, other := benchStore(b, n)
+				h := s.KeyHash("term_busy")
+				m := Message{ID: "bench", To: "busy", From: "me", TargetKey: "term_busy", FromKey: "term_me", Expires: t0.Add(time.Hour), Text: "hello"}
+				b.ReportAllocs()
+				for b.Loop() {
+					if after {
+						b.StopTimer()
+						am, _ := s.Add(m, t0)
+						_ = s.Done(am)
+						b.StartTimer()
+					}
+					if _, _, err := other.NextForTarget(h); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(n), "entries")
+			})
 		}
 	}
 }

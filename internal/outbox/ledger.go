@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
@@ -68,10 +69,20 @@ func (r Request) Entry() Entry {
 	return Entry{Seq: r.Seq, Target: r.Target, Sender: r.Sender, Owner: r.Owner, ID: r.ID, State: r.State, name: r.name}
 }
 
-// AddRequest records r as pending, owned by this process.
+// AddRequest records r as pending, owned by this process. Request
+// records count towards MaxMessages with the held messages: when the
+// store is full, the oldest records of requests that have their outcome
+// (kept only for a late wait) make room, and with none left it is
+// [ErrFull].
 func (s *Store) AddRequest(r Request, now time.Time) (Request, error) {
+	if !validID(r.ID) {
+		return Request{}, fmt.Errorf("%w: %q", ErrBadID, r.ID)
+	}
 	tok, err := s.Token()
 	if err != nil {
+		return Request{}, err
+	}
+	if err := s.roomForRequest(r.ID); err != nil {
 		return Request{}, err
 	}
 	r.Target, r.Sender = s.KeyHash(r.TargetKey), s.KeyHash(r.FromKey)
@@ -85,7 +96,48 @@ func (s *Store) AddRequest(r Request, now time.Time) (Request, error) {
 	if err := s.writeNew(r.name, b); err != nil {
 		return Request{}, err
 	}
+	e := r.Entry()
+	e.size = int64(len(b))
+	s.note(nil, e)
 	return r, nil
+}
+
+// roomForRequest makes room for one more message, id, removing the
+// oldest answered request records if needed.
+func (s *Store) roomForRequest(id string) error {
+	s.mu.Lock()
+	if err := s.fresh(); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	over := len(s.x.live) - s.maxMessages() + 1
+	if s.x.live[id] {
+		over--
+	}
+	var answered []Entry
+	if over > 0 {
+		for n := range s.x.visible {
+			if e := s.x.byName[n]; e.State == StateAnswered {
+				answered = append(answered, e)
+			}
+		}
+	}
+	s.mu.Unlock()
+	if over <= 0 {
+		return nil
+	}
+	if len(answered) < over {
+		return &FullError{Limit: int64(s.maxMessages())}
+	}
+	slices.SortFunc(answered, byAcceptance)
+	var gone []string
+	for _, e := range answered[:over] {
+		if err := os.Remove(filepath.Join(s.Dir, e.name)); err == nil || errors.Is(err, fs.ErrNotExist) {
+			gone = append(gone, e.name)
+		}
+	}
+	s.note(gone)
+	return nil
 }
 
 // writeNew stores b as file name atomically: written to a temporary
@@ -111,16 +163,7 @@ func (s *Store) writeNew(name string, b []byte) error {
 
 // FindRequest returns the request record of message id.
 func (s *Store) FindRequest(id string) (Entry, error) {
-	ents, err := s.List()
-	if err != nil {
-		return Entry{}, err
-	}
-	for _, e := range ents {
-		if e.ID == id && e.IsRequest() {
-			return e, nil
-		}
-	}
-	return Entry{}, ErrNotFound
+	return s.byID(id, Entry.IsRequest)
 }
 
 // Request reads the request record of e.
@@ -137,36 +180,26 @@ func (s *Store) Request(e Entry) (Request, error) {
 }
 
 func (s *Store) openRecord(e Entry) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(s.Dir, e.name), os.O_RDWR, 0)
-	if errors.Is(err, fs.ErrNotExist) {
+	f, err := s.openEntry(e, os.O_RDWR)
+	if errors.Is(err, ErrNotFound) && e.State == StatePending {
 		// It may have moved to its outcome since the listing.
-		if e.State == StatePending {
-			e.State = StateAnswered
-			e.name = fileName(e.Seq, e.Target, e.Sender, e.Owner, e.ID, StateAnswered)
-			f, err = os.OpenFile(filepath.Join(s.Dir, e.name), os.O_RDWR, 0)
-		}
+		e.State = StateAnswered
+		e.name = fileName(e.Seq, e.Target, e.Sender, e.Owner, e.ID, StateAnswered)
+		f, err = s.openEntry(e, os.O_RDWR)
 	}
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("outbox: %w", err)
-	}
-	return f, nil
+	return f, err
 }
 
+// decodeRecord reads the record f of entry e (the caller holds its
+// flock); one that cannot be read is set aside as damaged.
 func (s *Store) decodeRecord(f *os.File, e Entry) (Request, error) {
-	st, err := f.Stat()
+	b, err := readBounded(f)
 	if err != nil {
-		return Request{}, fmt.Errorf("outbox: %w", err)
-	}
-	b := make([]byte, st.Size())
-	if _, err := f.ReadAt(b, 0); err != nil {
-		return Request{}, fmt.Errorf("outbox: %w", err)
+		return Request{}, s.damaged(e, err.Error())
 	}
 	var r Request
 	if err := jsonx.Unmarshal(b, &r); err != nil {
-		return Request{}, fmt.Errorf("outbox: request %s: %w", e.ID, err)
+		return Request{}, s.damaged(e, "not a request record: "+err.Error())
 	}
 	r.Owner, r.Target, r.Sender = e.Owner, e.Target, e.Sender
 	r.State = StatePending
@@ -250,10 +283,12 @@ func (s *Store) EndRequest(e Entry, outcome string, now time.Time, before func(R
 		return Request{}, false, err
 	}
 	to := fileName(r.Seq, r.Target, r.Sender, r.Owner, r.ID, StateAnswered)
-	if err := os.Rename(filepath.Join(s.Dir, r.name), filepath.Join(s.Dir, to)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	from := r.name
+	if err := os.Rename(filepath.Join(s.Dir, from), filepath.Join(s.Dir, to)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Request{}, false, fmt.Errorf("outbox: %w", err)
 	}
 	r.State, r.name = StateAnswered, to
+	s.note([]string{from}, r.Entry())
 	return r, true, nil
 }
 
@@ -264,5 +299,6 @@ func (s *Store) ForgetRequest(r Request) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("outbox: %w", err)
 	}
+	s.note([]string{r.name})
 	return nil
 }

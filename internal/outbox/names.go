@@ -2,11 +2,8 @@ package outbox
 
 import (
 	"fmt"
-	"os"
-	"slices"
 	"strconv"
 	"strings"
-	"time"
 )
 
 func fileName(seq int64, target, sender, owner, id string, state byte) string {
@@ -88,93 +85,6 @@ func isHex(s string) bool {
 		}
 	}
 	return true
-}
-
-// List returns every entry (held messages and requests) in acceptance
-// order. A message id found both ended and held or typing (a crash
-// between the two steps of ending it) is listed ended only. The slice is
-// shared: callers must not modify it.
-func (s *Store) List() ([]Entry, error) {
-	sn, err := s.snapshot()
-	if err != nil {
-		return nil, err
-	}
-	return sn.ents, nil
-}
-
-// BySender returns the entries whose sender hash is h, in acceptance
-// order (shared, read-only).
-func (s *Store) BySender(h string) ([]Entry, error) {
-	sn, err := s.snapshot()
-	if err != nil {
-		return nil, err
-	}
-	return sn.bySender[h], nil
-}
-
-// snap is one listing of the store's directory, with its indexes.
-type snap struct {
-	mtime    time.Time
-	taken    time.Time // when the listing was read
-	ents     []Entry
-	bySender map[string][]Entry
-}
-
-// cacheAfter is how long after the directory's last change a listing
-// must have been taken to be reused while the directory's modification
-// time stays the same: a change within the file system's timestamp
-// granularity (a few milliseconds) of the listing could leave that time
-// unchanged.
-const cacheAfter = 50 * time.Millisecond
-
-// snapshot lists the directory, or reuses the last listing when the
-// directory has not changed since (its modification time is the same,
-// and the listing was taken over cacheAfter after it). A large store costs
-// a stat per call then.
-func (s *Store) snapshot() (*snap, error) {
-	st, err := os.Stat(s.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("outbox: %w", err)
-	}
-	mt := st.ModTime()
-	s.mu.Lock()
-	c := s.cache
-	s.mu.Unlock()
-	if c != nil && c.mtime.Equal(mt) && c.taken.Sub(mt) > cacheAfter {
-		return c, nil
-	}
-	taken := time.Now()
-	d, err := os.ReadDir(s.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("outbox: %w", err)
-	}
-	out := make([]Entry, 0, len(d))
-	ended := map[string]bool{}
-	for _, de := range d {
-		e, ok := parseName(de.Name())
-		if !ok {
-			continue
-		}
-		if e.State == StateEnded {
-			ended[e.ID] = true
-		}
-		out = append(out, e)
-	}
-	out = slices.DeleteFunc(out, func(e Entry) bool { return e.Held() && ended[e.ID] })
-	slices.SortFunc(out, func(a, b Entry) int {
-		if a.Seq != b.Seq {
-			return cmpInt(a.Seq, b.Seq)
-		}
-		return strings.Compare(a.name, b.name)
-	})
-	sn := &snap{mtime: mt, taken: taken, ents: out, bySender: map[string][]Entry{}}
-	for _, e := range out {
-		sn.bySender[e.Sender] = append(sn.bySender[e.Sender], e)
-	}
-	s.mu.Lock()
-	s.cache = sn
-	s.mu.Unlock()
-	return sn, nil
 }
 
 func cmpInt(a, b int64) int {

@@ -37,6 +37,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -137,6 +138,7 @@ type Entry struct {
 	ID     string
 	State  byte
 	name   string
+	size   int64 // of a held or typing file, for MaxBytes
 }
 
 // Store is the outbox of one Herdr server. Open makes one.
@@ -155,7 +157,23 @@ type Store struct {
 	alive   *os.File // the owner file's flock, held for the process's life
 	ownPath string   // the owner file's path
 	lastSeq int64
-	cache   *snap
+
+	// The index (index.go): x is nil until the first look; j is the
+	// journal, read up to joff; mtime the directory's modification time
+	// the index accounts for; built when it was last listed.
+	x     *index
+	j     *os.File
+	joff  int64
+	mtime time.Time
+	built time.Time
+	// journalMax overrides the journal's size bound (tests).
+	journalMax int64
+
+	// Log, when set, receives one line per damaged record set aside.
+	Log *slog.Logger
+	// scopeOf, when set (NoteSocket), lets Prune remove the stores of
+	// sockets that are gone.
+	scopeOf func(string) string
 }
 
 // Open returns the store of the Herdr server scope (an opaque identity:
@@ -240,8 +258,11 @@ func (e *FullError) Error() string {
 func (e *FullError) Is(target error) bool { return target == ErrFull }
 
 // Add stores m as held, owned by this process, and returns it with its
-// index fields set. The bounds are checked first (a store shared by
-// processes may briefly exceed them by what is added concurrently).
+// index fields set. The bounds are checked first, from the index (a
+// store shared by processes may briefly exceed them by what is added
+// concurrently): MaxPerTarget held messages per target, MaxMessages
+// messages (held, or tracked as requests: a held request counts once)
+// and MaxBytes of held files in the store.
 func (s *Store) Add(m Message, now time.Time) (Message, error) {
 	if !validID(m.ID) {
 		return Message{}, fmt.Errorf("%w: %q", ErrBadID, m.ID)
@@ -250,31 +271,23 @@ func (s *Store) Add(m Message, now time.Time) (Message, error) {
 	if err != nil {
 		return Message{}, err
 	}
-	ents, err := s.List()
-	if err != nil {
+	m.Target, m.Sender = s.KeyHash(m.TargetKey), s.KeyHash(m.FromKey)
+	s.mu.Lock()
+	if err := s.fresh(); err != nil {
+		s.mu.Unlock()
 		return Message{}, err
 	}
-	m.Target, m.Sender = s.KeyHash(m.TargetKey), s.KeyHash(m.FromKey)
-	held, perTarget := 0, 0
-	var bytes int64
-	for _, e := range ents {
-		if !e.Held() {
-			continue
-		}
-		held++
-		if e.Target == m.Target {
-			perTarget++
-		}
-		if info, err := os.Stat(filepath.Join(s.Dir, e.name)); err == nil {
-			bytes += info.Size()
-		}
+	perTarget, live, bytes := len(s.x.byTarget[m.Target]), len(s.x.live), s.x.bytes
+	if s.x.live[m.ID] {
+		live-- // its request record counts it already
 	}
+	s.mu.Unlock()
 	switch {
 	case m.Notice:
 		// Notices are small and bounded by the requests they are about.
 	case perTarget >= s.maxPerTarget():
 		return Message{}, &FullError{Target: true, Limit: int64(s.maxPerTarget())}
-	case held >= s.maxMessages():
+	case live >= s.maxMessages():
 		return Message{}, &FullError{Limit: int64(s.maxMessages())}
 	case bytes+int64(len(m.Text)) > s.maxBytes():
 		return Message{}, &FullError{Limit: s.maxBytes()}
@@ -283,33 +296,53 @@ func (s *Store) Add(m Message, now time.Time) (Message, error) {
 	m.Accepted = now
 	m.Owner, m.State = tok, StateHeld
 	m.name = fileName(m.Seq, m.Target, m.Sender, m.Owner, m.ID, StateHeld)
-	if err := s.write(m.name, m); err != nil {
+	n, err := s.write(m.name, m)
+	if err != nil {
 		return Message{}, err
 	}
+	s.note(nil, m.entry(n))
 	return m, nil
 }
 
-// write stores m under name atomically (see writeNew).
-func (s *Store) write(name string, m Message) error {
-	b, err := jsonx.Marshal(m)
-	if err != nil {
-		return fmt.Errorf("outbox: %w", err)
-	}
-	return s.writeNew(name, b)
+// entry is the index entry of m, whose file has size bytes.
+func (m Message) entry(size int64) Entry {
+	return Entry{Seq: m.Seq, Target: m.Target, Sender: m.Sender, Owner: m.Owner, ID: m.ID, State: m.State, name: m.name, size: size}
 }
 
-// Read returns the message of entry e with its content.
-func (s *Store) Read(e Entry) (Message, error) {
-	b, err := os.ReadFile(filepath.Join(s.Dir, e.name))
-	if errors.Is(err, fs.ErrNotExist) {
-		return Message{}, ErrNotFound
-	}
+// note records in the index and the journal that the files gone went
+// and those of added appeared.
+func (s *Store) note(gone []string, added ...Entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.changed(gone, added...)
+}
+
+// write stores m under name atomically (see writeNew) and returns the
+// file's size.
+func (s *Store) write(name string, m Message) (int64, error) {
+	b, err := jsonx.Marshal(m)
 	if err != nil {
-		return Message{}, fmt.Errorf("outbox: %w", err)
+		return 0, fmt.Errorf("outbox: %w", err)
+	}
+	return int64(len(b)), s.writeNew(name, b)
+}
+
+// Read returns the message of entry e with its content. A record that
+// cannot be one (a link, not a regular file, over MaxRecordBytes, not
+// JSON) is set aside as damaged: [ErrDamaged].
+func (s *Store) Read(e Entry) (Message, error) {
+	f, err := s.openEntry(e, os.O_RDONLY)
+	if err != nil {
+		return Message{}, err
+	}
+	defer f.Close()
+	b, err := readBounded(f)
+	if err != nil {
+		return Message{}, s.damaged(e, err.Error())
 	}
 	var m Message
 	if err := jsonx.Unmarshal(b, &m); err != nil {
-		return Message{}, fmt.Errorf("outbox: record %s: %w", e.ID, err)
+		return Message{}, s.damaged(e, "not a record: "+err.Error())
 	}
 	m.State, m.Owner, m.Target, m.Sender, m.name = e.State, e.Owner, e.Target, e.Sender, e.name
 	return m, nil
@@ -322,15 +355,7 @@ func (s *Store) Claim(m *Message) error {
 	if m.State != StateHeld {
 		return fmt.Errorf("outbox: claim of a message in state %c", m.State)
 	}
-	name := fileName(m.Seq, m.Target, m.Sender, m.Owner, m.ID, StateTyping)
-	if err := os.Rename(filepath.Join(s.Dir, m.name), filepath.Join(s.Dir, name)); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return ErrNotFound
-		}
-		return fmt.Errorf("outbox: claim: %w", err)
-	}
-	m.name, m.State = name, StateTyping
-	return nil
+	return s.move(m, StateTyping, "claim")
 }
 
 // Unclaim moves a claimed message back to held: Herdr refused it before
@@ -339,11 +364,26 @@ func (s *Store) Unclaim(m *Message) error {
 	if m.State != StateTyping {
 		return fmt.Errorf("outbox: unclaim of a message in state %c", m.State)
 	}
-	name := fileName(m.Seq, m.Target, m.Sender, m.Owner, m.ID, StateHeld)
-	if err := os.Rename(filepath.Join(s.Dir, m.name), filepath.Join(s.Dir, name)); err != nil {
-		return fmt.Errorf("outbox: unclaim: %w", err)
+	return s.move(m, StateHeld, "unclaim")
+}
+
+// move renames m's file to state st.
+func (s *Store) move(m *Message, st byte, what string) error {
+	old := m.name
+	name := fileName(m.Seq, m.Target, m.Sender, m.Owner, m.ID, st)
+	if err := os.Rename(filepath.Join(s.Dir, old), filepath.Join(s.Dir, name)); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			s.note([]string{old})
+			return ErrNotFound
+		}
+		return fmt.Errorf("outbox: %s: %w", what, err)
 	}
-	m.name, m.State = name, StateHeld
+	size := int64(-1)
+	if info, err := os.Lstat(filepath.Join(s.Dir, name)); err == nil {
+		size = info.Size()
+	}
+	m.name, m.State = name, st
+	s.note([]string{old}, m.entry(max(size, 0)))
 	return nil
 }
 
@@ -353,6 +393,7 @@ func (s *Store) Done(m Message) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("outbox: %w", err)
 	}
+	s.note([]string{m.name})
 	return nil
 }
 
@@ -362,13 +403,16 @@ func (s *Store) Done(m Message) error {
 func (s *Store) End(m Message, why string, now time.Time) error {
 	old := m.name
 	m.End, m.Ended, m.Text = why, now, ""
-	name := fileName(m.Seq, m.Target, m.Sender, m.Owner, m.ID, StateEnded)
-	if err := s.write(name, m); err != nil {
+	m.name, m.State = fileName(m.Seq, m.Target, m.Sender, m.Owner, m.ID, StateEnded), StateEnded
+	n, err := s.write(m.name, m)
+	if err != nil {
 		return err
 	}
+	s.note(nil, m.entry(n))
 	if err := os.Remove(filepath.Join(s.Dir, old)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("outbox: %w", err)
 	}
+	s.note([]string{old})
 	return nil
 }
 
@@ -380,30 +424,25 @@ func (s *Store) Forget(e Entry) error {
 	if e.State != StateEnded {
 		return fmt.Errorf("outbox: forget of a message in state %c", e.State)
 	}
+	var gone []string
+	defer func() { s.note(gone) }()
 	for _, st := range []byte{StateHeld, StateTyping} {
-		p := filepath.Join(s.Dir, fileName(e.Seq, e.Target, e.Sender, e.Owner, e.ID, st))
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		n := fileName(e.Seq, e.Target, e.Sender, e.Owner, e.ID, st)
+		if err := os.Remove(filepath.Join(s.Dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("outbox: %w", err)
 		}
+		gone = append(gone, n)
 	}
 	err := os.Remove(filepath.Join(s.Dir, e.name))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("outbox: %w", err)
 	}
+	gone = append(gone, e.name)
 	return nil
 }
 
 // Find returns the entry of held message id, in whatever state (not its
 // request record: see FindRequest).
 func (s *Store) Find(id string) (Entry, error) {
-	ents, err := s.List()
-	if err != nil {
-		return Entry{}, err
-	}
-	for _, e := range ents {
-		if e.ID == id && !e.IsRequest() {
-			return e, nil
-		}
-	}
-	return Entry{}, ErrNotFound
+	return s.byID(id, func(e Entry) bool { return !e.IsRequest() })
 }

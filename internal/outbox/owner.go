@@ -29,7 +29,8 @@ func (s *Store) Token() (string, error) {
 
 // Release gives up this process's ownership: its held messages are then
 // delivered by any other process serving the same Herdr (and by this
-// one, as orphans). Tests call it to play a crash.
+// one, as orphans), and closes the journal. Tests call it to play a
+// crash.
 func (s *Store) Release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -37,6 +38,11 @@ func (s *Store) Release() {
 		s.alive.Close()
 		_ = os.Remove(s.ownPath)
 		s.alive, s.token, s.ownPath = nil, "", ""
+	}
+	if s.j != nil {
+		// The index goes with it; a later look lists the directory again.
+		s.j.Close()
+		s.j, s.x = nil, nil
 	}
 }
 

@@ -113,3 +113,19 @@ func lockWithin(f *os.File, how, tries int) error {
 		time.Sleep(lockPause)
 	}
 }
+
+// openSafe opens a store file without following a link, and without
+// waiting for a writer when it is a FIFO (its type is checked next).
+const openSafe = syscall.O_NOFOLLOW | syscall.O_NONBLOCK | syscall.O_CLOEXEC
+
+// lockJournal takes the journal's flock (exclusive when excl), trying
+// tries times.
+func lockJournal(f *os.File, excl bool, tries int) error {
+	how := syscall.LOCK_SH
+	if excl {
+		how = syscall.LOCK_EX
+	}
+	return lockWithin(f, how, tries)
+}
+
+func unlock(f *os.File) { _ = flock(f, syscall.LOCK_UN) }

@@ -1,10 +1,26 @@
 package outbox
 
 import (
+	"errors"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+)
+
+// Bounds of Prune.
+const (
+	// damagedTTL is how long a damaged file set aside stays for the
+	// operator's listing.
+	damagedTTL = 24 * time.Hour
+	// legacyTTL: a store without a socket file (made by an older
+	// herdr-link) whose owners are all gone is removed once it has not
+	// changed for that long.
+	legacyTTL = 24 * time.Hour
+	// socketFile names the file of a store that holds its socket's path.
+	socketFile = "socket"
 )
 
 // Prune removes ended records older than EndedTTL, temporary files left
@@ -12,7 +28,10 @@ import (
 // the held or typing file of a message that also has an ended record (a
 // crash between the two steps of End): that file is finished off before
 // its ended record can expire, so that the message never shows held
-// again.
+// again. It removes damaged files after damagedTTL, and (once
+// [Store.NoteSocket] was called) the stores beside this one whose socket
+// is gone and that no live process owns. The index is rebuilt from its
+// listing.
 func (s *Store) Prune(now time.Time) {
 	d, err := os.ReadDir(s.Dir)
 	if err != nil {
@@ -24,12 +43,17 @@ func (s *Store) Prune(now time.Time) {
 			ended[e.ID] = true
 		}
 	}
+	var gone []string
 	for _, de := range d {
 		name := de.Name()
 		p := filepath.Join(s.Dir, name)
+		old := func(ttl time.Duration) bool {
+			info, err := de.Info()
+			return err == nil && now.Sub(info.ModTime()) > ttl
+		}
 		switch {
 		case strings.HasPrefix(name, ".tmp-"):
-			if info, err := de.Info(); err == nil && now.Sub(info.ModTime()) > time.Minute {
+			if old(time.Minute) {
 				os.Remove(p)
 			}
 		case strings.HasPrefix(name, "owner."):
@@ -37,17 +61,118 @@ func (s *Store) Prune(now time.Time) {
 			if !s.OwnerAlive(tok) {
 				removeOwner(p)
 			}
+		case strings.HasSuffix(name, damagedSuffix):
+			if old(damagedTTL) {
+				os.Remove(p)
+			}
 		default:
 			e, ok := parseName(name)
 			switch {
 			case !ok:
 			case e.Held() && ended[e.ID]:
 				os.Remove(p)
+				gone = append(gone, name)
 			case e.State == StateEnded || e.State == StateAnswered:
-				if info, err := de.Info(); err == nil && now.Sub(info.ModTime()) > EndedTTL {
+				if old(EndedTTL) {
 					os.Remove(p)
+					gone = append(gone, name)
 				}
 			}
 		}
 	}
+	s.mu.Lock()
+	if len(gone) > 0 {
+		s.changed(gone)
+	}
+	_ = s.rebuild()
+	scopeOf := s.scopeOf
+	s.mu.Unlock()
+	if scopeOf != nil {
+		s.pruneStores(now, scopeOf)
+	}
+}
+
+// NoteSocket records the path of this store's Herdr socket in it, and
+// lets Prune remove the stores beside it whose socket is gone: scopeOf
+// gives a socket path's identity, as the scope given to [Open].
+func (s *Store) NoteSocket(path string, scopeOf func(string) string) error {
+	s.mu.Lock()
+	s.scopeOf = scopeOf
+	s.mu.Unlock()
+	if b, err := readSmall(filepath.Join(s.Dir, socketFile)); err == nil && string(b) == path {
+		return nil
+	}
+	return s.writeNew(socketFile, []byte(path))
+}
+
+// readSmall reads a small regular file of this user without following a
+// link or waiting on a FIFO.
+func readSmall(p string) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|openSafe, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() || !ownedByMe(st) || st.Size() > 64<<10 {
+		return nil, errors.New("outbox: not a small regular file of this user")
+	}
+	return io.ReadAll(io.LimitReader(f, 64<<10))
+}
+
+// pruneStores removes the stores beside s whose socket (as their socket
+// file names it) is gone or is another server's now, and that no live
+// process owns: what they hold was for panes that are gone.
+func (s *Store) pruneStores(now time.Time, scopeOf func(string) string) {
+	base := filepath.Dir(s.Dir)
+	d, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, de := range d {
+		name := de.Name()
+		if name == filepath.Base(s.Dir) || !isStoreName(name) {
+			continue
+		}
+		dir := filepath.Join(base, name)
+		st, err := os.Lstat(dir)
+		if err != nil || !st.IsDir() || !ownedByMe(st) {
+			continue
+		}
+		if b, err := readSmall(filepath.Join(dir, socketFile)); err == nil {
+			if dirName(scopeOf(string(b))) == name {
+				continue // its socket is there, the same server's
+			}
+		} else if !errors.Is(err, fs.ErrNotExist) || now.Sub(st.ModTime()) < legacyTTL {
+			continue
+		}
+		if ownedLive(dir) {
+			continue
+		}
+		_ = os.RemoveAll(dir)
+	}
+}
+
+// isStoreName reports whether name is a store directory's name.
+func isStoreName(name string) bool {
+	h, ok := strings.CutPrefix(name, "outbox-")
+	return ok && len(h) == 16 && isHex(h)
+}
+
+// ownedLive reports whether a live process owns the store dir (holds one
+// of its owner files); an unreadable store counts as owned.
+func ownedLive(dir string) bool {
+	d, err := os.ReadDir(dir)
+	if err != nil {
+		return true
+	}
+	for _, de := range d {
+		if strings.HasPrefix(de.Name(), "owner.") && ownerHeld(filepath.Join(dir, de.Name())) {
+			return true
+		}
+	}
+	return false
 }

@@ -34,7 +34,7 @@ func TestEndCutShort(t *testing.T) {
 				// End's first step only.
 				ended := m
 				ended.End, ended.Ended, ended.Text = EndCancelled, t0, ""
-				if err := s.write(fileName(m.Seq, m.Target, m.Sender, m.Owner, m.ID, StateEnded), ended); err != nil {
+				if _, err := s.write(fileName(m.Seq, m.Target, m.Sender, m.Owner, m.ID, StateEnded), ended); err != nil {
 					t.Fatal(err)
 				}
 				if got := ids(list(t, s)); got != "m/e other/h m/q" {

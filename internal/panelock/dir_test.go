@@ -158,3 +158,31 @@ func TestLockDirRule(t *testing.T) {
 		})
 	}
 }
+
+// A ~/.local the user made a link into another user's world-writable
+// directory is refused before anything is created there: no "state" is
+// left in the other user's directory.
+func TestLockDirCreatesNothingThroughAnUncheckedLink(t *testing.T) {
+	for _, mode := range []os.FileMode{0o777, 0o777 | os.ModeSticky} {
+		t.Run(mode.String(), func(t *testing.T) {
+			r, base := fakeRoots(t, true)
+			home, _ := r.Home(r.UID)
+			theirs := filepath.Join(base, "theirs")
+			mkdir(t, theirs, 0o700)
+			chownOther(t, theirs)
+			if err := os.Chmod(theirs, mode); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(theirs, filepath.Join(home, ".local")); err != nil {
+				t.Fatal(err)
+			}
+			dir, err := (&Locker{Scope: "s", Roots: r}).DirPath()
+			if !errors.Is(err, ErrUnsafeDir) {
+				t.Fatalf("DirPath = %s, %v; want ErrUnsafeDir", dir, err)
+			}
+			if ents, _ := os.ReadDir(theirs); len(ents) != 0 {
+				t.Errorf("created in the other user's directory: %v", ents)
+			}
+		})
+	}
+}

@@ -91,25 +91,43 @@ func homeOf(r *Roots) (string, bool) {
 	return home, err == nil && st.IsDir()
 }
 
-// homeDir makes and checks <home>/.local/state/herdr-link.
+// homeDir makes and checks <home>/.local/state/herdr-link. Each
+// component is created only under a parent already checked: the user may
+// have made ~/.local or ~/.local/state a link, which is followed and
+// checked (and that path used from there on) before anything is created
+// in it.
 func homeDir(home string, uid int) (string, error) {
-	state := filepath.Join(home, ".local", "state")
-	for _, d := range []string{filepath.Join(home, ".local"), state} {
-		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-			return "", fmt.Errorf("%w: create %s: %v", ErrUnsafeDir, d, err)
-		}
-	}
-	// The user may have made ~/.local or ~/.local/state a link: check
-	// where it leads, and use that path from here on.
-	real, err := filepath.EvalSymlinks(state)
-	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrUnsafeDir, err)
-	}
-	if err := checkChain(real, uid); err != nil {
+	if err := checkChain(home, uid); err != nil {
 		return "", err
 	}
-	dir := filepath.Join(real, "herdr-link")
+	parent := home
+	for _, name := range []string{".local", "state"} {
+		d := filepath.Join(parent, name)
+		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return "", createErr(d, err)
+		}
+		real, err := filepath.EvalSymlinks(d)
+		if err != nil {
+			return "", fmt.Errorf("%w: %v", ErrUnsafeDir, err)
+		}
+		if err := checkChain(real, uid); err != nil {
+			return "", err
+		}
+		parent = real
+	}
+	dir := filepath.Join(parent, "herdr-link")
 	return dir, ensureLeaf(dir, uid)
+}
+
+// createErr is the error of creating directory d: [ErrUnsafeDir] when
+// permission was refused (someone else's directory is in the way); the
+// system's error itself otherwise (a full disk, a read-only file system),
+// which says what the operator must fix.
+func createErr(d string, err error) error {
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("%w: create %s: %v", ErrUnsafeDir, d, err)
+	}
+	return fmt.Errorf("panelock: create %s: %w", d, err)
 }
 
 // checkChain checks every component of the directory dir, from the root
@@ -151,7 +169,7 @@ func ensureLeaf(dir string, uid int) error {
 		return err
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%w: create %s: %v", ErrUnsafeDir, dir, err)
+		return createErr(dir, err)
 	}
 	st, err := os.Lstat(dir)
 	switch {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -23,14 +24,20 @@ last ten minutes, in the outbox of this Herdr socket (HERDR_SOCKET_PATH, else th
 socket of HERDR_SESSION or of the default session). The outbox is shared by
 every herdr-link of this user serving that Herdr.
 
-columns: ID, FROM → TO (agent names), STATE (held, typing, ended), AGE
-(since it was accepted), EXPIRES IN (held only), BYTES (of what is typed),
-END (why an ended message was not typed: expired, gone, cancelled,
-maybe_delivered).
+columns: ID, FROM → TO (agent names), STATE (held, typing, ended,
+damaged), AGE (since it was accepted), EXPIRES IN (held only), BYTES (of
+what is typed), END (why an ended message was not typed: expired, gone,
+cancelled, maybe_delivered).
+
+A damaged entry is a store file that cannot be a record (a link, not a
+regular file, too large, not a record's JSON): it was set aside, is never
+typed, and is listed with what its name shows (FROM → TO unknown, BYTES
+its size) until it is removed or a day has passed.
 
 'herdr-link outbox cancel ID...' (or --all) cancels held messages: each is
 ended as cancelled, never typed, while holding its target's delivery lock
-(so never while it is being typed). A message being typed is refused.
+(so never while it is being typed). A message being typed is refused. A
+damaged entry is removed.
 Exit status: 0 done, 1 a message could not be listed or cancelled, 2 misuse.`
 
 const outboxCancelUsage = `Cancels held messages of this Herdr socket's outbox (see 'herdr-link outbox
@@ -70,7 +77,7 @@ func (c outboxConfig) run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "herdr-link outbox:", err)
 		return 1
 	}
-	rows, err := c.rows(st)
+	rows, err := c.rows(st, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "herdr-link outbox:", err)
 		return 1
@@ -140,6 +147,10 @@ type outboxItem struct {
 
 func stateName(s byte) string {
 	switch s {
+	case outbox.StatePending:
+		return "request"
+	case outbox.StateAnswered:
+		return "request ended"
 	case outbox.StateHeld:
 		return "held"
 	case outbox.StateTyping:
@@ -150,9 +161,10 @@ func stateName(s byte) string {
 	return string(s)
 }
 
-// rows reads every message of st, in acceptance order; a message that
-// went away while it was read (typed, say) is left out.
-func (c outboxConfig) rows(st *outbox.Store) ([]outboxItem, error) {
+// rows reads every message of st, in acceptance order, then the damaged
+// entries; a message that went away while it was read (typed, say) is
+// left out, and one found damaged is listed as such.
+func (c outboxConfig) rows(st *outbox.Store, stderr io.Writer) ([]outboxItem, error) {
 	ents, err := st.List()
 	if err != nil {
 		return nil, err
@@ -160,11 +172,20 @@ func (c outboxConfig) rows(st *outbox.Store) ([]outboxItem, error) {
 	rows := []outboxItem{}
 	alive := map[string]bool{}
 	for _, e := range ents {
-		if !e.Held() && e.State != outbox.StateEnded {
-			continue // a request's record: its message is listed by its own entry
+		if e.IsRequest() {
+			// A request's record: its message is listed by its own entry;
+			// reading it sets it aside if it is damaged.
+			if _, err := st.Request(e); errors.Is(err, outbox.ErrDamaged) {
+				fmt.Fprintln(stderr, "herdr-link outbox:", err)
+			}
+			continue
 		}
 		m, err := st.Read(e)
 		if errors.Is(err, outbox.ErrNotFound) {
+			continue
+		}
+		if errors.Is(err, outbox.ErrDamaged) {
+			fmt.Fprintln(stderr, "herdr-link outbox:", err)
 			continue
 		}
 		if err != nil {
@@ -178,8 +199,19 @@ func (c outboxConfig) rows(st *outbox.Store) ([]outboxItem, error) {
 		rows = append(rows, outboxItem{ID: m.ID, From: m.From, To: m.To, ToPane: m.PaneID, State: stateName(e.State),
 			Accepted: m.Accepted.UTC(), Expires: m.Expires.UTC(), Bytes: len(m.Text), End: m.End, Ended: m.Ended.UTC(), OwnerAlive: ok})
 	}
+	damaged, err := st.Damaged()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range damaged {
+		rows = append(rows, outboxItem{ID: d.ID, From: "?", To: "?", State: stateDamaged, Accepted: d.Accepted.UTC(),
+			Bytes: int(min(d.Size, 1<<40)), End: "damaged (was " + stateName(d.State) + ")"})
+	}
 	return rows, nil
 }
+
+// stateDamaged is the listing's state of a damaged entry.
+const stateDamaged = "damaged"
 
 func printRows(w io.Writer, rows []outboxItem, now time.Time) {
 	if len(rows) == 0 {
@@ -190,7 +222,10 @@ func printRows(w io.Writer, rows []outboxItem, now time.Time) {
 	fmt.Fprintln(tw, "ID\tFROM → TO\tSTATE\tAGE\tEXPIRES IN\tBYTES\tEND")
 	for _, r := range rows {
 		exp, bytes := "-", "-"
-		if r.State != "ended" {
+		if r.State == stateDamaged {
+			bytes = fmt.Sprint(r.Bytes)
+		}
+		if r.State != "ended" && r.State != stateDamaged {
 			exp, bytes = "expired", fmt.Sprint(r.Bytes)
 			if d := r.Expires.Sub(now); d > 0 {
 				exp = shortDuration(d)
@@ -232,7 +267,7 @@ type cancelOutcome struct {
 	ID     string `json:"id"`
 	From   string `json:"from,omitempty"`
 	To     string `json:"to,omitempty"`
-	Result string `json:"result"` // cancelled, or refused
+	Result string `json:"result"` // cancelled, removed (a damaged entry), or refused
 	Reason string `json:"reason,omitempty"`
 }
 
@@ -273,13 +308,17 @@ func (c outboxConfig) cancel(args []string, stdout, stderr io.Writer) int {
 				ids = append(ids, e.ID)
 			}
 		}
+		if ids, err = withDamaged(st, ids); err != nil {
+			fmt.Fprintln(stderr, "herdr-link outbox cancel:", err)
+			return 1
+		}
 	}
 	pl := c.locker(sock)
 	outcomes := []cancelOutcome{}
 	code := 0
 	for _, id := range ids {
-		o := c.cancelOne(st, pl, id, *wait)
-		if o.Result != "cancelled" && !(*all && o.Reason == reasonGone) {
+		o := removeDamaged(st, c.cancelOne(st, pl, id, *wait))
+		if o.Result == "refused" && !(*all && o.Reason == reasonGone) {
 			code = 1
 		}
 		outcomes = append(outcomes, o)
@@ -301,10 +340,48 @@ func (c outboxConfig) cancel(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "cancelled %s (%s → %s)\n", o.ID, o.From, o.To)
 			continue
 		}
+		if o.Result == resultRemoved {
+			fmt.Fprintf(stdout, "removed %s (damaged)\n", o.ID)
+			continue
+		}
 		fmt.Fprintf(stderr, "herdr-link outbox cancel: %s: %s\n", o.ID, o.Reason)
 	}
 	return code
 }
+
+// withDamaged adds to ids those of the damaged entries of st.
+func withDamaged(st *outbox.Store, ids []string) ([]string, error) {
+	damaged, err := st.Damaged()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range damaged {
+		if !slices.Contains(ids, d.ID) {
+			ids = append(ids, d.ID)
+		}
+	}
+	return ids, nil
+}
+
+// removeDamaged removes the damaged entries of o's message: when no held
+// message of that id was found, they are what the operator named (and
+// nothing can type them); after a cancel, leftovers of the same id.
+func removeDamaged(st *outbox.Store, o cancelOutcome) cancelOutcome {
+	switch {
+	case o.Result == "refused" && o.Reason == reasonGone:
+		if n, err := st.RemoveDamaged(o.ID); err != nil {
+			o.Reason = err.Error()
+		} else if n > 0 {
+			o = cancelOutcome{ID: o.ID, Result: resultRemoved}
+		}
+	case o.Result == "cancelled":
+		_, _ = st.RemoveDamaged(o.ID)
+	}
+	return o
+}
+
+// resultRemoved: a damaged entry was removed.
+const resultRemoved = "removed"
 
 // Why a cancel did not cancel.
 const (
@@ -375,8 +452,8 @@ func heldMessage(st *outbox.Store, id string) (outbox.Message, string) {
 		return outbox.Message{}, "already ended (" + m.End + ")"
 	}
 	m, err := st.Read(e)
-	if errors.Is(err, outbox.ErrNotFound) {
-		return outbox.Message{}, reasonGone
+	if errors.Is(err, outbox.ErrNotFound) || errors.Is(err, outbox.ErrDamaged) {
+		return outbox.Message{}, reasonGone // a damaged one is removed by the caller
 	}
 	if err != nil {
 		return outbox.Message{}, err.Error()

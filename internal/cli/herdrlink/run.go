@@ -324,8 +324,16 @@ func openOutbox(pl *panelock.Locker, log *slog.Logger) *outbox.Store {
 		log.Error("no outbox: messages to a busy agent cannot wait", "err", err)
 		return nil
 	}
+	st.Log = log
+	if err := st.NoteSocket(pl.Scope, socketScope); err != nil {
+		log.Warn("outbox: socket not recorded (stores of gone sockets are not pruned)", "err", err)
+	}
 	return st
 }
+
+// socketScope is the identity of the socket at path, as a store is keyed
+// by it.
+func socketScope(path string) string { return (&panelock.Locker{Scope: path}).ScopeID() }
 
 // dropWriter writes to w until a write fails, then drops everything: a log
 // line nobody can read is not worth an error or a retry.
