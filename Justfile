@@ -10,11 +10,11 @@ default:
 setup:
     go mod download
     go -C e2e mod download
-    CGO_ENABLED=0 go build -trimpath -o bin/ ./cmd/herdr-link ./cmd/herdr-sim ./cmd/herdr-bench
+    CGO_ENABLED=0 go build -trimpath -o bin/ ./cmd/herdr-link ./cmd/herdr-sim ./cmd/herdr-bench ./cmd/herdr-board
 
 # build herdr-link, herdr-sim and herdr-bench into ./bin (static: no cgo)
 build:
-    CGO_ENABLED=0 go build -trimpath -o bin/ ./cmd/herdr-link ./cmd/herdr-sim ./cmd/herdr-bench
+    CGO_ENABLED=0 go build -trimpath -o bin/ ./cmd/herdr-link ./cmd/herdr-sim ./cmd/herdr-bench ./cmd/herdr-board
 
 # static binaries for linux and darwin × amd64 and arm64, with SHA256SUMS, in ./dist
 release:
@@ -22,7 +22,7 @@ release:
 
 # install the three commands into $(go env GOPATH)/bin
 install:
-    CGO_ENABLED=0 go install -trimpath ./cmd/herdr-link ./cmd/herdr-sim ./cmd/herdr-bench
+    CGO_ENABLED=0 go install -trimpath ./cmd/herdr-link ./cmd/herdr-sim ./cmd/herdr-bench ./cmd/herdr-board
 
 # the main job without Herdr: three agents over MCP on an embedded simulator
 demo: build
@@ -59,6 +59,10 @@ gen:
 # the official TypeScript SDK client's round trip (needs Node 20)
 conformance:
     bash scripts/ts-conformance.sh
+
+# herdr-python-sdk 0.1.0's typed client against the simulator of Herdr 0.9.1 and 0.9.5 (needs Python 3.13)
+py-conformance *VERSIONS:
+    bash scripts/py-conformance.sh {{VERSIONS}}
 
 # socket route vs CLI route vs MCP, side by side, on the embedded simulator
 bench *ARGS: build

@@ -94,6 +94,9 @@ type courierTarget struct {
 	reqs map[string]*watchedRequest
 	// served is when it was last served.
 	served time.Time
+	// noComposer: since when the target, ready to Herdr, has shown no
+	// composer (zero: it shows one, or its kind has no rules).
+	noComposer time.Time
 }
 
 // Deliver runs the courier until ctx ends: it types the held messages of

@@ -41,6 +41,10 @@ func (o observation) gone(terminal, kind, workspace string) bool {
 		o.a.WorkspaceID != workspace
 }
 
+// noComposerWait bounds how long a held message waits for a target's
+// composer to show.
+const noComposerWait = 5 * time.Second
+
 // probeHeld says whether the target of the held message m can take it
 // now (ready, with the target as Herdr shows it), else when to look again
 // and whether t still has messages (none once its target is gone), with
@@ -61,8 +65,25 @@ func (l *Link) probeHeld(ctx context.Context, t *courierTarget, m outbox.Message
 	}
 	pctx, pcancel := l.bound(ctx)
 	defer pcancel()
-	if c, err := l.composer(pctx, o.a); err == nil && c == ComposerDraft {
+	c, err := l.composer(pctx, o.a)
+	if err == nil && c == ComposerDraft {
+		t.noComposer = time.Time{}
 		return o, min(poll, draftPoll), true, false
+	}
+	// A kind whose composer herdr-link reads, showing none: a dialog, or
+	// a TUI still drawing itself (real Claude Code 2.1.328 reads idle to
+	// Herdr 0.8.2 before its composer is back after the trust dialog, and
+	// text typed then is lost). It waits for the composer up to
+	// noComposerWait, then is typed as before.
+	if err == nil && c == ComposerUnknown && ComposerKnown(o.a.Kind) {
+		if t.noComposer.IsZero() {
+			t.noComposer = time.Now()
+		}
+		if time.Since(t.noComposer) < noComposerWait {
+			return o, min(poll, draftPoll), true, false
+		}
+	} else {
+		t.noComposer = time.Time{}
 	}
 	if ctx.Err() != nil {
 		return o, poll, true, false

@@ -16,7 +16,31 @@ const (
 	FailedPaneID        = "HERDR_PANE_ID"     // HERDR_PANE_ID is not set
 	FailedSocketPath    = "HERDR_SOCKET_PATH" // no socket path can be worked out
 	FailedSocket        = "socket"            // nothing is listening at the resolved path
+	FailedHerdrCore     = "HC_TERMINAL_ID"    // a herdr-core terminal, not a Herdr TUI pane
 )
+
+// The variables herdr-core (hc, the terminal runtime of Herdr's desktop
+// app) sets in each of its terminals. herdr-core speaks its own socket
+// protocol, not the Herdr TUI's that herdr-link dials.
+const (
+	EnvCoreTerminal = "HC_TERMINAL_ID"
+	EnvCoreSession  = "HC_SESSION"
+)
+
+// inHerdrCore reports a herdr-core terminal: HC_TERMINAL_ID is set and
+// neither of the Herdr TUI's pane variables is. Where both are set (a
+// Herdr TUI run inside a herdr-core terminal) the TUI's pane wins.
+func inHerdrCore(getenv func(string) string) bool {
+	return getenv(EnvCoreTerminal) != "" && getenv(socket.EnvHerdr) == "" && getenv(socket.EnvPaneID) == ""
+}
+
+// HerdrCoreFix is the fix of a herdr-core terminal, as probe shows it.
+const HerdrCoreFix = "herdr-core terminals are not supported yet: this herdr-link speaks the Herdr TUI's socket; start the agent in a pane of the Herdr TUI (herdr)"
+
+// herdrCoreAdvice names herdr-core as what this process runs in and says
+// it is not supported yet; nothing there is the host's fault, so it
+// gives no host fix.
+const herdrCoreAdvice = "this is a herdr-core terminal (HC_TERMINAL_ID is set; the Herdr desktop app runs its terminals on herdr-core). This herdr-link speaks the Herdr TUI's socket, and herdr-core terminals are not supported yet. To use it, start the agent in a pane of the Herdr TUI (herdr)."
 
 // CheckSocket completes a passed gate with a look at the resolved socket
 // path: when no Unix socket exists there, the gate fails with
@@ -42,9 +66,11 @@ func (g *Gate) CheckSocket(stat func(string) (fs.FileInfo, error)) {
 }
 
 // CodexEnvVars are the variables Codex must be told to pass through to
-// herdr-link (its env_vars): Herdr's, and those the default socket path is
-// found with. Codex passes only a whitelist of variables otherwise.
-var CodexEnvVars = []string{"HERDR_ENV", "HERDR_PANE_ID", "HERDR_SOCKET_PATH", "HERDR_SESSION", "XDG_CONFIG_HOME", "HOME"}
+// herdr-link (its env_vars): Herdr's, those the default socket path is
+// found with, and HC_TERMINAL_ID, so that a herdr-core terminal is named
+// as such rather than as a host that passed nothing on. Codex passes only
+// a whitelist of variables otherwise.
+var CodexEnvVars = []string{"HERDR_ENV", "HERDR_PANE_ID", "HERDR_SOCKET_PATH", "HERDR_SESSION", "XDG_CONFIG_HOME", "HOME", EnvCoreTerminal}
 
 // CodexEnvVarsLine is the env_vars line of Codex's configuration.
 func CodexEnvVarsLine() string {
@@ -67,6 +93,8 @@ func (g Gate) Advice() string {
 	switch g.Failed {
 	case "":
 		return ""
+	case FailedHerdrCore:
+		return head + herdrCoreAdvice
 	case FailedHerdrEnv:
 		return head + "HERDR_ENV is not set, so this is not a Herdr pane (Herdr sets HERDR_ENV=1 in each of its panes). Start the agent inside Herdr to use it." + hostFix + probe
 	case FailedHerdrEnvValue:

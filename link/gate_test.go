@@ -33,7 +33,7 @@ func TestGateAdvice(t *testing.T) {
 		want   []string
 	}{
 		{"no HERDR_ENV (Codex without env_vars)", map[string]string{}, link.FailedHerdrEnv,
-			[]string{"HERDR_ENV is not set", "env_vars", "HERDR_PANE_ID", "HERDR_SOCKET_PATH", "herdr-link config codex", "herdr-link probe"}},
+			[]string{"HERDR_ENV is not set", "env_vars", "HERDR_PANE_ID", "HERDR_SOCKET_PATH", "HC_TERMINAL_ID", "herdr-link config codex", "herdr-link probe"}},
 		{"HERDR_ENV=0", map[string]string{"HERDR_ENV": "0", "HERDR_PANE_ID": "w1:p1", "HERDR_SOCKET_PATH": sock}, link.FailedHerdrEnvValue,
 			[]string{"not to 1"}},
 		{"no pane id", map[string]string{"HERDR_ENV": "1", "HERDR_SOCKET_PATH": sock}, link.FailedPaneID,
@@ -91,5 +91,62 @@ func TestGateAdvice(t *testing.T) {
 	}
 	if adv := (link.Gate{Failed: link.FailedSocketPath}).Advice(); !strings.Contains(adv, "cannot be located") {
 		t.Errorf("socket path advice: %s", adv)
+	}
+}
+
+// A herdr-core terminal (HC_TERMINAL_ID without the Herdr TUI's pane
+// variables) is named as such and as not supported yet, never as a host
+// that failed to pass Herdr's environment on; with the TUI's variables
+// present the TUI's pane wins.
+func TestGateHerdrCore(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "herdr.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	const term = "term-7f3a"
+	tests := []struct {
+		name   string
+		env    map[string]string
+		failed string
+	}{
+		{"herdr-core terminal", map[string]string{"HC_TERMINAL_ID": term, "HC_SESSION": "main", "HOME": dir}, link.FailedHerdrCore},
+		{"herdr-core terminal, no session", map[string]string{"HC_TERMINAL_ID": term}, link.FailedHerdrCore},
+		{"herdr-core terminal with a socket path set by hand", map[string]string{"HC_TERMINAL_ID": term, "HERDR_SOCKET_PATH": sock}, link.FailedHerdrCore},
+		{"Herdr TUI inside a herdr-core terminal", map[string]string{"HC_TERMINAL_ID": term, "HERDR_ENV": "1", "HERDR_PANE_ID": "w1:p1", "HERDR_SOCKET_PATH": sock}, ""},
+		{"TUI pane variable without HERDR_ENV", map[string]string{"HC_TERMINAL_ID": term, "HERDR_PANE_ID": "w1:p1"}, link.FailedHerdrEnv},
+		{"HERDR_ENV without a pane id", map[string]string{"HC_TERMINAL_ID": term, "HERDR_ENV": "1", "HERDR_SOCKET_PATH": sock}, link.FailedPaneID},
+		{"HC_SESSION alone", map[string]string{"HC_SESSION": "main"}, link.FailedHerdrEnv},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := link.CheckGate(func(k string) string { return tt.env[k] })
+			g.CheckSocket(nil)
+			if g.Failed != tt.failed || g.OK != (tt.failed == "") {
+				t.Fatalf("gate failed %q (ok %v), want %q", g.Failed, g.OK, tt.failed)
+			}
+			adv := g.Advice()
+			if tt.failed != link.FailedHerdrCore {
+				if strings.Contains(adv, "herdr-core") {
+					t.Errorf("advice names herdr-core for a %q gate: %s", g.Failed, adv)
+				}
+				return
+			}
+			for _, w := range []string{"herdr-core terminal", "HC_TERMINAL_ID", "speaks the Herdr TUI's socket", "not supported yet", "Herdr TUI"} {
+				if !strings.Contains(adv, w) {
+					t.Errorf("advice lacks %q: %s", w, adv)
+				}
+			}
+			for _, w := range []string{"did not pass", "env_vars", "herdr-link config codex", term, dir} {
+				if strings.Contains(adv, w) {
+					t.Errorf("advice holds %q: %s", w, adv)
+				}
+			}
+			if !strings.Contains(g.Reason, "herdr-core") {
+				t.Errorf("operator reason %q does not name herdr-core", g.Reason)
+			}
+		})
 	}
 }

@@ -35,6 +35,8 @@ func CheckGate(getenv func(string) string) Gate {
 	res, err := socket.ResolvePath(getenv)
 	g.Socket = res
 	switch {
+	case inHerdrCore(getenv):
+		g.Reason, g.Failed = "a herdr-core terminal (HC_TERMINAL_ID is set, HERDR_ENV and HERDR_PANE_ID are not), whose socket this herdr-link does not speak", FailedHerdrCore
 	case getenv(socket.EnvHerdr) == "":
 		g.Reason, g.Failed = "HERDR_ENV is not set", FailedHerdrEnv
 	case getenv(socket.EnvHerdr) != "1":

@@ -124,17 +124,34 @@ func (l *Link) Start(ctx context.Context, req StartRequest) (StartResult, error)
 	return res, nil
 }
 
+// paneBusyRetry is how soon agent.start is asked again while the created
+// pane's shell starts.
+const paneBusyRetry = 100 * time.Millisecond
+
 // launch runs agent.start in the created pane, waits for readiness and
 // sends the first message.
 func (l *Link) launch(ctx, hctx context.Context, st Starter, plan startPlan, pane Pane) (StartResult, error) {
 	budget := l.startTimeout()
 	got, err := st.StartAgent(hctx, pane.PaneID, plan.Name, plan.Kind, plan.Args, herdrStartTimeout(budget))
+	// The pane is this start's own: agent_pane_busy is its shell not at
+	// its prompt yet (real Herdr 0.8.2 refused a pane split 0.2 s before;
+	// Herdr's own `agent start` retries it likewise).
+	for errors.Is(err, socket.ErrAgentPaneBusy) && hctx.Err() == nil {
+		select {
+		case <-hctx.Done():
+		case <-time.After(paneBusyRetry):
+			got, err = st.StartAgent(hctx, pane.PaneID, plan.Name, plan.Kind, plan.Args, herdrStartTimeout(budget))
+		}
+	}
 	if err != nil {
 		return StartResult{}, l.startError("agent.start", err)
 	}
 	if got.PaneID != pane.PaneID || got.WorkspaceID != pane.WorkspaceID {
 		l.log().Warn("agent.start answered for another pane", "pane_id", pane.PaneID, "got_pane_id", got.PaneID)
 		return StartResult{}, newErr(StartFailed, detailStartFailed, nil)
+	}
+	if got.Kind == "" {
+		got.Kind = plan.Kind // Herdr names the kind once its detection sees the program
 	}
 	// Readiness has a budget of its own, not the operation deadline.
 	rctx, rcancel := context.WithTimeout(ctx, budget)
@@ -321,7 +338,9 @@ func (l *Link) awaitStarted(ctx context.Context, started Agent) (Agent, error) {
 			return Agent{}, l.readyEnd(ctx)
 		}
 		switch {
-		case err == nil && (a.TerminalID != started.TerminalID || a.Name != started.Name || a.Kind != started.Kind):
+		case err == nil && (a.TerminalID != started.TerminalID || a.Name != started.Name || a.Kind != "" && a.Kind != started.Kind):
+			// (No kind yet: real Herdr 0.8.2 reports none while the
+			// launch is pending, before its detection sees the program.)
 			return Agent{}, newErr(StartFailed, detailStartLost, nil)
 		case err == nil && a.Status == "blocked":
 			return Agent{}, newErr(StartFailed, detailStartBlocked, nil)

@@ -36,7 +36,7 @@ cache="$(cd "$cache" && pwd)"
 
 command -v npm >/dev/null || { echo "hosts.sh: npm is needed to install the agent hosts (Node 20 or later)" >&2; exit 1; }
 echo "== build herdr-link, herdr-sim and herdr-bench into $cache/bin"
-go build -o "$cache/bin/" ./cmd/herdr-link ./cmd/herdr-sim ./cmd/herdr-bench
+go build -o "$cache/bin/" ./cmd/herdr-link ./cmd/herdr-sim ./cmd/herdr-bench ./cmd/herdr-board
 export HERDR_LINK_E2E_BIN="$cache/bin"
 
 echo "== hosts (installs go to $cache/<host>-<version>)"

@@ -21,7 +21,7 @@ if [ -z "$bin" ]; then
   bin="$(mktemp -d)"
   trap 'rm -rf "$bin"' EXIT
 fi
-go build -o "$bin/" ./cmd/herdr-link ./cmd/herdr-sim ./cmd/herdr-bench
+go build -o "$bin/" ./cmd/herdr-link ./cmd/herdr-sim ./cmd/herdr-bench ./cmd/herdr-board
 go build -o "$bin/testreport" ./scripts/testreport
 status=0
 echo "== go test $race ./... (the root module)"

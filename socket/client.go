@@ -1,6 +1,7 @@
 package socket
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -120,7 +121,33 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 	if result == nil {
 		result = new(jsonx.RawMessage)
 	}
-	return c.call(ctx, method, params, result)
+	_, err := c.call(ctx, method, params, result)
+	return err
+}
+
+// Call sends method with params and returns its result object decoded
+// as Res: a schema result type, or a struct of the fields the caller
+// reads. When tag is not "", the result's "type" must be tag (or a tag
+// this schema does not know: a newer Herdr's). Large answers are
+// streamed (see the package documentation). It works for any method.
+func Call[Res any](ctx context.Context, c *Client, method, tag string, params any) (Res, error) {
+	var r Res
+	err := CallInto(ctx, c, method, tag, params, &r)
+	return r, err
+}
+
+// CallInto is [Call] decoding into r, which may be prepared (a list's
+// slice allocated for the length expected: the decoder fills it instead
+// of growing it step by step).
+func CallInto[Res any](ctx context.Context, c *Client, method, tag string, params any, r *Res) error {
+	if err := c.ensureProtocol(ctx); err != nil {
+		return err
+	}
+	got, err := c.call(ctx, method, params, r)
+	if err != nil || tag == "" {
+		return err
+	}
+	return checkType(method, got, tag)
 }
 
 // CallRaw is [Client.Call] for tools that show the wire (the probe, the
@@ -160,24 +187,21 @@ func (c *Client) CallRaw(ctx context.Context, id, method string, params, result 
 // the raw response line, for tools that show the wire. It applies the
 // deadline and size rules of every call but checks nothing in the response.
 func (c *Client) RoundTrip(ctx context.Context, line []byte) ([]byte, error) {
-	if len(line) > MaxRequestBytes {
-		return nil, tooLarge("raw", len(line))
-	}
-	ctx, cancel := c.withDeadline(ctx)
-	defer cancel()
-	conn, err := c.dial(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	resp, err := c.exchange(ctx, conn, "raw", line)
-	if c.Trace != nil {
-		c.Trace(line, resp)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return append([]byte(nil), resp...), nil
+	const method = "raw"
+	var out []byte
+	err := c.exchange(ctx, method, line, func(head []byte, rest *lineReader) error {
+		if rest == nil {
+			out = bytes.Clone(head)
+			return nil
+		}
+		b, err := io.ReadAll(rest)
+		if err != nil {
+			return c.streamError(ctx, method, err)
+		}
+		out = b
+		return nil
+	})
+	return out, err
 }
 
 func (c *Client) withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -193,16 +217,38 @@ func (c *Client) withDeadline(ctx context.Context) (context.Context, context.Can
 	return context.WithTimeout(ctx, c.timeout())
 }
 
-// call performs one exchange and decodes the result object into into.
-func (c *Client) call(ctx context.Context, method string, params, into any) error {
+// call performs one exchange, decodes the result object into into and
+// returns its "type" tag.
+func (c *Client) call(ctx context.Context, method string, params, into any) (tag string, err error) {
 	if params == nil {
 		params = emptyParams
 	}
 	id := c.nextID()
 	body, err := jsonx.Marshal(request{ID: id, Method: method, Params: params})
 	if err != nil {
-		return fmt.Errorf("socket: %s: encode params: %w", method, err)
+		return "", fmt.Errorf("socket: %s: encode params: %w", method, err)
 	}
+	err = c.exchange(ctx, method, body, func(line []byte, rest *lineReader) error {
+		if rest != nil {
+			tag, err = c.decodeStream(ctx, method, id, rest, into)
+			return err
+		}
+		if err := decodeResponse(method, id, line, false, into); err != nil {
+			return err
+		}
+		tag = resultTag(id, line)
+		return nil
+	})
+	return tag, err
+}
+
+// exchange is the one way a request goes through the client: it dials,
+// writes the request line body, reads the answer's head (see readHead)
+// and hands it to use, all within ctx (or the client's Timeout). Trace
+// sees the exchange. Failures once the whole line (newline included) was
+// written carry [ErrAfterWrite]; a failed write does not: a line without
+// its newline never reaches Herdr's parser.
+func (c *Client) exchange(ctx context.Context, method string, body []byte, use func(line []byte, rest *lineReader) error) error {
 	if len(body) > MaxRequestBytes {
 		return tooLarge(method, len(body))
 	}
@@ -213,40 +259,40 @@ func (c *Client) call(ctx context.Context, method string, params, into any) erro
 		return err
 	}
 	defer conn.Close()
-	line, rest, release, err := c.exchangeHead(ctx, conn, method, body)
-	if c.Trace != nil {
-		c.Trace(body, line)
-	}
-	if err != nil {
-		return err
-	}
-	defer release()
-	if rest != nil {
-		return afterWrite(c.decodeStream(ctx, method, id, rest.(*lineReader), into))
-	}
-	return afterWrite(decodeResponse(method, id, line, false, into))
-}
-
-// exchangeHead writes one request line and reads the answer's head (see
-// readHead).
-func (c *Client) exchangeHead(ctx context.Context, conn net.Conn, method string, body []byte) ([]byte, io.Reader, func(), error) {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
 	}
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
+	if err := c.write(ctx, conn, method, body); err != nil {
+		if c.Trace != nil {
+			c.Trace(body, nil)
+		}
+		return err
+	}
+	// From here on Herdr may have the request.
+	line, rest, release, err := c.readHead(ctx, conn, method, c.maxResponseFor(method))
+	if c.Trace != nil {
+		c.Trace(body, line)
+	}
+	if err != nil {
+		return afterWrite(err)
+	}
+	defer release()
+	return afterWrite(use(line, rest))
+}
+
+// write writes one request line (body and its newline) on conn.
+func (c *Client) write(ctx context.Context, conn net.Conn, method string, body []byte) error {
 	msg := make([]byte, 0, len(body)+1)
 	msg = append(append(msg, body...), '\n')
 	if n, err := conn.Write(msg); err != nil {
 		if n == len(msg) {
-			return nil, nil, nil, afterWrite(c.transportError(ctx, method, "write", err))
+			return afterWrite(c.transportError(ctx, method, "write", err))
 		}
-		return nil, nil, nil, c.transportError(ctx, method, "write", err)
+		return c.transportError(ctx, method, "write", err)
 	}
-	// From here on Herdr may have the request: failures carry
-	// ErrAfterWrite.
-	line, rest, release, err := c.readHead(ctx, conn, method, c.maxResponseFor(method))
-	return line, rest, release, afterWrite(err)
+	return nil
 }
 
 func (c *Client) dial(ctx context.Context) (net.Conn, error) {
@@ -275,38 +321,6 @@ func (c *Client) dial(ctx context.Context) (net.Conn, error) {
 		return nil, fmt.Errorf("socket: dial %s: %w: %w", res.Path, ErrTimeout, ctx.Err())
 	}
 	return nil, fmt.Errorf("socket: dial %s: %w: %v", res.Path, ErrConnection, err)
-}
-
-// exchange writes one line and reads one line on conn, within ctx.
-// The returned slice is valid until conn's reader is dropped.
-func (c *Client) exchange(ctx context.Context, conn net.Conn, method string, body []byte) ([]byte, error) {
-	return c.exchangeWith(ctx, conn, method, body, ndjson.NewReaderSize(nil, 0, 64<<10))
-}
-
-// exchangeWith is exchange reading with rd (reset onto conn); the line is
-// valid until rd is reused. Failures once the whole line (newline
-// included) was written carry [ErrAfterWrite]; a failed write does not: a
-// line without its newline never reaches Herdr's parser.
-func (c *Client) exchangeWith(ctx context.Context, conn net.Conn, method string, body []byte, rd *ndjson.Reader) ([]byte, error) {
-	if dl, ok := ctx.Deadline(); ok {
-		_ = conn.SetDeadline(dl)
-	}
-	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
-	defer stop()
-	msg := make([]byte, 0, len(body)+1)
-	msg = append(append(msg, body...), '\n')
-	if n, err := conn.Write(msg); err != nil {
-		if n == len(msg) {
-			return nil, afterWrite(c.transportError(ctx, method, "write", err))
-		}
-		return nil, c.transportError(ctx, method, "write", err)
-	}
-	rd.Reset(conn, c.maxResponseFor(method))
-	line, err := rd.ReadLine()
-	if err != nil {
-		return nil, afterWrite(c.readError(ctx, method, err))
-	}
-	return line, nil
 }
 
 func (c *Client) readError(ctx context.Context, method string, err error) error {

@@ -69,3 +69,35 @@ func checkEnvelope(method, id string, gotID *string, ebody *schema.ErrorBody, ha
 	}
 	return nil
 }
+
+// resultTag is the "type" tag of the result of the response line to the
+// request id: read from the line's head when Herdr wrote it as it does
+// ({"id":ID,"result":{"type":TAG,…), else decoded.
+func resultTag(id string, line []byte) string {
+	const idKey, resultType = `{"id":"`, `","result":{"type":"`
+	if rest, ok := bytes.CutPrefix(line, []byte(idKey)); ok {
+		if rest, ok := bytes.CutPrefix(rest, []byte(id)); ok {
+			if rest, ok := bytes.CutPrefix(rest, []byte(resultType)); ok {
+				if i := bytes.IndexByte(rest, '"'); i >= 0 && bytes.IndexByte(rest[:i], '\\') < 0 {
+					return string(rest[:i])
+				}
+			}
+		}
+	}
+	var env struct {
+		Result struct {
+			Type string `json:"type"`
+		} `json:"result"`
+	}
+	_ = jsonx.Unmarshal(line, &env)
+	return env.Result.Type
+}
+
+// rawTag is the "type" tag of a raw result object.
+func rawTag(raw []byte) string {
+	var r struct {
+		Type string `json:"type"`
+	}
+	_ = jsonx.Unmarshal(raw, &r)
+	return r.Type
+}

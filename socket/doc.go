@@ -14,13 +14,20 @@
 // ([Client.MaxResponseBytes]; by default [DefaultMaxResponseBytes] for a
 // single record and [DefaultMaxListBytes] for a list) and closes. A request
 // line over Herdr's [MaxRequestBytes] is refused before dialing. An answer
-// over 4 MiB is decoded as a stream (see [StreamDecoder]). Every call has a
-// deadline: the caller's context, or [Client.Timeout] when the context has
-// none. Cancelling the context closes the connection at once.
+// over 4 MiB is decoded as a stream, in one place for every result: its
+// lists element by element, so a large agent.list never sits in memory
+// whole. Every call has a deadline: the caller's context, or
+// [Client.Timeout] when the context has none. Cancelling the context
+// closes the connection at once. Every call, raw or typed, takes the same
+// way through the client (dial, one write, the bounded read).
 //
-// Typed methods ([Client.AgentGet], [Client.AgentList], [Client.PaneClose],
-// …) cover what herdr-link uses; [Client.Call] sends any method of the
-// schema. [Client.Subscribe] opens an events.subscribe stream.
+// [Call] sends any method of the schema and decodes its result into a
+// type of the caller's (a schema result type, or a struct of the fields
+// it reads), checking the result's "type" tag; the typed methods
+// ([Client.AgentGet], [Client.AgentList], [Client.PaneClose], …) are
+// calls of it. [Client.Call] is the untyped form, [Client.CallRaw] and
+// [Client.RoundTrip] show the wire, and [Client.Subscribe] opens an
+// events.subscribe stream.
 //
 // # Errors
 //

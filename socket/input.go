@@ -11,8 +11,7 @@ import (
 
 // ok performs a checked call whose result is {"type":"ok"}.
 func ok(ctx context.Context, c *Client, method string, params any) error {
-	_, err := typed(ctx, c, method, params, schema.ResultTypeOk,
-		func(r *schema.ResultOk) *string { return &r.Type })
+	_, err := Call[schema.ResultOk](ctx, c, method, schema.ResultTypeOk, params)
 	return err
 }
 

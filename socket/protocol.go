@@ -71,7 +71,7 @@ func (c *Client) Ping(ctx context.Context) (schema.ResultPong, error) {
 		Protocol     uint32           `json:"protocol"`
 		Capabilities jsonx.RawMessage `json:"capabilities"`
 	}
-	if err := c.call(ctx, schema.MethodPing, emptyParams, &raw); err != nil {
+	if _, err := c.call(ctx, schema.MethodPing, emptyParams, &raw); err != nil {
 		return schema.ResultPong{}, err
 	}
 	p := schema.ResultPong{Type: raw.Type, Version: raw.Version, Protocol: raw.Protocol}

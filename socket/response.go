@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"reflect"
+	"strings"
 	"sync"
 
+	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/schema"
 )
 
@@ -56,17 +59,6 @@ func (c *Client) maxResponseFor(method string) int {
 	return DefaultMaxResponseBytes
 }
 
-// StreamDecoder is implemented by result types that decode a large result
-// incrementally (the agents of an agent.list one by one) instead of from
-// one buffer. DecodeStream reads exactly the result object from dec.
-//
-// The streaming path uses encoding/json: goccy/go-json's streaming decoder
-// can loop after an error (goccy/go-json#296). It runs only for answers
-// over 4 MiB.
-type StreamDecoder interface {
-	DecodeStream(dec *json.Decoder) error
-}
-
 // bufPool holds head buffers of at most poolBytes, so the pool never keeps
 // a large answer's memory alive.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
@@ -76,7 +68,7 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &
 // the whole line (the head read so far, then the rest of conn), bounded by
 // max. release returns the buffer to the pool; the line or the reader is
 // valid until then.
-func (c *Client) readHead(ctx context.Context, conn net.Conn, method string, max int) (line []byte, rest io.Reader, release func(), err error) {
+func (c *Client) readHead(ctx context.Context, conn net.Conn, method string, max int) (line []byte, rest *lineReader, release func(), err error) {
 	bp := bufPool.Get().(*[]byte)
 	buf := (*bp)[:0]
 	release = func() {
@@ -159,26 +151,34 @@ func (l *lineReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// decodeStream decodes a response read from r (see decodeResponse).
-func (c *Client) decodeStream(ctx context.Context, method, id string, r *lineReader, into any) error {
+// streamError classifies a failure while an answer is read as a stream.
+func (c *Client) streamError(ctx context.Context, method string, err error) error {
+	switch {
+	case errors.Is(err, errLineTooLong):
+		return fmt.Errorf("socket: %s: %w (limit %d bytes)", method, ErrResponseTooLarge, c.maxResponseFor(method))
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return c.readError(ctx, method, io.ErrUnexpectedEOF)
+	case ctx.Err() != nil || isTimeout(err):
+		return c.transportError(ctx, method, "read", err)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return c.transportError(ctx, method, "read", err)
+	}
+	return fmt.Errorf("socket: %s: %w: %v", method, ErrMalformedResponse, err)
+}
+
+// decodeStream decodes a response read from r (see decodeResponse) and
+// returns its result's "type" tag. The result is decoded by streamValue:
+// a list's elements one at a time, so a large agent.list never sits in
+// memory whole. It runs only for answers over 4 MiB, with encoding/json's
+// tokenizer (goccy/go-json's streaming decoder can loop after an error,
+// goccy/go-json#296).
+func (c *Client) decodeStream(ctx context.Context, method, id string, r *lineReader, into any) (tag string, err error) {
 	if c.AfterLargeAnswer != nil {
 		defer c.AfterLargeAnswer()
 	}
-	fail := func(err error) error {
-		switch {
-		case errors.Is(err, errLineTooLong):
-			return fmt.Errorf("socket: %s: %w (limit %d bytes)", method, ErrResponseTooLarge, c.maxResponseFor(method))
-		case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-			return c.readError(ctx, method, io.ErrUnexpectedEOF)
-		case ctx.Err() != nil || isTimeout(err):
-			return c.transportError(ctx, method, "read", err)
-		}
-		var ne net.Error
-		if errors.As(err, &ne) {
-			return c.transportError(ctx, method, "read", err)
-		}
-		return fmt.Errorf("socket: %s: %w: %v", method, ErrMalformedResponse, err)
-	}
+	fail := func(err error) (string, error) { return "", c.streamError(ctx, method, err) }
 	dec := json.NewDecoder(r)
 	if err := expectDelim(dec, '{'); err != nil {
 		return fail(err)
@@ -199,10 +199,10 @@ func (c *Client) decodeStream(ctx context.Context, method, id string, r *lineRea
 			err = dec.Decode(&ebody)
 		case "result":
 			hasResult = true
-			if sd, ok := into.(StreamDecoder); ok {
-				err = sd.DecodeStream(dec)
-			} else {
+			if _, raw := into.(*jsonx.RawMessage); raw {
 				err = dec.Decode(into)
+			} else {
+				tag, err = streamValue(dec, reflect.ValueOf(into).Elem(), true)
 			}
 		default:
 			var skip json.RawMessage
@@ -221,9 +221,140 @@ func (c *Client) decodeStream(ctx context.Context, method, id string, r *lineRea
 		return fail(err)
 	}
 	if len(bytes.TrimSpace(tail)) > 0 {
-		return fmt.Errorf("socket: %s: %w: data after the response object", method, ErrMalformedResponse)
+		return "", fmt.Errorf("socket: %s: %w: data after the response object", method, ErrMalformedResponse)
 	}
-	return checkEnvelope(method, id, gotID, ebody, hasResult, false, into)
+	if err := checkEnvelope(method, id, gotID, ebody, hasResult, false, into); err != nil {
+		return "", err
+	}
+	if raw, ok := into.(*jsonx.RawMessage); ok {
+		tag = rawTag(*raw)
+	}
+	return tag, nil
+}
+
+// streamValue decodes the next JSON value of dec into v. A struct is
+// decoded member by member and a slice element by element (each element
+// cut out by the tokenizer and decoded by goccy), recursively, so that no
+// more than one element's text is held at a time; anything else is
+// decoded whole. With top set, v is a result object and the value of its
+// "type" member is returned.
+func streamValue(dec *json.Decoder, v reflect.Value, top bool) (tag string, err error) {
+	switch {
+	case v.Kind() == reflect.Pointer && v.Type().Elem().Kind() == reflect.Struct:
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		return streamValue(dec, v.Elem(), top)
+	case v.Kind() == reflect.Struct && !hasEmbedded(v.Type()):
+		return streamStruct(dec, v, top)
+	case v.Kind() == reflect.Slice:
+		return "", streamSlice(dec, v)
+	}
+	return "", dec.Decode(v.Addr().Interface())
+}
+
+func streamStruct(dec *json.Decoder, v reflect.Value, top bool) (tag string, err error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return "", err
+	}
+	if tok == nil {
+		return "", nil // null leaves the struct as it is, as a decode does
+	}
+	if tok != json.Delim('{') {
+		return "", fmt.Errorf("want an object, got %v", tok)
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", err
+		}
+		key, _ := tok.(string)
+		f, ok := fieldByKey(v, key)
+		switch {
+		case top && key == "type":
+			err = dec.Decode(&tag)
+			if ok && f.Kind() == reflect.String {
+				f.SetString(tag)
+			}
+		case ok:
+			_, err = streamValue(dec, f, false)
+		default:
+			var skip json.RawMessage
+			err = dec.Decode(&skip)
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	return tag, expectDelim(dec, '}')
+}
+
+func streamSlice(dec *json.Decoder, v reflect.Value) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok == nil {
+		v.SetZero()
+		return nil
+	}
+	if tok != json.Delim('[') {
+		return fmt.Errorf("want an array, got %v", tok)
+	}
+	v.SetLen(0)
+	var raw json.RawMessage
+	for dec.More() {
+		if err := dec.Decode(&raw); err != nil {
+			return err
+		}
+		e := reflect.New(v.Type().Elem())
+		if err := jsonx.Unmarshal(raw, e.Interface()); err != nil {
+			return err
+		}
+		v.Set(reflect.Append(v, e.Elem()))
+	}
+	return expectDelim(dec, ']')
+}
+
+// fieldByKey is the field of struct v that takes the member key: by its
+// json tag, else its name, exactly first and then ignoring case, as a
+// decode matches them.
+func fieldByKey(v reflect.Value, key string) (reflect.Value, bool) {
+	t := v.Type()
+	fold := -1
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		if name == key {
+			return v.Field(i), true
+		}
+		if fold < 0 && strings.EqualFold(name, key) {
+			fold = i
+		}
+	}
+	if fold >= 0 {
+		return v.Field(fold), true
+	}
+	return reflect.Value{}, false
+}
+
+func hasEmbedded(t reflect.Type) bool {
+	for i := range t.NumField() {
+		if t.Field(i).Anonymous {
+			return true
+		}
+	}
+	return false
 }
 
 func expectDelim(dec *json.Decoder, d json.Delim) error {

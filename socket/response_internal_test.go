@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -17,7 +18,7 @@ func decodeBoth(line []byte, max int) (fast, streamed jsonx.RawMessage, ferr, se
 	c := &Client{}
 	ferr = decodeResponse("m", "x", line, false, &fast)
 	in := append(append([]byte(nil), line...), '\n')
-	serr = c.decodeStream(context.Background(), "m", "x", &lineReader{r: bytes.NewReader(in), left: max}, &streamed)
+	_, serr = c.decodeStream(context.Background(), "m", "x", &lineReader{r: bytes.NewReader(in), left: max}, &streamed)
 	return
 }
 
@@ -88,4 +89,57 @@ func FuzzDecodeStream(f *testing.F) {
 			t.Fatalf("results differ: %s vs %s", fast, streamed)
 		}
 	})
+}
+
+// A typed result streamed (its lists element by element) is the one the
+// one-buffer decode gives, tag included; a nested list (a snapshot's
+// panes) and null members too.
+func TestStreamTypedAgreesWithOneBuffer(t *testing.T) {
+	agents := strings.Repeat(`{"name":"a","pane_id":"w1:p1","agent_status":"idle","workspace_id":"w1"},`, 500) + `{"pane_id":"w1:p9"}`
+	type agent struct {
+		Name   *string `json:"name"`
+		PaneID string  `json:"pane_id"`
+		Status string  `json:"agent_status"`
+	}
+	type list struct {
+		Type   string  `json:"type"`
+		Agents []agent `json:"agents"`
+	}
+	type snapshot struct {
+		Type     string `json:"type"`
+		Snapshot struct {
+			Panes []agent  `json:"panes"`
+			Tabs  []string `json:"tabs"`
+			Focus *agent   `json:"focused"`
+		} `json:"snapshot"`
+	}
+	tests := []struct {
+		name, line string
+		into       func() any
+		tag        string
+	}{
+		{"list", `{"id":"x","result":{"type":"agent_list","agents":[` + agents + `]}}`, func() any { return new(list) }, "agent_list"},
+		{"type last", `{"id":"x","result":{"agents":[` + agents + `],"type":"agent_list","extra":{"k":[1]}}}`, func() any { return new(list) }, "agent_list"},
+		{"nested", `{"id":"x","result":{"type":"session_snapshot","snapshot":{"panes":[` + agents + `],"tabs":null,"focused":{"pane_id":"w1:p1"}}}}`, func() any { return new(snapshot) }, "session_snapshot"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fast, streamed := tt.into(), tt.into()
+			if err := decodeResponse("m", "x", []byte(tt.line), false, fast); err != nil {
+				t.Fatal(err)
+			}
+			c := &Client{}
+			in := []byte(tt.line + "\n")
+			tag, err := c.decodeStream(t.Context(), "m", "x", &lineReader{r: bytes.NewReader(in), left: len(in)}, streamed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tag != tt.tag || resultTag("x", []byte(tt.line)) != tt.tag {
+				t.Errorf("tags: streamed %q, from the line %q; want %q", tag, resultTag("x", []byte(tt.line)), tt.tag)
+			}
+			if !reflect.DeepEqual(streamed, fast) {
+				t.Errorf("streamed result differs:\n got %+v\nwant %+v", streamed, fast)
+			}
+		})
+	}
 }

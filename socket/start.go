@@ -22,8 +22,7 @@ var (
 // p.WorkspaceID or of the active workspace) and returns the new pane, a
 // plain shell. Refusals: pane_not_found, pane_split_failed.
 func (c *Client) PaneSplit(ctx context.Context, p schema.PaneSplitParams) (schema.PaneInfo, error) {
-	r, err := typed(ctx, c, schema.MethodPaneSplit, p, schema.ResultTypePaneInfo,
-		func(r *schema.ResultPaneInfo) *string { return &r.Type })
+	r, err := Call[schema.ResultPaneInfo](ctx, c, schema.MethodPaneSplit, schema.ResultTypePaneInfo, p)
 	return r.Pane, err
 }
 
@@ -31,8 +30,7 @@ func (c *Client) PaneSplit(ctx context.Context, p schema.PaneSplitParams) (schem
 // p.WorkspaceID (the active workspace when nil). Refusal:
 // workspace_not_found.
 func (c *Client) TabCreate(ctx context.Context, p schema.TabCreateParams) (schema.ResultTabCreated, error) {
-	return typed(ctx, c, schema.MethodTabCreate, p, schema.ResultTypeTabCreated,
-		func(r *schema.ResultTabCreated) *string { return &r.Type })
+	return Call[schema.ResultTabCreated](ctx, c, schema.MethodTabCreate, schema.ResultTypeTabCreated, p)
 }
 
 // AgentStart types the kind's executable and p.Args (argv, quoted by
@@ -44,6 +42,5 @@ func (c *Client) TabCreate(ctx context.Context, p schema.TabCreateParams) (schem
 // agent_name_taken, agent_pane_not_found, agent_pane_busy,
 // agent_pane_unavailable, invalid_agent_timeout, agent_start_input_failed.
 func (c *Client) AgentStart(ctx context.Context, p schema.AgentStartParams) (schema.ResultAgentStarted, error) {
-	return typed(ctx, c, schema.MethodAgentStart, p, schema.ResultTypeAgentStarted,
-		func(r *schema.ResultAgentStarted) *string { return &r.Type })
+	return Call[schema.ResultAgentStarted](ctx, c, schema.MethodAgentStart, schema.ResultTypeAgentStarted, p)
 }

@@ -76,11 +76,12 @@ func (c *Client) Subscribe(ctx context.Context, p schema.EventsSubscribeParams) 
 		_ = conn.SetDeadline(dl)
 	}
 	stop := context.AfterFunc(hctx, func() { _ = conn.Close() })
-	msg := append(append(make([]byte, 0, len(body)+1), body...), '\n')
-	if _, err := conn.Write(msg); err != nil {
+	// A subscription keeps its connection and reads line after line: it
+	// shares the request's write with every call, not the one-answer read.
+	if err := c.write(hctx, conn, method, body); err != nil {
 		stop()
 		conn.Close()
-		return nil, c.transportError(hctx, method, "write", err)
+		return nil, err
 	}
 	s := &Subscription{conn: conn, r: ndjson.NewReader(conn, c.maxResponse()), max: c.maxResponse()}
 	line, err := s.r.ReadLine()

@@ -104,14 +104,26 @@ func forbiddenInServer(path string) string {
 		return "the simulator is for tests, herdr-sim and herdr-bench"
 	case under("internal/mcpclient"):
 		return "an MCP client is for tests, the demo and the bench"
-	case under("internal/schemacheck"), under("e2e"):
+	case under("internal/schemacheck"), under("e2e"), strings.Contains(rel, "harness"):
 		return "test support"
+	case under("internal/recording"), under("internal/jsonshape"), under("internal/schemalite"):
+		return "recording and validating Herdr's traffic is herdr-sim's work (record, validate, verify)"
 	case under("internal/cli") && !under("internal/cli/herdrlink"):
 		return "another command's code"
 	case under("cmd"):
 		return "a command"
 	}
 	return ""
+}
+
+// TestNoUnsafe: no package of the module imports unsafe in its product
+// files (the simulator's included: herdr-sim and herdr-bench ship it).
+func TestNoUnsafe(t *testing.T) {
+	for _, p := range goList(t, module+"/...") {
+		if slices.Contains(p.Imports, "unsafe") {
+			t.Errorf("%s imports unsafe", p.ImportPath)
+		}
+	}
 }
 
 // TestForbiddenInServer: the rule above refuses what it must (so that
@@ -129,7 +141,8 @@ func TestForbiddenInServer(t *testing.T) {
 		{"github.com/modelcontextprotocol/go-sdk/mcp", true}, {"github.com/santhosh-tekuri/jsonschema/v6", true},
 		{"github.com/creack/pty", true}, {"github.com/charmbracelet/x/vt", true},
 		{"fmt", false}, {"net/http", false}, {"github.com/goccy/go-json/internal/encoder", false}, {"github.com/sourcegraph/jsonrpc2", false},
-		{module + "/socket", false}, {module + "/link/mcpserver", false}, {module + "/internal/cli/herdrlink", false}, {module + "/internal/recording", false},
+		{module + "/socket", false}, {module + "/link/mcpserver", false}, {module + "/internal/cli/herdrlink", false},
+		{module + "/internal/recording", true}, {module + "/internal/jsonshape", true}, {module + "/internal/schemalite", true},
 	} {
 		if got := forbiddenInServer(tt.path) != ""; got != tt.bad {
 			t.Errorf("forbiddenInServer(%s) = %v, want %v", tt.path, got, tt.bad)
@@ -144,6 +157,7 @@ var testingHarnesses = map[string]bool{
 	module + "/socket/sockettest/simtest":    true, // simulators for tests: simtest.New(t, …), simtest.Main(m)
 	module + "/e2e/internal/fakemodel":       true, // fake model servers for host tests: fakemodel.Start(t, …)
 	module + "/internal/limited/limitedtest": true, // endless inputs for tests of bounded readers: limitedtest.Endless(t, …)
+	module + "/e2e/internal/realherdr":       true, // a real Herdr for the real-Herdr lane: realherdr.Start(t, …)
 }
 
 // TestTestingImports: only _test files and the named harnesses import

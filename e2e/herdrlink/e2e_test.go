@@ -271,8 +271,51 @@ func TestSocketMissingExplained(t *testing.T) {
 		t.Fatalf("instructions: %q", in)
 	}
 	cs.Close()
-	if log := stderr.String(); !strings.Contains(log, "no Herdr socket") || !strings.Contains(log, "herdr-link config codex") {
+	// The host did pass HERDR_SOCKET_PATH on: the log names the path as
+	// what is wrong, not the host's configuration.
+	if log := stderr.String(); !strings.Contains(log, "no Herdr socket") || strings.Contains(log, "herdr-link config codex") {
 		t.Fatalf("stderr: %s", log)
+	}
+}
+
+// In a herdr-core terminal (HC_TERMINAL_ID, none of the Herdr TUI's pane
+// variables) the instructions, the call error and the log name herdr-core
+// as not supported yet, not a host that failed to pass Herdr's
+// environment on, and never show the terminal id.
+func TestHerdrCoreNamed(t *testing.T) {
+	const term = "hc-term-4711"
+	cmd := exec.Command(binary)
+	cmd.Env = append(os.Environ(), "HERDR_ENV=", "HERDR_PANE_ID=", "HERDR_SOCKET_PATH=", "HC_TERMINAL_ID="+term, "HC_SESSION=main")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := session{cs, new(atomic.Int32)}
+	if got := toolNames(t, s); got != "" {
+		t.Fatalf("tools in a herdr-core terminal: %q", got)
+	}
+	text, isErr, _ := call(t, s, "herdr_link", nil)
+	in := cs.InitializeResult().Instructions
+	cs.Close()
+	for what, got := range map[string]string{"instructions": in, "call": text, "stderr": stderr.String()} {
+		for _, w := range []string{"herdr-core terminal", "speaks the Herdr TUI's socket", "not supported yet"} {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s lacks %q: %s", what, w, got)
+			}
+		}
+		for _, w := range []string{"did not pass", term} {
+			if strings.Contains(got, w) {
+				t.Errorf("%s holds %q: %s", what, w, got)
+			}
+		}
+	}
+	if !isErr || !strings.HasPrefix(text, "NOT_IN_HERDR: ") {
+		t.Errorf("call: error %v, text %q, want NOT_IN_HERDR", isErr, text)
 	}
 }
 

@@ -150,7 +150,7 @@ func numberMutations(line []byte) [][]byte {
 	return out
 }
 
-// BenchmarkLoad: what `probe --validate` and `herdr-sim serve --validate`
+// BenchmarkLoad: what `herdr-sim validate` and `herdr-sim serve --validate`
 // pay once, per validator.
 func BenchmarkLoad(b *testing.B) {
 	p, err := schemacheck.Find()

@@ -1,5 +1,5 @@
 // Package recording reads, writes and scrubs recordings of Herdr socket
-// exchanges: the lines `herdr-link probe --record` exchanged with a live
+// exchanges: the lines `herdr-sim record` exchanged with a live
 // Herdr, which `herdr-sim verify` replays against the simulator.
 //
 // The format is text, one line per socket line: "> " and the request a

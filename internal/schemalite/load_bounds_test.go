@@ -8,7 +8,7 @@ import (
 	"github.com/herdr-link/herdr-link/internal/schemalite"
 )
 
-// probe -validate FILE bounds the schema document it reads: an endless
+// herdr-sim validate FILE bounds the schema document it reads: an endless
 // file is refused as too large after the bound, not read until memory
 // runs out.
 func TestLoadEndless(t *testing.T) {

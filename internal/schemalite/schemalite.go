@@ -5,9 +5,8 @@
 // maximum, pattern, maxProperties, propertyNames and the integer formats —
 // and reports every mismatch with its JSON pointer.
 //
-// The herdr-link binary uses it for `probe --validate` (a full validator
-// library costs several milliseconds of start-up, which the MCP server must
-// not pay). Its tests check it against a complete validator library on
+// herdr-sim uses it for `validate` and `serve --validate` (a full
+// validator library costs several milliseconds of start-up). Its tests check it against a complete validator library on
 // every line the simulator writes and on mutations of them.
 //
 // Why not github.com/google/jsonschema-go, already in the module graph
@@ -23,8 +22,8 @@
 //     against 0.41–0.45 ms;
 //   - its error for a wrong result names no field: "oneOf: did not validate
 //     against any of [<anonymous schema> …×58]", where this package says
-//     "at /result/agent/pane_id: got integer, want string" — the probe's
-//     --validate exists to print exactly that.
+//     "at /result/agent/pane_id: got integer, want string" — herdr-sim
+//     validate exists to print exactly that.
 package schemalite
 
 import (

@@ -24,8 +24,7 @@ type inflight struct {
 	call parsedCall
 	ctx  context.Context
 
-	cancel    context.CancelFunc
-	cancelled bool // guarded by h.mu
+	cancel context.CancelFunc
 }
 
 type handler struct {
@@ -41,8 +40,7 @@ type handler struct {
 	initialized bool // initialize was answered
 	active      bool
 	bootOnce    sync.Once
-	inflight    map[jsonrpc2.ID]*inflight // by connection id (unique, see idTable)
-	calls       tracker                   // tool calls and the bootstrap running
+	calls       tracker // tool calls and the bootstrap running
 	shutdown    bool
 
 	// contractSent: the Communication Contract went out with a result
@@ -70,9 +68,7 @@ func (h *handler) cancelAll() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.shutdown = true
-	for _, f := range h.inflight {
-		f.cancel()
-	}
+	h.stream.cancelAll()
 }
 
 // Handle is the connection's jsonrpc2.Handler. It runs in the
@@ -142,16 +138,9 @@ func (h *handler) notification(req *jsonrpc2.Request) {
 		// Ids in flight are unique (the stream refuses duplicates), so the
 		// cancellation reaches exactly the live request with that id; the
 		// id is free for the client at once.
-		id, ok := h.stream.cancel(raw)
-		if !ok {
+		if !h.stream.cancel(raw) {
 			return
 		}
-		h.mu.Lock()
-		if f, ok := h.inflight[id]; ok {
-			f.cancelled = true
-			f.cancel()
-		}
-		h.mu.Unlock()
 		var reason string
 		_ = jsonx.Unmarshal(m["reason"], &reason)
 		h.log.Debug("mcp: cancelled", "id", string(raw), "reason", reason)
@@ -290,7 +279,9 @@ func (h *handler) start(conn *jsonrpc2.Conn, id jsonrpc2.ID, call parsedCall) {
 		h.stream.forget(id)
 		return
 	}
-	h.inflight[id] = f
+	// Under h.mu, so that cancelAll cannot pass between the check and
+	// the record.
+	h.stream.track(id, f.cancel)
 	h.calls.add()
 	h.mu.Unlock()
 	h.workers.run(f.run)
@@ -303,11 +294,7 @@ func (f *inflight) run() {
 	defer h.calls.done()
 	defer f.cancel()
 	res := h.run(f.ctx, f.call)
-	h.mu.Lock()
-	delete(h.inflight, f.id)
-	cancelled := f.cancelled
-	h.mu.Unlock()
-	if cancelled {
+	if h.stream.dropped(f.id) {
 		h.stream.forget(f.id)
 		return // the client cancelled: no response
 	}
@@ -336,8 +323,8 @@ type response struct {
 }
 
 // respond answers request id with result, encoded once by the one wire
-// encoder (jsonx), through the connection. Not conn.Reply: it encodes with
-// encoding/json, which escapes "<" and ">" in the tool descriptions. The
+// encoder (jsonx), through the connection (SendResponse, not Reply:
+// Reply would encode the result a second time, reflectively). The
 // connection serializes its writes, so ordering (list_changed before the
 // activating response) holds.
 func (h *handler) respond(conn *jsonrpc2.Conn, id jsonrpc2.ID, result any) {
@@ -348,7 +335,7 @@ func (h *handler) respond(conn *jsonrpc2.Conn, id jsonrpc2.ID, result any) {
 		return
 	}
 	// The connection is done with the response when SendResponse returns
-	// (the stream has written it), so responses are reused.
+	// (the edge has written it), so responses are reused.
 	r, _ := h.responses.Get().(*response)
 	if r == nil {
 		r = new(response)
@@ -457,8 +444,9 @@ func (h *handler) progressFunc(conn *jsonrpc2.Conn, params *json.RawMessage) fun
 	}
 	token := p.Meta.ProgressToken
 	return func(waited time.Duration) {
-		n := progressNote{Token: token, Progress: waited.Seconds(), Message: "waiting for the outcome"}
-		if err := conn.Notify(h.ctx, "notifications/progress", n); err != nil {
+		// Encoded by the wire encoder; the connection passes raw params on.
+		n, _ := jsonx.Marshal(progressNote{Token: token, Progress: waited.Seconds(), Message: "waiting for the outcome"})
+		if err := conn.Notify(h.ctx, "notifications/progress", json.RawMessage(n)); err != nil {
 			h.log.Debug("mcp: cannot report progress", "err", err)
 		}
 	}

@@ -285,6 +285,9 @@ func TestGoldenTranscripts(t *testing.T) {
 		{"outside_herdr.txt", hopt{outside: true, opts: func(o *mcpserver.Options) {
 			o.Outside = link.Gate{Failed: link.FailedHerdrEnv}.Advice()
 		}}},
+		{"herdr_core.txt", hopt{outside: true, opts: func(o *mcpserver.Options) {
+			o.Outside = link.Gate{Failed: link.FailedHerdrCore}.Advice()
+		}}},
 		{"lifecycle.txt", hopt{}},
 		{"batch.txt", hopt{}},
 	}

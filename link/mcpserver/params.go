@@ -43,7 +43,8 @@ const callUsage = "Invalid params: tools/call needs {\"name\": string, \"argumen
 
 // callParams reads tools/call's params; msg is the invalid-params error
 // ("" when they are valid). The members are scanned, not decoded into a
-// map: the same keys, exactly, and the last of a repeated key.
+// map: the same keys, exactly (a repeated key never gets here: the edge
+// refuses it).
 func callParams(raw *json.RawMessage) (p toolCall, msg string) {
 	if raw == nil {
 		return p, callUsage

@@ -75,14 +75,13 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 	}
 	bootCtx, stopBoot := context.WithCancel(ctx)
 	defer stopBoot()
-	h := &handler{opt: opt, log: log, ctx: ctx, bootCtx: bootCtx, inflight: map[jsonrpc2.ID]*inflight{}, stream: st, workers: newWorkers()}
+	h := &handler{opt: opt, log: log, ctx: ctx, bootCtx: bootCtx, stream: st, workers: newWorkers()}
 	// The connection outlives ctx: answers to the calls already read are
 	// still written while they wind down. Serve closes it at the end.
 	courierDone := startCourier(ctx, opt.Link, log)
 	connCtx, closeConn := context.WithCancel(context.WithoutCancel(ctx))
 	defer closeConn()
-	conn := jsonrpc2.NewConn(connCtx, st, h, jsonrpc2.SetLogger(discardLogger{}),
-		jsonrpc2.OnRecv(st.received), jsonrpc2.OnSend(st.sending))
+	conn := jsonrpc2.NewConn(connCtx, st, h, jsonrpc2.SetLogger(discardLogger{}))
 	select {
 	case <-st.ended:
 		// Every request read so far has been handed to the handler (the

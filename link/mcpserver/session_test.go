@@ -184,3 +184,34 @@ func TestParamKeysMatchExactly(t *testing.T) {
 	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}`)
 	h.quiet()
 }
+
+// A key repeated in tools/call's params is refused as an unknown key is,
+// never resolved to its last occurrence: {"name":"evil","name":"…"} is
+// no call of the second tool. The same holds in the arguments.
+func TestRepeatedParamKeysAreRefused(t *testing.T) {
+	refused := func(key string) string {
+		return `{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Invalid params: tools/call repeats the key \"` + key + `\" (keys match exactly, each once)"}}`
+	}
+	tests := []struct {
+		name, params, want string
+	}{
+		{"name twice", `{"name":"evil","name":"herdr_link_peers"}`, refused("name")},
+		{"name twice, once escaped", `{"name":"evil","na\u006de":"herdr_link_peers"}`, refused("name")},
+		{"arguments twice", `{"name":"herdr_link_peers","arguments":{},"arguments":{}}`, refused("arguments")},
+		{"an argument twice", `{"name":"herdr_link_send","arguments":{"to":"evil","to":"reviewer","message":"x"}}`, refused("to")},
+		{"a gateway's nested argument twice", `{"name":"herdr_link","arguments":{"action":"close","arguments":{"agent":"a","agent":"b"}}}`, refused("agent")},
+		{"every key once", `{"name":"herdr_link_peers","arguments":{}}`, `"peers"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := start(t, hopt{})
+			h.call(1, "initialize", `{"protocolVersion":"2025-06-18"}`)
+			h.call(2, "tools/call", `{"name":"herdr_link"}`)
+			out := h.call(3, "tools/call", tt.params)
+			got := out[len(out)-1]
+			if got != tt.want && !(tt.want[0] == '"' && strings.Contains(got, tt.want)) {
+				t.Fatalf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}

@@ -343,3 +343,22 @@ func TestCodexDormantBytes(t *testing.T) {
 		t.Errorf("Codex's dormant herdr-link namespace takes %d bytes, more than %d", n, claudeDormantBudget)
 	}
 }
+
+// Outside a usable Herdr pane the tool list is empty and the initialize
+// instructions are all herdr-link puts into a model request: for every
+// gate failure they stay within the dormant budget, and a herdr-core
+// terminal's are no longer than those it got before it was named (the
+// HERDR_ENV advice).
+func TestOutsideInstructionsBytes(t *testing.T) {
+	before := len(jsString(t, link.Gate{Failed: link.FailedHerdrEnv}.Advice()))
+	for _, f := range []string{link.FailedHerdrCore, link.FailedHerdrEnv, link.FailedHerdrEnvValue, link.FailedPaneID, link.FailedSocketPath, link.FailedSocket} {
+		n := len(jsString(t, link.Gate{Failed: f}.Advice()))
+		t.Logf("%s: %d bytes (budget %d)", f, n, claudeDormantBudget)
+		if n > claudeDormantBudget {
+			t.Errorf("instructions for a failed %s gate take %d bytes, more than %d", f, n, claudeDormantBudget)
+		}
+		if f == link.FailedHerdrCore && n > before {
+			t.Errorf("herdr-core instructions take %d bytes, more than the %d of the HERDR_ENV advice", n, before)
+		}
+	}
+}

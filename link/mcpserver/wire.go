@@ -12,7 +12,7 @@ import (
 // first, then "id", then "result" or "error" (responses) or "method" and
 // "params" (notifications). The handler answers through the jsonrpc2
 // connection (SendResponse, ReplyWithError, Notify); the stream turns the
-// message the connection writes into one of these lines (stream.go).
+// message the connection writes into one of these lines (edge.go).
 
 var (
 	linePrefix   = []byte(`{"jsonrpc":"2.0","id":`)

@@ -27,7 +27,7 @@ import (
 )
 
 // Names are the commands built, each a directory under the root's cmd/.
-var Names = [...]string{"herdr-link", "herdr-sim", "herdr-bench"}
+var Names = [...]string{"herdr-link", "herdr-sim", "herdr-bench", "herdr-board"}
 
 // EnvDir is the environment variable naming a prebuilt directory.
 const EnvDir = "HERDR_LINK_E2E_BIN"

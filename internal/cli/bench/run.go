@@ -7,6 +7,7 @@
 //	herdr-bench [flags]                  the measurement (see -h)
 //	herdr-bench mcp [flags] [COMMAND…]   the MCP handshake, every line timed
 //	herdr-bench hold [flags]             held delivery: idle vs now, back-to-back, CPU
+//	herdr-bench hook [flags]             the plugin's event hook with nothing due
 //	herdr-bench wait [flags]             requests and held messages waiting: sends, store sizes, idle CPU
 //	herdr-bench relay -socket PATH       the floor route's relay (internal)
 //	herdr-bench version
@@ -35,6 +36,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return benchRelay(args[1:], stdin, stdout, stderr)
 		case args[0] == "hold":
 			return hold(args[1:], stdout, stderr)
+		case args[0] == "hook":
+			return hook(args[1:], stdout, stderr)
 		case args[0] == "wait":
 			return wait(args[1:], stdout, stderr)
 		case args[0] == "help":

@@ -23,7 +23,7 @@ func TestCLIConventions(t *testing.T) {
 		{args: []string{"--help"}, stdout: []string{"commands:", "probe", "-timeout duration"}},
 		{args: []string{"-h"}, stdout: []string{"commands:", "-log-level"}},
 		{args: []string{"help"}, stdout: []string{"commands:"}},
-		{args: []string{"help", "probe"}, stdout: []string{"usage: herdr-link probe", "-validate FILE", "-mcp"}},
+		{args: []string{"help", "probe"}, stdout: []string{"usage: herdr-link probe", "-watch", "-mcp"}},
 		{args: []string{"help", "serve"}, stdout: []string{"usage: herdr-link [serve]", "-no-bootstrap"}},
 		{args: []string{"help", "version"}, stdout: []string{"usage: herdr-link version"}},
 		{args: []string{"probe", "-h"}, stdout: []string{"usage: herdr-link probe"}},

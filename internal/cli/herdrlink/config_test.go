@@ -120,7 +120,7 @@ func TestConfigUsesResolvedExecutable(t *testing.T) {
 
 // pointerOnly are the hosts whose snippet docs/hosts.md may leave to
 // 'herdr-link config HOST' (a snippet it does show is still checked).
-var pointerOnly = map[string]bool{"gemini": true, "qwen": true, "copilot": true, "grok": true}
+var pointerOnly = map[string]bool{"gemini": true, "qwen": true, "copilot": true, "grok": true, "crush": true}
 
 // docs/hosts.md's host sections show exactly what 'herdr-link config' prints
 // for a binary at readmeBin: each <!-- herdr-link config X --> marker is

@@ -12,7 +12,7 @@ import (
 )
 
 // kindHosts maps the agent kinds Herdr detects to the hosts config knows.
-var kindHosts = map[string]string{"claude": "claude", "codex": "codex", "opencode": "opencode", "pi": "pi"}
+var kindHosts = map[string]string{"claude": "claude", "codex": "codex", "opencode": "opencode", "pi": "pi", "crush": "crush"}
 
 // detectHost asks Herdr which agent runs in this pane (HERDR_PANE_ID) and
 // returns the config host for it.

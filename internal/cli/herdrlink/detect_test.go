@@ -13,7 +13,8 @@ func TestDetectHost(t *testing.T) {
 	 {"id":"w1:p1","agent":{"kind":"codex","status":"idle"}},
 	 {"id":"w1:p2","agent":{"kind":"claude","name":"brain","status":"idle"}},
 	 {"id":"w1:p3","agent":{"kind":"gemini","status":"idle"}},
-	 {"id":"w1:p4"}]}]}]}`))
+	 {"id":"w1:p4"},
+	 {"id":"w1:p5","agent":{"kind":"crush","status":"idle"}}]}]}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,6 +24,7 @@ func TestDetectHost(t *testing.T) {
 		{"w1:p2", "claude", ""},
 		{"w1:p3", "", "config generic"},
 		{"w1:p4", "", "no agent detected"},
+		{"w1:p5", "crush", ""},
 	}
 	for _, tt := range tests {
 		env := map[string]string{}

@@ -37,6 +37,7 @@ var hosts = []host{
 	{"qwen", "Qwen Code: a settings.json entry", "merge it into ~/.qwen/settings.json (or the project's .qwen/settings.json)", geminiSettings},
 	{"copilot", "GitHub Copilot CLI: an mcp-config.json entry", "merge it into ~/.copilot/mcp-config.json (or $COPILOT_HOME/mcp-config.json)", copilot},
 	{"grok", "Grok CLI: a .grok/settings.json entry", "merge it into the project's .grok/settings.json (Grok CLI reads MCP servers per project)", grok},
+	{"crush", "Crush: a crush.json entry", "merge it into ~/.config/crush/crush.json or the project's crush.json (or .crush.json)", crush},
 	{"generic", "any MCP host that reads the common mcpServers JSON (Claude Code's .mcp.json, Cursor, …)", "merge it into the host's MCP configuration", generic},
 }
 

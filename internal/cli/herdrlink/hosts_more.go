@@ -2,7 +2,7 @@ package herdrlink
 
 // Registration snippets of the hosts verified after the first four:
 // Gemini CLI, Qwen Code (a Gemini CLI fork: the same settings.json
-// shape), GitHub Copilot CLI and Grok CLI.
+// shape), GitHub Copilot CLI, Grok CLI and Crush.
 
 // geminiSettings is a settings.json entry of Gemini CLI and Qwen Code
 // (~/.gemini/settings.json, ~/.qwen/settings.json, or the project's
@@ -36,6 +36,20 @@ func grok(bin string) string {
       "name": "` + serverName + `",
       "transport": { "type": "stdio", "command": ` + jsonString(bin) + `, "args": [], "env": {} }
     }
+  }
+}
+`
+}
+
+// crush is an entry of Crush's crush.json (~/.config/crush/crush.json, or
+// the project's crush.json or .crush.json). Crush starts a stdio server
+// with its own environment plus the entry's env, so Herdr's variables
+// need no listing.
+func crush(bin string) string {
+	return `{
+  "$schema": "https://charm.land/crush.json",
+  "mcp": {
+    "` + serverName + `": { "type": "stdio", "command": ` + jsonString(bin) + `, "args": [] }
   }
 }
 `

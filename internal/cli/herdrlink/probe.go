@@ -14,7 +14,6 @@ import (
 	"github.com/herdr-link/herdr-link/internal/buildinfo"
 	"github.com/herdr-link/herdr-link/internal/cliflag"
 	"github.com/herdr-link/herdr-link/internal/jsonx"
-	"github.com/herdr-link/herdr-link/internal/schemalite"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/socket"
 )
@@ -38,26 +37,13 @@ type check struct {
 }
 
 type prober struct {
-	getenv   func(string) string
-	timeout  time.Duration
-	client   *socket.Client
-	validate *schemalite.Validator
-	checks   []check
-	gate     link.Gate
-	raw      bool
-	out      io.Writer
-	// events is how long --record listens to events.subscribe.
-	events time.Duration
-}
-
-// probeConfig is what a test may change of the probe: a value, not a
-// package variable.
-type probeConfig struct {
-	recordEvents time.Duration
-}
-
-func probe(args []string, stdout, stderr io.Writer) int {
-	return probeConfig{recordEvents: recordEvents}.run(args, stdout, stderr)
+	getenv  func(string) string
+	timeout time.Duration
+	client  *socket.Client
+	checks  []check
+	gate    link.Gate
+	raw     bool
+	out     io.Writer
 }
 
 func (p *prober) add(name, status string, start time.Time, detail, fix string) {
@@ -79,8 +65,7 @@ func (p *prober) newClient(path string, protocol socket.ProtocolPolicy) *socket.
 	return &socket.Client{Path: path, Timeout: p.timeout, Protocol: protocol, Trace: p.trace}
 }
 
-// trace prints the exact lines with -raw and checks each response against
-// the schema document with -validate.
+// trace prints the exact lines with -raw.
 func (p *prober) trace(req, resp []byte) {
 	if p.raw {
 		fmt.Fprintf(p.out, "  → %s\n", req)
@@ -88,43 +73,37 @@ func (p *prober) trace(req, resp []byte) {
 			fmt.Fprintf(p.out, "  ← %s\n", resp)
 		}
 	}
-	if p.validate == nil || resp == nil {
-		return
-	}
-	if verr := p.validate.Line(resp); verr != nil {
-		var r struct{ Method string }
-		_ = jsonx.Unmarshal(req, &r)
-		p.add("schema: "+r.Method, fail, time.Now(), "the response does not match the schema document:\n"+indent(verr.Error()),
-			"the server and the schema document are from different Herdr versions")
-	}
 }
 
-func (pc probeConfig) run(args []string, stdout, stderr io.Writer) int {
+// movedFlags are the probe's former flags whose work moved to another binary
+// (herdr-link, which runs in every agent's pane, links only the server
+// and the diagnosis), with where it went.
+var movedFlags = map[string]string{
+	"mcp":      "-mcp moved: run 'herdr-bench mcp [COMMAND ARGS...]' (herdr-link links no MCP client)",
+	"record":   "-record moved: run 'herdr-sim record FILE' (recording Herdr's traffic is the simulator's work)",
+	"validate": "-validate moved: run 'herdr-sim validate SCHEMA_FILE' (checking Herdr's answers against a schema document is the simulator's work)",
+}
+
+func probe(args []string, stdout, stderr io.Writer) int {
 	fs := cliflag.New("herdr-link probe [flags] [-- COMMAND ARGS...]", "Checks this pane's Herdr socket step by step and says what to fix. The MCP handshake against herdr-link (or another server) is 'herdr-bench mcp [COMMAND ARGS...]'.", stderr)
 	asJSON := fs.Bool("json", false, "print a machine-readable report")
 	timeout := fs.Duration("timeout", 2*time.Second, "deadline of each step")
 	callMethod := fs.String("call", "", "send METHOD (with an optional PARAMS_JSON argument) and print the response")
 	raw := fs.Bool("raw", false, "print the exact request and response lines")
-	validate := fs.String("validate", "", "check each live response against the Herdr schema document in `FILE` (write one with: herdr api schema --json > FILE)")
+	_ = fs.String("validate", "", "moved to 'herdr-sim validate SCHEMA_FILE'")
 	watch := fs.Bool("watch", false, "print agent status changes and pane events until interrupted")
-	mcpCmd := fs.Bool("mcp", false, "moved to 'herdr-bench mcp [COMMAND ARGS...]' (herdr-link links no MCP client)")
-	record := fs.String("record", "", "make read-only calls and write their exact lines, ids and names replaced, to `FILE` (see herdr-sim verify)")
+	_ = fs.Bool("mcp", false, "moved to 'herdr-bench mcp [COMMAND ARGS...]' (herdr-link links no MCP client)")
+	_ = fs.String("record", "", "moved to 'herdr-sim record FILE'")
 	if code, done := cliflag.Parse(fs, flagsFirst(fs, args), stdout); done {
 		return code
 	}
-	if *record == "" && flagSet(fs, "record") {
-		fmt.Fprintln(stderr, "herdr-link probe: -record needs a FILE to write the recording to")
-		return 2
-	}
-	p := &prober{getenv: os.Getenv, timeout: *timeout, raw: *raw, out: stdout, events: pc.recordEvents}
-	if *validate != "" {
-		v, err := schemalite.Load(*validate)
-		if err != nil {
-			fmt.Fprintln(stderr, "herdr-link probe:", err)
+	for _, name := range []string{"mcp", "record", "validate"} {
+		if flagSet(fs, name) {
+			fmt.Fprintln(stderr, "herdr-link probe: "+movedFlags[name])
 			return 2
 		}
-		p.validate = v
 	}
+	p := &prober{getenv: os.Getenv, timeout: *timeout, raw: *raw, out: stdout}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	switch {
@@ -132,11 +111,6 @@ func (pc probeConfig) run(args []string, stdout, stderr io.Writer) int {
 		return p.callOne(ctx, *callMethod, fs.Args(), stdout, stderr)
 	case *watch:
 		return p.watch(ctx, stdout, stderr)
-	case *mcpCmd:
-		fmt.Fprintln(stderr, "herdr-link probe: -mcp moved: run 'herdr-bench mcp [COMMAND ARGS...]' (herdr-link links no MCP client)")
-		return 2
-	case *record != "":
-		return p.record(ctx, *record, stdout, stderr)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "herdr-link probe: unexpected arguments", fs.Args())

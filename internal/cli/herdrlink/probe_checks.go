@@ -40,6 +40,7 @@ var probeChecks = []func(p *prober, ctx context.Context) bool{
 	(*prober).checkPing,
 	func(p *prober, ctx context.Context) bool { return p.methods(ctx, p.gate.Socket) },
 	(*prober).checkSelfAndPeers,
+	(*prober).checkHeld,
 }
 
 // run performs the checks in order and returns whether all passed.
@@ -59,9 +60,14 @@ func (p *prober) checkEnvironment(context.Context) bool {
 	start := time.Now()
 	envDetail := fmt.Sprintf("HERDR_ENV=%q HERDR_PANE_ID=%q HERDR_SOCKET_PATH=%q HERDR_SESSION=%q; socket %s (chosen by %s)",
 		p.getenv("HERDR_ENV"), p.getenv("HERDR_PANE_ID"), p.getenv("HERDR_SOCKET_PATH"), p.getenv("HERDR_SESSION"), g.Socket.Path, g.Socket.Rule)
-	if g.OK {
+	switch {
+	case g.OK:
 		p.add("environment", pass, start, envDetail, "")
-	} else {
+	case g.Failed == link.FailedHerdrCore:
+		// herdr-core's socket is not Herdr's: no socket check applies.
+		p.add("environment", fail, start, g.Reason, link.HerdrCoreFix)
+		return false
+	default:
 		p.add("environment", fail, start, envDetail+"; "+g.Reason,
 			"not in a Herdr pane: start your agent from a pane Herdr manages (Herdr sets HERDR_ENV, HERDR_PANE_ID and HERDR_SOCKET_PATH)")
 	}

@@ -7,6 +7,7 @@
 //	herdr-link probe           diagnose the Herdr socket of this pane
 //	herdr-link config HOST     the snippet that registers herdr-link with a host
 //	herdr-link outbox          list (and cancel) the messages held for busy agents
+//	herdr-link deliver         one pass of the courier (the plugin's hooks)
 //	herdr-link version         print the version
 //	herdr-link help [command]  usage, or one command's flags
 package herdrlink
@@ -43,6 +44,8 @@ commands:
   config HOST     print the snippet that registers herdr-link with a host
 {{hosts}}  outbox          list the messages held for busy agents of this Herdr
   outbox cancel   cancel held messages (IDs, or --all)
+  deliver         type what is due now for one agent (-pane) or all (-all),
+                  then exit: the plugin's hooks, or a hook or timer of yours
   version         print the version (also --version)
   help [command]  print this text, or one command's usage and flags
 
@@ -96,6 +99,9 @@ var commands = map[string]command{
 	"config": func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return config(args, stdout, stderr) },
 	"outbox": func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return outboxVerb(args, stdout, stderr)
+	},
+	"deliver": func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+		return deliverVerb(args, stdout, stderr)
 	},
 }
 

@@ -11,7 +11,7 @@
 //	herdr-sim workspace list | tab list [--workspace W] | api snapshot
 //	herdr-sim world
 //	herdr-sim turns [--socket PATH] PANE_ID
-//	herdr-sim verify FILE
+//	herdr-sim record [--events D] FILE | validate SCHEMA_FILE | verify FILE
 //	herdr-sim demo [--world FILE] [-v] [--link PATH]
 //
 // The CLI verbs behave like herdr's: a ping to check the protocol, then the
@@ -39,7 +39,9 @@ usage:
   herdr-sim serve [flags]           serve a simulated Herdr socket until SIGINT/SIGTERM
   herdr-sim world                   print the built-in world file
   herdr-sim turns PANE_ID           print what the agent in a pane of a running serve received
-  herdr-sim verify FILE             replay a herdr-link probe --record recording; report structural differences
+  herdr-sim record FILE             record read-only calls against the live Herdr (ids and names replaced)
+  herdr-sim validate SCHEMA_FILE    check the live Herdr's answers against a Herdr schema document
+  herdr-sim verify FILE             replay a herdr-sim record recording; report structural differences
   herdr-sim demo [flags]            three agents' herdr-link MCP servers talking on an embedded simulator
   herdr-sim agent list|get|prompt|rename|send-keys ...   the herdr CLI's agent verbs
   herdr-sim pane list|get|close|read ...       the herdr CLI's pane verbs
@@ -64,6 +66,10 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "turns":
 		return turns(args[1:], stdout, stderr)
+	case "record":
+		return record(args[1:], stdout, stderr)
+	case "validate":
+		return validate(args[1:], stdout, stderr)
 	case "verify":
 		return verify(args[1:], stdout, stderr)
 	case "demo":

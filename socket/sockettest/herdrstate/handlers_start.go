@@ -255,10 +255,9 @@ func (w *World) launch(p *pane, name, kind string, timeout time.Duration) {
 	t := p.term
 	n, k := name, kind
 	t.name, t.label = &n, &k
+	// (A launch changes no state_change_seq or revision: real 0.8.2
+	// answers agent.start with both still at the pane's.)
 	t.state, t.seen, t.launch, t.interactiveReady = schema.AgentStatusUnknown, true, launchPending, false
-	w.stateSeq++
-	t.seq = w.stateSeq
-	t.revision++
 	t.recv = newModel(w, t, kind, Behaviour{}, "")
 	w.emit(schema.EventData{PaneAgentDetected: &schema.EventDataPaneAgentDetected{PaneID: p.id, WorkspaceID: p.tab.ws.id, Agent: &k}})
 	w.emitPaneUpdated(p)

@@ -14,11 +14,12 @@ import (
 
 // inputHandlers are added to the handlers.
 var inputHandlers = map[string]handler{
-	schema.MethodPaneSendText:    paneSendText,
-	schema.MethodPaneSendKeys:    paneSendKeys,
-	schema.MethodPaneSendInput:   paneSendInput,
-	schema.MethodAgentSendKeys:   agentSendKeys,
-	schema.MethodPaneReportAgent: paneReportAgent,
+	schema.MethodPaneSendText:     paneSendText,
+	schema.MethodPaneSendKeys:     paneSendKeys,
+	schema.MethodPaneSendInput:    paneSendInput,
+	schema.MethodAgentSendKeys:    agentSendKeys,
+	schema.MethodPaneReportAgent:  paneReportAgent,
+	schema.MethodPaneReleaseAgent: paneReleaseAgent,
 }
 
 var okResult = schema.ResultOk{Type: schema.ResultTypeOk}

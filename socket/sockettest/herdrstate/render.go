@@ -28,6 +28,11 @@ func (w *World) agentInfo(p *pane) schema.AgentInfo {
 		// Written only when true, as Herdr does.
 		ScreenDetectionSkipped: t.skipDetection,
 	}
+	if t.launch == launchPending {
+		// Real Herdr 0.8.2 names no kind before its detection sees the
+		// launched program (agent.start's answer does).
+		info.Agent = nil
+	}
 	info.TerminalTitle, info.TerminalTitleStripped = t.titles()
 	info.CWD, info.ForegroundCWD = p.cwds()
 	info.Title, info.DisplayAgent, info.StateLabels, info.Tokens = t.meta.title, t.meta.displayAgent, t.meta.stateLabels, t.meta.tokens

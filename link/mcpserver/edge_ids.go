@@ -19,9 +19,10 @@ import (
 // strings with escapes or beyond ASCII. Responses go out under the raw id
 // the client sent, whichever the connection used.
 //
-// The table also refuses an id in use by a request in flight (JSON-RPC
-// values: 1, 1.0 and 1e0 are one id) and resolves notifications/cancelled
-// to the live request. A cancelled request frees its client id at once but
+// The table is also the one record of the requests in flight: it refuses
+// an id in use (JSON-RPC values: 1, 1.0 and 1e0 are one id), resolves
+// notifications/cancelled to the live request and holds each running
+// call's cancel. A cancelled request frees its client id at once but
 // keeps its connection id reserved until the handler retires it, so that
 // the connection ids of the requests the handler holds are unique: a late
 // answer of a cancelled call is dropped, never sent under a reused id.
@@ -36,7 +37,8 @@ type pending struct {
 	raw     json.RawMessage // the client's id, as sent
 	key     string          // idKey(raw)
 	batch   *batch
-	dropped bool // cancelled: retired without a response
+	dropped bool   // cancelled: retired without a response
+	cancel  func() // stops the running call (nil: none runs)
 }
 
 func newIDTable() idTable {
