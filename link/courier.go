@@ -684,24 +684,12 @@ func (w *paneWaker) watch(ctx context.Context, panes []string) {
 	w.dead = dead
 	go func() {
 		defer dead.Store(true)
-		hctx, hcancel := w.l.bound(sctx)
-		ev, err := pw.WatchPanes(hctx, panes)
-		hcancel()
-		if err != nil {
-			w.l.log().Debug("courier: no event stream; probing only", "err", err)
-			return
-		}
-		defer ev.Close()
-		for {
-			pane, err := ev.Next(sctx)
-			if err != nil {
-				return
-			}
+		w.l.followPanes(sctx, pw, panes, func(pane string) {
 			select {
 			case w.wake <- pane:
 			default:
 			}
-		}
+		})
 	}()
 }
 

@@ -89,6 +89,11 @@ type Link struct {
 	SubmitHold time.Duration
 	// ConfirmBudget replaces [ConfirmBudget] (tests).
 	ConfirmBudget func(textBytes int) time.Duration
+	// SettleGap is the spacing of the two readings a held message waits
+	// for before it is typed ([DefaultSettleGap] when zero; negative:
+	// one reading is trusted, as before herdr-link settled, for
+	// measurements).
+	SettleGap time.Duration
 	// CallTimeout is the one overall deadline of an operation's Herdr work
 	// (every socket call of a Peers, Send, Close or Bootstrap, the
 	// protocol ping and the self bootstrap included): each socket call
@@ -147,6 +152,11 @@ type Link struct {
 	kick     chan struct{}
 	kickMu   sync.Mutex
 	kicked   map[string]bool
+
+	// typedComp: the completion_seq Herdr showed when this process typed
+	// a message, by pane and state_change_seq (see completion.go).
+	compMu    sync.Mutex
+	typedComp map[typedAt]uint64
 }
 
 type bootCall struct {

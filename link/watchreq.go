@@ -110,6 +110,10 @@ func (l *Link) judgeRequest(w *watchedRequest, o observation, now time.Time) (ti
 		return poll, true
 	}
 	moved := r.TypedSeq != 0 && a.Seq != r.TypedSeq
+	completed, known := l.completedSince(r.PaneID, r.TypedSeq, a)
+	if completed {
+		moved = true // a completed task since the typing: its turn ran
+	}
 	switch State(a.Status) {
 	case "blocked":
 		if moved || w.busy {
@@ -137,6 +141,14 @@ func (l *Link) judgeRequest(w *watchedRequest, o observation, now time.Time) (ti
 	if left := l.replyGrace() - now.Sub(w.rest); left > 0 {
 		return min(left, poll), true
 	}
+	if known && !completed {
+		// Herdr counts completed tasks and shows none since the typing:
+		// this rest is not the end of its turn (a restore, a switch, a
+		// flap). The request waits for a completion, or its expiry.
+		w.rest = time.Time{}
+		return poll, true
+	}
+	l.forgetTyped(r.PaneID, r.TypedSeq)
 	l.endRequest(w.e, outbox.OutcomeHandled)
 	return 0, false
 }

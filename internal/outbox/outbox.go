@@ -107,6 +107,12 @@ type Message struct {
 	TerminalID  string `json:"terminal_id"`
 	Kind        string `json:"kind"`
 	WorkspaceID string `json:"workspace_id"`
+	// Session is the target's agent session at acceptance, when Herdr
+	// reported one (its source and value): another session is another
+	// occupant.
+	Session string `json:"session,omitempty"`
+	// Reason is why the message was held (a state, a draft, a picker).
+	Reason string `json:"reason,omitempty"`
 	// FromPane, FromKind and FromWorkspace are the sender's at acceptance
 	// (for a notice to it).
 	FromPane      string `json:"from_pane"`
@@ -152,7 +158,7 @@ type Store struct {
 
 	scope string
 
-	mu      sync.Mutex
+	mu      storeLock
 	token   string   // this process's owner token ("" until Token)
 	alive   *os.File // the owner file's flock, held for the process's life
 	ownPath string   // the owner file's path
@@ -446,3 +452,22 @@ func (s *Store) Forget(e Entry) error {
 func (s *Store) Find(id string) (Entry, error) {
 	return s.byID(id, func(e Entry) bool { return !e.IsRequest() })
 }
+
+// storeLock is the store's mutex: a channel, not a sync.Mutex, because the
+// store holds it across the short sleeps between tries of the journal's
+// flock (another process may hold that), and a goroutine waiting for a
+// sync.Mutex is not durably blocked to testing/synctest: one such waiter
+// beside the sleeping holder stops a bubble's clock for good, so the
+// sleep never ends. A channel send blocks durably. The zero value is
+// ready for use.
+type storeLock struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+func (l *storeLock) Lock() {
+	l.once.Do(func() { l.ch = make(chan struct{}, 1) })
+	l.ch <- struct{}{}
+}
+
+func (l *storeLock) Unlock() { <-l.ch }
