@@ -422,29 +422,11 @@ func (c *courier) refresh(h string) {
 	}
 }
 
-// targetLister is a store that lists the held messages of one target
-// without listing the whole store (an indexed one).
-type targetLister interface {
-	ListForTarget(h string) ([]outbox.Entry, error)
-}
-
 // heldFor returns the messages held or being typed for the target of key
-// hash h, oldest first.
+// hash h, oldest first (the store's index: not a listing of the whole
+// store).
 func (l *Link) heldFor(h string) ([]outbox.Entry, error) {
-	if tl, ok := any(l.Outbox).(targetLister); ok {
-		return tl.ListForTarget(h)
-	}
-	ents, err := l.Outbox.List()
-	if err != nil {
-		return nil, err
-	}
-	var out []outbox.Entry
-	for _, e := range ents {
-		if e.Target == h && e.Held() {
-			out = append(out, e)
-		}
-	}
-	return out, nil
+	return l.Outbox.ListForTarget(h)
 }
 
 // deliverNext types the oldest held message for t if t can take it now.
