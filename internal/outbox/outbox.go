@@ -40,7 +40,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
@@ -421,53 +420,3 @@ func (s *Store) End(m Message, why string, now time.Time) error {
 	s.note([]string{old})
 	return nil
 }
-
-// Forget removes an ended record (its sender has learned of it), and
-// first any held or typing file of the same message that a crash between
-// the two steps of End left: without its ended record, that file would
-// show the message held again.
-func (s *Store) Forget(e Entry) error {
-	if e.State != StateEnded {
-		return fmt.Errorf("outbox: forget of a message in state %c", e.State)
-	}
-	var gone []string
-	defer func() { s.note(gone) }()
-	for _, st := range []byte{StateHeld, StateTyping} {
-		n := fileName(e.Seq, e.Target, e.Sender, e.Owner, e.ID, st)
-		if err := os.Remove(filepath.Join(s.Dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("outbox: %w", err)
-		}
-		gone = append(gone, n)
-	}
-	err := os.Remove(filepath.Join(s.Dir, e.name))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("outbox: %w", err)
-	}
-	gone = append(gone, e.name)
-	return nil
-}
-
-// Find returns the entry of held message id, in whatever state (not its
-// request record: see FindRequest).
-func (s *Store) Find(id string) (Entry, error) {
-	return s.byID(id, func(e Entry) bool { return !e.IsRequest() })
-}
-
-// storeLock is the store's mutex: a channel, not a sync.Mutex, because the
-// store holds it across the short sleeps between tries of the journal's
-// flock (another process may hold that), and a goroutine waiting for a
-// sync.Mutex is not durably blocked to testing/synctest: one such waiter
-// beside the sleeping holder stops a bubble's clock for good, so the
-// sleep never ends. A channel send blocks durably. The zero value is
-// ready for use.
-type storeLock struct {
-	once sync.Once
-	ch   chan struct{}
-}
-
-func (l *storeLock) Lock() {
-	l.once.Do(func() { l.ch = make(chan struct{}, 1) })
-	l.ch <- struct{}{}
-}
-
-func (l *storeLock) Unlock() { <-l.ch }

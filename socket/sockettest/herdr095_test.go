@@ -175,7 +175,8 @@ func completionSeq(t *testing.T, s *sockettest.Server) bool {
 }
 
 // TestFaultModes: each fault mode does what its Herdr bug report says,
-// and is off by default.
+// and is off by default. Long: one world serves every mode in turn, each
+// checked against the same pane.
 func TestFaultModes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := releaseServer(t, sockettest.NewestModelled)
