@@ -25,6 +25,11 @@ const (
 	// ComposerDraft: the composer holds text (typed or pasted) that a
 	// typed message would merge with into one turn.
 	ComposerDraft
+	// ComposerOverlay: a picker, dialog or menu is drawn over the
+	// composer (Codex's /model picker, a permission dialog, a menu):
+	// typed text would answer it instead of reaching the composer, though
+	// Herdr may read the agent idle.
+	ComposerOverlay
 )
 
 // String is the state's name: "unknown", "empty" or "draft".
@@ -34,6 +39,8 @@ func (s ComposerState) String() string {
 		return "empty"
 	case ComposerDraft:
 		return "draft"
+	case ComposerOverlay:
+		return "overlay"
 	}
 	return "unknown"
 }
@@ -64,7 +71,73 @@ func Composer(kind, screen string) ComposerState {
 	if !ok || !utf8.ValidString(screen) {
 		return ComposerUnknown
 	}
-	return rule(screenLines(screen))
+	ls := screenLines(screen)
+	if overlayOpen(ls) {
+		return ComposerOverlay
+	}
+	return rule(ls)
+}
+
+// overlayRows is how many rows from the bottom [overlayOpen] looks at.
+const overlayRows = 16
+
+// overlayOpen reports whether the bottom rows of a screen show a picker,
+// dialog or menu, as every kind with composer rules draws one: a
+// highlighted numbered choice ("› 1. …", "❯ 1. …", "> 1. …") and, at or
+// below it, a key hint naming Esc ("esc to go back", "(esc)", "Esc to
+// cancel"). A draft that happens to look so holds a message until it
+// changes, which is the safe side.
+func overlayOpen(ls []string) bool {
+	from := max(0, len(ls)-overlayRows)
+	choice := -1
+	for i := from; i < len(ls); i++ {
+		if choice < 0 && highlightedChoice(ls[i]) {
+			choice = i
+		}
+		if choice >= 0 && namesEsc(ls[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// highlightedChoice: a row whose first text is a selection marker, a
+// number and a dot.
+func highlightedChoice(l string) bool {
+	t := strings.TrimLeft(l, " ")
+	for _, m := range []string{"›", "❯", ">", "▶", "→"} {
+		if rest, ok := strings.CutPrefix(t, m); ok {
+			rest = strings.TrimLeft(rest, " ")
+			n := 0
+			for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+				n++
+			}
+			return n > 0 && n < len(rest) && rest[n] == '.'
+		}
+	}
+	return false
+}
+
+// namesEsc: a row that mentions the Esc key as a word.
+func namesEsc(l string) bool {
+	l = strings.ToLower(l)
+	for i := strings.Index(l, "esc"); i >= 0; {
+		before := i == 0 || !isWordByte(l[i-1])
+		after := i+3 >= len(l) || !isWordByte(l[i+3])
+		if before && after {
+			return true
+		}
+		j := strings.Index(l[i+3:], "esc")
+		if j < 0 {
+			break
+		}
+		i += 3 + j
+	}
+	return false
+}
+
+func isWordByte(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '_'
 }
 
 // screenLines splits a screen into rows with trailing blanks removed and

@@ -65,12 +65,23 @@ func TestComposerGolden(t *testing.T) {
 // TestComposerRules: the edges of each kind's rules.
 func TestComposerRules(t *testing.T) {
 	rule := strings.Repeat("─", 40)
-	U, E, D := link.ComposerUnknown, link.ComposerEmpty, link.ComposerDraft
+	U, E, D, O := link.ComposerUnknown, link.ComposerEmpty, link.ComposerDraft, link.ComposerOverlay
 	for _, tc := range []struct {
 		name, kind, screen string
 		want               link.ComposerState
 	}{
 		{"nothing", "claude", "", U},
+		// Pickers, dialogs and menus over the composer: a highlighted
+		// numbered choice with an Esc hint at or below it, every kind.
+		{"codex /model picker", "codex", "  Select Model and Effort\n\n› 1. gpt-5.5 (current)\n  2. gpt-5.4\n\n  Press enter to confirm or esc to go back", O},
+		{"codex rate-limit prompt", "codex", "  Approaching rate limits\n› 1. Switch to gpt-5.4-mini\n  2. Keep current model\n  Press enter to confirm or esc to go back", O},
+		{"claude permission dialog", "claude", " Do you want to proceed?\n ❯ 1. Yes\n   2. No, and tell Claude what to do differently (esc)", O},
+		{"claude dialog, Esc to cancel", "claude", " Select model\n ❯ 1. Default\n   2. Opus\n\n Enter to confirm · Esc to cancel", O},
+		{"opencode menu", "opencode", "  Select agent\n> 1. build\n  2. plan\n  esc close", O},
+		{"pi menu", "pi", "→ 1. Continue\n  2. Stop\n  ↑/↓ move · enter select · esc cancel", O},
+		{"codex draft that is a numbered list", "codex", "› 1. fix it\n  2. test it\n\n  gpt-5 default", D},
+		{"codex choice, hint above it", "codex", "  esc to go back\n› 1. gpt-5.5", D},
+		{"codex word containing esc", "codex", "› 1. describe it\n  escape the quotes", D},
 		{"invalid UTF-8", "claude", rule + "\n❯ \xff\n" + rule, U},
 		{"unknown kind", "gemini", rule + "\n❯ \n" + rule, U},
 		{"claude empty", "claude", rule + "\n❯\u00a0\n" + rule + "\n  ? for shortcuts", E},

@@ -54,7 +54,8 @@ func (l *Link) probeHeld(ctx context.Context, t *courierTarget, m outbox.Message
 	poll := l.courierPoll()
 	o = l.observe(ctx, m.PaneID)
 	switch {
-	case o.gone(m.TerminalID, m.Kind, m.WorkspaceID):
+	case o.gone(m.TerminalID, m.Kind, m.WorkspaceID),
+		o.err == nil && m.Session != "" && sessionOf(o.a) != m.Session: // another agent session
 		l.endAll(t, outbox.EndGone) // under the caller's lock: one process ends them
 		return o, 0, false, false
 	case o.err != nil:
@@ -66,9 +67,12 @@ func (l *Link) probeHeld(ctx context.Context, t *courierTarget, m outbox.Message
 	pctx, pcancel := l.bound(ctx)
 	defer pcancel()
 	c, err := l.composer(pctx, o.a)
-	if err == nil && c == ComposerDraft {
-		t.noComposer = time.Time{}
-		return o, min(poll, draftPoll), true, false
+	if err == nil {
+		if why, held := holdsTyping(c); held {
+			t.noComposer = time.Time{}
+			l.log().Debug("held message waits", "id", m.ID, "pane_id", m.PaneID, "why", why)
+			return o, min(poll, draftPoll), true, false
+		}
 	}
 	// A kind whose composer herdr-link reads, showing none: a dialog, or
 	// a TUI still drawing itself (real Claude Code 2.1.328 reads idle to
@@ -88,5 +92,11 @@ func (l *Link) probeHeld(ctx context.Context, t *courierTarget, m outbox.Message
 	if ctx.Err() != nil {
 		return o, poll, true, false
 	}
+	// One reading is not trusted: the same state a settle gap later.
+	a, ok := l.settled(ctx, o.a)
+	if !ok {
+		return o, min(poll, l.settleGap()), true, false
+	}
+	o.a = a
 	return o, 0, true, true
 }

@@ -55,6 +55,11 @@ const (
 	// fast mode, or an agent kind whose handling of input while working is
 	// not known. The text is in the pane; whether it was submitted is not.
 	DeliveryUnconfirmed = "unconfirmed"
+	// DeliveryNotSubmitted: typed, and no turn started with it; after the
+	// watch the target's screen still shows text in its composer (its
+	// Enter went to a dialog, or was lost): the text sits there unsent.
+	// It is never typed again. See [Link.stillInComposer].
+	DeliveryNotSubmitted = "not_submitted"
 )
 
 // Timing of the confirmation watch.
@@ -237,7 +242,38 @@ func (l *Link) confirm(ctx context.Context, c Capabilities, target, before Agent
 	if l.watch(wctx, target, before, working, enter, c.PromptAfterEnter, ev.wake(wctx)) {
 		return DeliverySubmitted
 	}
+	if ctx.Err() == nil && l.stillInComposer(ctx, target, before) {
+		return DeliveryNotSubmitted
+	}
 	return DeliveryUnconfirmed
+}
+
+// stillInComposer is the one check an unconfirmed delivery passes before
+// it is reported (a `now` send's answer, a held message's end): run
+// after a watch that saw no turn, still under the target's delivery lock
+// (so no other delivery typed since), it reports whether the target's
+// screen shows text in its composer. The occupant must be the one typed
+// into and not working (a working agent may show input it is about to
+// take). A kind whose composer cannot be read, a screen that shows no
+// composer (a dialog drawn over it), or a probe that fails is "cannot
+// tell": false, and the delivery stays unconfirmed.
+func (l *Link) stillInComposer(ctx context.Context, target, before Agent) bool {
+	kind := kindOf(target, before)
+	if !ComposerKnown(kind) {
+		return false
+	}
+	cctx, cancel := detach(ctx, l.callTimeout())
+	defer cancel()
+	a, err := l.Herdr.GetAgent(cctx, target.PaneID)
+	if err != nil || !sameTenant(before, a) || State(a.Status) == "working" {
+		return false
+	}
+	st, err := l.composer(cctx, Agent{PaneID: target.PaneID, Kind: kind})
+	if err != nil || st != ComposerDraft {
+		return false
+	}
+	l.log().Warn("typed but not submitted: the text is still in the target's composer", "pane_id", target.PaneID, "kind", kind, "status", a.Status)
+	return true
 }
 
 func kindOf(target, before Agent) string {

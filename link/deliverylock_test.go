@@ -99,7 +99,7 @@ func TestDeliveryLock(t *testing.T) {
 			defer cancel()
 			start := time.Now()
 			_, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
-			if !errors.Is(err, link.ErrSendFailed) || err.Error() != "SEND_FAILED: another delivery to this agent is still in progress; nothing was delivered, try again shortly" {
+			if !errors.Is(err, link.ErrSendFailed) || err.Error() != "SEND_FAILED: other deliveries to this agent took the time this call had; nothing was delivered: send it again without \"when\":\"now\" to have it wait its turn, or try again in a few seconds" {
 				t.Fatalf("err = %v", err)
 			}
 			// One second of the deadline stays for the prompt.

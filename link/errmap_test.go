@@ -23,7 +23,7 @@ var socketKinds = map[string]error{
 	"ErrUnavailable": socket.ErrUnavailable, "ErrTimeout": socket.ErrTimeout, "ErrEmptyResponse": socket.ErrEmptyResponse,
 	"ErrTruncatedResponse": socket.ErrTruncatedResponse, "ErrResponseTooLarge": socket.ErrResponseTooLarge,
 	"ErrMalformedResponse": socket.ErrMalformedResponse, "ErrConnection": socket.ErrConnection, "ErrProtocol": socket.ErrProtocol,
-	"ErrProtocolMismatch": socket.ErrProtocolMismatch, "ErrMethodUnsupported": socket.ErrMethodUnsupported, "ErrClosed": socket.ErrClosed,
+	"ErrProtocolMismatch": socket.ErrProtocolMismatch, "ErrMethodUnsupported": socket.ErrMethodUnsupported, "ErrClosed": socket.ErrClosed, "ErrEventsLost": socket.ErrEventsLost,
 	"ErrPlatform":   socket.ErrPlatform,
 	"ErrAfterWrite": socket.ErrAfterWrite, "ErrRequestTooLarge": socket.ErrRequestTooLarge,
 	"ErrInvalidRequest": socket.ErrInvalidRequest, "ErrAgentNotFound": socket.ErrAgentNotFound,
@@ -131,6 +131,7 @@ func TestErrorTableCoversSocket(t *testing.T) {
 		"ErrAfterWrite": with(with(every(unreachable), opSend, want{SendFailed, detailMaybeSent}),
 			opClose, want{CloseFailed, detailMaybeClosed}),
 		"ErrRequestTooLarge":      fallback,
+		"ErrEventsLost":           fallback, // a stream's end, never a call's answer
 		"ErrInvalidRequest":       fallback,
 		"ErrAgentNotFound":        with(fallback, opSend, want{PeerNotFound, detailPeer}),
 		"ErrAgentTargetAmbiguous": fallback,

@@ -3,6 +3,8 @@ package link
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
@@ -30,6 +32,78 @@ type Agent struct {
 	// InteractiveReady is Herdr's interactive_ready: the managed launch
 	// (agent.start) became active.
 	InteractiveReady bool `json:"interactive_ready"`
+	// Session is the agent session Herdr reports (agent_session), nil
+	// when none: another session in the same terminal is another
+	// occupant.
+	Session *AgentSession `json:"agent_session,omitempty"`
+	// CompletionSeq is Herdr's completion_seq (0.9.3 and later; absent
+	// before): it steps when an idle transition ends completed work.
+	CompletionSeq OptionalSeq `json:"completion_seq"`
+	// HerdrName is the name Herdr holds when it is an alias (see
+	// [DisplayName]): Name is then the name without its suffix. "" for
+	// every other agent.
+	HerdrName string `json:"-"`
+}
+
+// OptionalSeq is a counter Herdr may leave out: the zero value is
+// absent. It is a value, not a pointer, so that a list of agents costs no
+// allocation per agent for it.
+type OptionalSeq struct {
+	v   uint64
+	set bool
+}
+
+// SeqOf is the OptionalSeq holding v.
+func SeqOf(v uint64) OptionalSeq { return OptionalSeq{v, true} }
+
+// Get returns the counter and whether Herdr sent it.
+func (o OptionalSeq) Get() (uint64, bool) { return o.v, o.set }
+
+// UnmarshalJSON reads a JSON number (null is absent).
+func (o *OptionalSeq) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*o = OptionalSeq{}
+		return nil
+	}
+	if len(b) > 1 && b[0] == '0' {
+		return fmt.Errorf("completion_seq: %q: not a JSON number", b)
+	}
+	v, err := strconv.ParseUint(string(b), 10, 64)
+	if err != nil {
+		return fmt.Errorf("completion_seq: %w", err)
+	}
+	*o = OptionalSeq{v, true}
+	return nil
+}
+
+// MarshalJSON writes the number, or null when absent.
+func (o OptionalSeq) MarshalJSON() ([]byte, error) {
+	if !o.set {
+		return []byte("null"), nil
+	}
+	return strconv.AppendUint(nil, o.v, 10), nil
+}
+
+// AgentSession is the part of Herdr's agent_session herdr-link compares.
+type AgentSession struct {
+	Source string `json:"source"`
+	Value  string `json:"value"`
+}
+
+// sessionOf is a's agent session as one string ("" when none).
+func sessionOf(a Agent) string {
+	if a.Session == nil || a.Session.Value == "" {
+		return ""
+	}
+	return a.Session.Source + "\x00" + a.Session.Value
+}
+
+// fromHerdr turns the name Herdr sent into the agent's name: an alias
+// a start chose ([DisplayName]) is known by the name it stands for.
+func (a *Agent) fromHerdr() {
+	if d := DisplayName(a.Name); d != a.Name {
+		a.HerdrName, a.Name = a.Name, d
+	}
 }
 
 // Pane is the part of Herdr's PaneInfo herdr-link uses.
@@ -114,24 +188,30 @@ func (h SocketHerdr) ListAgents(ctx context.Context) ([]Agent, error) {
 	if h.sizes != nil {
 		h.sizes.agents.Store(int64(len(r.Agents)))
 	}
+	for i := range r.Agents {
+		r.Agents[i].fromHerdr()
+	}
 	return r.Agents, nil
 }
 
 // GetAgent implements Herdr.
 func (h SocketHerdr) GetAgent(ctx context.Context, target string) (Agent, error) {
 	r, err := socket.Call[agentResult](ctx, h.Client, schema.MethodAgentGet, schema.ResultTypeAgentInfo, schema.AgentTarget{Target: target})
+	r.Agent.fromHerdr()
 	return r.Agent, err
 }
 
 // Prompt implements Herdr.
 func (h SocketHerdr) Prompt(ctx context.Context, target, text string) (Agent, error) {
 	r, err := socket.Call[agentResult](ctx, h.Client, schema.MethodAgentPrompt, schema.ResultTypeAgentPrompted, schema.AgentPromptParams{Target: target, Text: text})
+	r.Agent.fromHerdr()
 	return r.Agent, err
 }
 
 // Rename implements Herdr.
 func (h SocketHerdr) Rename(ctx context.Context, target, name string) (Agent, error) {
 	r, err := socket.Call[agentResult](ctx, h.Client, schema.MethodAgentRename, schema.ResultTypeAgentInfo, schema.AgentRenameParams{Target: target, Name: &name})
+	r.Agent.fromHerdr()
 	return r.Agent, err
 }
 

@@ -43,8 +43,10 @@ func (h SocketHerdr) StartAgent(ctx context.Context, paneID, name, kind string, 
 	}
 	r, err := h.Client.AgentStart(ctx, p)
 	a := r.Agent
-	return Agent{Name: deref(a.Name), Status: string(a.AgentStatus), WorkspaceID: a.WorkspaceID, PaneID: a.PaneID,
-		TerminalID: a.TerminalID, Kind: deref(a.Agent), Seq: a.StateChangeSeq, LaunchPending: a.LaunchPending, InteractiveReady: a.InteractiveReady}, err
+	out := Agent{Name: deref(a.Name), Status: string(a.AgentStatus), WorkspaceID: a.WorkspaceID, PaneID: a.PaneID,
+		TerminalID: a.TerminalID, Kind: deref(a.Agent), Seq: a.StateChangeSeq, LaunchPending: a.LaunchPending, InteractiveReady: a.InteractiveReady}
+	out.fromHerdr()
+	return out, err
 }
 
 func deref(s *string) string {

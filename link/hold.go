@@ -129,7 +129,7 @@ func (l *Link) sendIdle(ctx, hctx context.Context, s snapshot, target Agent, env
 		}
 		return l.holdRequest(s, target, env, text, req, "refused: busy")
 	}
-	l.afterTyping(rec, env, err)
+	l.afterTyping(rec, d, err)
 	if err != nil {
 		return SendResult{}, err
 	}
@@ -171,8 +171,10 @@ func (l *Link) blocker(ctx context.Context, target *Agent) (string, error) {
 	if !Takes(a) {
 		return "state " + a.Status, nil
 	}
-	if c, err := l.composer(ctx, a); err == nil && c == ComposerDraft {
-		return "draft", nil
+	if c, err := l.composer(ctx, a); err == nil {
+		if why, held := holdsTyping(c); held {
+			return why, nil
+		}
 	}
 	return "", nil
 }
@@ -238,7 +240,7 @@ func (l *Link) hold(s snapshot, target Agent, env Envelope, text, why string) (S
 		ID: env.ID, Expires: now.Add(l.holdFor()),
 		To: env.To, From: env.From, TargetKey: lockKey(target), FromKey: lockKey(*s.self),
 		PaneID: target.PaneID, TerminalID: target.TerminalID, Kind: target.Kind, WorkspaceID: target.WorkspaceID,
-		FromPane: s.self.PaneID, FromKind: s.self.Kind, FromWorkspace: s.self.WorkspaceID, Text: text,
+		Session: sessionOf(target), Reason: why, FromPane: s.self.PaneID, FromKind: s.self.Kind, FromWorkspace: s.self.WorkspaceID, Text: text,
 	}
 	if _, err := l.Outbox.Add(m, now); err != nil {
 		return SendResult{}, l.outboxError(err)

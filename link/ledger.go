@@ -93,11 +93,43 @@ func (l *Link) recordRequestAsync(s snapshot, target Agent, env Envelope, req Se
 }
 
 // afterTyping settles the request record of a direct delivery: typed
-// (recorded as soon as it was, by typeLocked), or removed when nothing
-// reached the pane.
-func (l *Link) afterTyping(rec *outbox.Request, env Envelope, err error) {
-	if err != nil && !typedMaybe(err) && rec != nil {
+// (recorded as soon as it was, by typeLocked), removed when nothing
+// reached the pane, or ended not_submitted when its text stayed in the
+// recipient's composer (the send's answer says so: no notice).
+func (l *Link) afterTyping(rec *outbox.Request, delivery string, err error) {
+	switch {
+	case rec == nil:
+	case err != nil && !typedMaybe(err):
 		_ = l.Outbox.ForgetRequest(*rec)
+	case err == nil && delivery == DeliveryNotSubmitted:
+		l.endNotSubmitted(rec.Entry(), false)
+	}
+}
+
+// endNotSubmitted ends request e not_submitted, with its notice when
+// notice is set. A reader's shared flock (a courier looking at the
+// record) makes an attempt fail busy for a moment: it is tried again, up
+// to about 200 ms, since no other process would end it so (one that ends
+// it otherwise meanwhile decides).
+func (l *Link) endNotSubmitted(e outbox.Entry, notice bool) {
+	before := func(r outbox.Request) error {
+		if !notice || l.NoNotices {
+			return nil
+		}
+		return l.holdNotice(r.ID, r.To, outbox.OutcomeNotSubmitted, r.From, r.FromKey, r.FromPane, r.FromKind, r.FromWorkspace)
+	}
+	for try := 0; ; try++ {
+		r, ended, err := l.Outbox.EndRequest(e, outbox.OutcomeNotSubmitted, l.now(), before)
+		switch {
+		case errors.Is(err, outbox.ErrBusy) && try < 100:
+			time.Sleep(2 * time.Millisecond)
+			continue
+		case err != nil:
+			l.log().Warn("request: outcome not recorded", "id", e.ID, "err", err)
+		case ended:
+			l.log().Info("request ended", "id", r.ID, "to", r.To, "outcome", outbox.OutcomeNotSubmitted)
+		}
+		return
 	}
 }
 
@@ -149,7 +181,8 @@ func (l *Link) markRepliedID(id, from, to string) {
 // request ended without a reply (or a held answer was never typed).
 type Notice struct {
 	Protocol string `json:"protocol"`
-	// Notice is what happened: handled, blocked, gone, expired, cancelled.
+	// Notice is what happened: handled, blocked, gone, expired, cancelled,
+	// not_submitted.
 	Notice string `json:"notice"`
 	// About is the id of the message it is about; Peer its recipient.
 	About string `json:"about"`
@@ -174,11 +207,17 @@ func noticeText(n Notice) string {
 		what = "is gone (its pane closed, or another agent took it)"
 	case outbox.OutcomeExpired:
 		what = "did not get it in time: it expired"
+	case outbox.OutcomeNotSubmitted:
+		what = "did not get it: it was typed into its input box but not submitted, and is still there unsent"
 	default:
 		what = "did not get it: " + n.Notice
 	}
+	next := "Send again or ask it if you still need an answer."
+	if n.Notice == outbox.OutcomeNotSubmitted {
+		next = "Do not send it again (it would join the unsent text): tell your user, who can submit or clear it in that agent's pane."
+	}
 	return "\n[herdr-link/1] Notice from Herdr Link (not typed by your user, not a message from an agent): agent \"" + n.Peer +
-		"\", to which you sent message " + n.About + ", " + what + ". Send again or ask it if you still need an answer.\n" + string(b) + "\n"
+		"\", to which you sent message " + n.About + ", " + what + ". " + next + "\n" + string(b) + "\n"
 }
 
 // ExtractNotices returns every herdr-link/1 notice in text, in order.
@@ -249,4 +288,24 @@ func (l *Link) holdNotice(id, peer, what, to, toKey, toPane, toKind, toWorkspace
 	}
 	l.kickCourier(l.Outbox.KeyHash(toKey))
 	return nil
+}
+
+// tellNotSubmitted tells the sender of held message m that it was typed
+// but not submitted: a request ends not_submitted (its notice written
+// with the outcome), any other message gets a notice. A notice itself
+// ends silently.
+func (l *Link) tellNotSubmitted(m outbox.Message) {
+	if m.Notice {
+		return
+	}
+	if e, err := l.Outbox.FindRequest(m.ID); err == nil {
+		l.endNotSubmitted(e, true)
+		return
+	}
+	if l.NoNotices {
+		return
+	}
+	if err := l.holdNotice(m.ID, m.To, outbox.OutcomeNotSubmitted, m.From, m.FromKey, m.FromPane, m.FromKind, m.FromWorkspace); err != nil {
+		l.log().Warn("notice not written", "id", m.ID, "err", err)
+	}
 }

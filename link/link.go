@@ -89,6 +89,11 @@ type Link struct {
 	SubmitHold time.Duration
 	// ConfirmBudget replaces [ConfirmBudget] (tests).
 	ConfirmBudget func(textBytes int) time.Duration
+	// SettleGap is the spacing of the two readings a held message waits
+	// for before it is typed ([DefaultSettleGap] when zero; negative:
+	// one reading is trusted, as before herdr-link settled, for
+	// measurements).
+	SettleGap time.Duration
 	// CallTimeout is the one overall deadline of an operation's Herdr work
 	// (every socket call of a Peers, Send, Close or Bootstrap, the
 	// protocol ping and the self bootstrap included): each socket call
@@ -105,6 +110,10 @@ type Link struct {
 	// ready (DefaultStartTimeout when zero); StartPoll is the interval of
 	// its polls (100 ms when zero).
 	StartTimeout, StartPoll time.Duration
+	// StartLimit and StartWindow bound starts: at most StartLimit in any
+	// StartWindow (DefaultStartLimit, DefaultStartWindow when zero).
+	StartLimit  int
+	StartWindow time.Duration
 	// Outbox, when set, holds messages sent with WhenIdle that the target
 	// cannot take yet; [Link.Deliver] types them. nil: such a send fails.
 	Outbox *outbox.Store
@@ -133,6 +142,7 @@ type Link struct {
 	mu       sync.Mutex
 	inflight *bootCall
 	variants map[string]int // guarded by mu: startinput.go's round robin
+	starts   startRate      // guarded by mu: startlimit.go's window
 
 	// holdMu guards holds (delivery locks held in the background) and
 	// holdsDone (closed when holds drops to zero, for Wait).
@@ -147,6 +157,11 @@ type Link struct {
 	kick     chan struct{}
 	kickMu   sync.Mutex
 	kicked   map[string]bool
+
+	// typedComp: the completion_seq Herdr showed when this process typed
+	// a message, by pane and state_change_seq (see completion.go).
+	compMu    sync.Mutex
+	typedComp map[typedAt]uint64
 }
 
 type bootCall struct {

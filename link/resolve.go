@@ -104,10 +104,21 @@ func (s snapshot) inWorkspace(a Agent) bool {
 // peer finds a validly named agent of workspace ws by name (not the agent
 // of pane exclude when set).
 func (s snapshot) peer(name string, exclude string) (Agent, bool) {
-	for _, a := range s.agents {
+	// An agent Herdr knows by the name itself comes before one known by
+	// an alias of it (two can share a workspace after a pane moved).
+	var alias *Agent
+	for i, a := range s.agents {
 		if a.Name == name && s.inWorkspace(a) && (exclude == "" || a.PaneID != exclude) {
-			return a, true
+			if a.HerdrName == "" {
+				return a, true
+			}
+			if alias == nil {
+				alias = &s.agents[i]
+			}
 		}
+	}
+	if alias != nil {
+		return *alias, true
 	}
 	return Agent{}, false
 }

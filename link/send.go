@@ -85,12 +85,18 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 		}
 		return SendResult{}, err
 	}
+	if rerr == nil {
+		rerr = l.checkPinned(hctx, target)
+		if rerr != nil && rec != nil {
+			_ = l.Outbox.ForgetRequest(*rec)
+		}
+	}
 	if rerr != nil {
 		lease.Unlock()
 		return SendResult{}, rerr
 	}
 	delivery, err := l.typeLocked(ctx, hctx, target, env, text, lease, rec)
-	l.afterTyping(rec, env, err)
+	l.afterTyping(rec, delivery, err)
 	if err != nil {
 		return SendResult{}, err
 	}
@@ -154,6 +160,7 @@ func (l *Link) typeWatched(ctx, hctx context.Context, target Agent, text string,
 	// work after acceptance (a delivery-confirmation watch) runs on ctx
 	// with a budget of its own, not on hctx.
 	typed(accepted, got.Seq)
+	l.noteTyped(target.PaneID, got)
 	if err := l.checkOccupant(target, got); err != nil {
 		l.releaseAfter(accepted, l.submitHold(), unlock)
 		return "", err
@@ -186,7 +193,7 @@ func (l *Link) acquire(hctx context.Context, target Agent) (Agent, Lease, error)
 	if err := lease.Begin(untilDeadline(hctx)); err != nil {
 		lease.Unlock()
 		l.log().Warn("delivery lease lost while this process was stopped; not typing", "pane_id", target.PaneID, "err", err)
-		return Agent{}, nil, newErr(SendFailed, detailBusy, err)
+		return Agent{}, nil, newErr(SendFailed, detailLeaseLost, err)
 	}
 	return target, lease, nil
 }
@@ -208,6 +215,27 @@ func (l *Link) sendError(err error) error {
 // gives a hold of 0: the Enter is past.)
 func (l *Link) release(_ string, accepted time.Time, hold time.Duration, unlock func()) {
 	l.releaseAfter(accepted, hold, unlock)
+}
+
+// checkPinned reads the target once more right before it is typed into,
+// under its lock, and fails (nothing typed) unless it is still the
+// occupant the message was accepted for: the same terminal, kind and
+// agent session. An agent that exited leaves its name bound for a while
+// (Herdr #4764), so the name alone may already be the next occupant's.
+func (l *Link) checkPinned(ctx context.Context, target Agent) error {
+	a, err := l.Herdr.GetAgent(ctx, target.PaneID)
+	if err != nil {
+		return l.probeError(err)
+	}
+	if target.TerminalID != "" && a.TerminalID != "" {
+		a.Name = target.Name // the terminal decides: a rename alone is the same agent
+	}
+	if !sameOccupant(target, a) {
+		l.log().Info("target's occupant changed before typing; nothing typed", "pane_id", target.PaneID,
+			"want_terminal", target.TerminalID, "got_terminal", a.TerminalID, "want_kind", target.Kind, "got_kind", a.Kind)
+		return newErr(PeerNotFound, detailPeer, nil)
+	}
+	return nil
 }
 
 // checkOccupant fails when the prompt reached another occupant of the
@@ -236,8 +264,18 @@ func sameOccupant(target, got Agent) bool {
 	switch {
 	case got.PaneID != target.PaneID:
 		return false
+	case !sameSession(sessionOf(target), got):
+		return false
 	case target.TerminalID != "" && got.TerminalID != "":
 		return got.TerminalID == target.TerminalID && (target.Kind == "" || got.Kind == "" || got.Kind == target.Kind)
 	}
 	return got.Name == target.Name
+}
+
+// sameSession reports whether got is still in the agent session pinned
+// (pinned "" when Herdr reported none at acceptance): a session reported
+// then and another, or none, now is another occupant (an agent that
+// exited, and the next one started in the same terminal).
+func sameSession(pinned string, got Agent) bool {
+	return pinned == "" || sessionOf(got) == pinned
 }

@@ -30,7 +30,8 @@ func TestListAgentsOutlivesTheBuffer(t *testing.T) {
 	deep := make([]link.Agent, len(first))
 	for i, a := range first {
 		deep[i] = link.Agent{Name: strings.Clone(a.Name), Status: strings.Clone(a.Status), WorkspaceID: strings.Clone(a.WorkspaceID),
-			PaneID: strings.Clone(a.PaneID), TerminalID: strings.Clone(a.TerminalID), Kind: strings.Clone(a.Kind), Seq: a.Seq}
+			PaneID: strings.Clone(a.PaneID), TerminalID: strings.Clone(a.TerminalID), Kind: strings.Clone(a.Kind), Seq: a.Seq,
+			CompletionSeq: a.CompletionSeq}
 	}
 	// Same-length names, so the next answers land on the same bytes.
 	for round := range 3 {

@@ -73,6 +73,9 @@ type StartResult struct {
 type startPlan struct {
 	StartRequest
 	dir string // the resolved working directory
+	// herdrName is the name the agent gets in Herdr: Name, or an alias of
+	// it when Herdr has Name outside the caller's workspace.
+	herdrName string
 }
 
 // Start starts a named agent in the caller's workspace: it creates a pane
@@ -90,6 +93,9 @@ func (l *Link) Start(ctx context.Context, req StartRequest) (StartResult, error)
 	if !ok {
 		return StartResult{}, newErr(NotInHerdr, detailNoMethod, nil)
 	}
+	if err := l.admitStart(time.Now()); err != nil {
+		return StartResult{}, err
+	}
 	hctx, cancel := l.bound(ctx)
 	defer cancel()
 	s, _, err := l.named(hctx)
@@ -97,8 +103,11 @@ func (l *Link) Start(ctx context.Context, req StartRequest) (StartResult, error)
 		return StartResult{}, err
 	}
 	anchor := s.pane
+	// Names are unique per workspace: only an agent of the caller's
+	// workspace takes a name from a start (one elsewhere gets the new
+	// agent an alias, in preflight).
 	for _, a := range s.agents {
-		if a.Name == plan.Name {
+		if a.Name == plan.Name && s.inWorkspace(a) {
 			return StartResult{}, newErr(StartNameTaken, detailNameTaken, nil)
 		}
 	}
@@ -109,7 +118,7 @@ func (l *Link) Start(ctx context.Context, req StartRequest) (StartResult, error)
 		}
 		anchor = a.PaneID
 	}
-	if err := l.preflight(hctx, st, plan); err != nil {
+	if plan.herdrName, err = l.preflight(hctx, st, plan); err != nil {
 		return StartResult{}, err
 	}
 	pane, err := l.createPane(hctx, st, plan, anchor, s.ws)
@@ -132,7 +141,7 @@ const paneBusyRetry = 100 * time.Millisecond
 // sends the first message.
 func (l *Link) launch(ctx, hctx context.Context, st Starter, plan startPlan, pane Pane) (StartResult, error) {
 	budget := l.startTimeout()
-	got, err := st.StartAgent(hctx, pane.PaneID, plan.Name, plan.Kind, plan.Args, herdrStartTimeout(budget))
+	got, err := st.StartAgent(hctx, pane.PaneID, plan.herdrName, plan.Kind, plan.Args, herdrStartTimeout(budget))
 	// The pane is this start's own: agent_pane_busy is its shell not at
 	// its prompt yet (real Herdr 0.8.2 refused a pane split 0.2 s before;
 	// Herdr's own `agent start` retries it likewise).
@@ -140,7 +149,7 @@ func (l *Link) launch(ctx, hctx context.Context, st Starter, plan startPlan, pan
 		select {
 		case <-hctx.Done():
 		case <-time.After(paneBusyRetry):
-			got, err = st.StartAgent(hctx, pane.PaneID, plan.Name, plan.Kind, plan.Args, herdrStartTimeout(budget))
+			got, err = st.StartAgent(hctx, pane.PaneID, plan.herdrName, plan.Kind, plan.Args, herdrStartTimeout(budget))
 		}
 	}
 	if err != nil {
@@ -188,21 +197,38 @@ func (l *Link) startTimeout() time.Duration {
 	return DefaultStartTimeout
 }
 
+// aliasDraws bounds the aliases a start tries for a name Herdr has
+// outside the caller's workspace.
+const aliasDraws = 3
+
 // preflight asks Herdr to check the name, kind and args without a pane:
 // agent.start checks them before its pane, so an answer of
-// agent_pane_not_found means they passed, and nothing was created.
-func (l *Link) preflight(ctx context.Context, st Starter, plan startPlan) error {
-	_, err := st.StartAgent(ctx, "", plan.Name, plan.Kind, plan.Args, 0)
-	switch {
-	case err == nil:
-		// A Herdr that accepted an empty pane id: nothing to roll back by
-		// id; refuse rather than guess.
-		l.log().Warn("agent.start accepted an empty pane id")
-		return newErr(StartFailed, detailStartFailed, nil)
-	case errors.Is(err, socket.ErrAgentPaneNotFound), errors.Is(err, socket.ErrInvalidAgentTimeout):
-		return nil
+// agent_pane_not_found means they passed, and nothing was created. It
+// returns the name the agent gets in Herdr: the plan's, or, when Herdr
+// has that name (the caller's workspace does not: Start checked), an
+// alias of it ([DisplayName]), so that the answer is that of a free name.
+func (l *Link) preflight(ctx context.Context, st Starter, plan startPlan) (string, error) {
+	name := plan.Name
+	for draw := 0; ; draw++ {
+		_, err := st.StartAgent(ctx, "", name, plan.Kind, plan.Args, 0)
+		switch {
+		case err == nil:
+			// A Herdr that accepted an empty pane id: nothing to roll back by
+			// id; refuse rather than guess.
+			l.log().Warn("agent.start accepted an empty pane id")
+			return "", newErr(StartFailed, detailStartFailed, nil)
+		case errors.Is(err, socket.ErrAgentPaneNotFound), errors.Is(err, socket.ErrInvalidAgentTimeout):
+			return name, nil
+		case errors.Is(err, socket.ErrAgentNameTaken) && draw < aliasDraws:
+			name = newAlias(plan.Name)
+			l.log().Info("start: the name is used outside this workspace; the agent gets an alias in Herdr", "alias", name)
+			continue
+		case errors.Is(err, socket.ErrAgentNameTaken):
+			l.log().Warn("start: no free alias", "name", plan.Name, "err", err)
+			return "", newErr(StartFailed, detailStartFailed, err)
+		}
+		return "", l.startError("agent.start (check)", err)
 	}
-	return l.startError("agent.start (check)", err)
 }
 
 // createPane makes the pane the agent starts in.

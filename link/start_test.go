@@ -156,7 +156,6 @@ func TestStartRefusedBeforeCreating(t *testing.T) {
 		{"cwd up", link.StartRequest{Name: "tester", Kind: "claude", Cwd: "../../.."}, link.StartInputInvalid},
 		{"cwd missing", link.StartRequest{Name: "tester", Kind: "claude", Cwd: "nope"}, link.StartInputInvalid},
 		{"name taken here", link.StartRequest{Name: "reviewer", Kind: "claude"}, link.StartNameTaken},
-		{"name taken elsewhere", link.StartRequest{Name: "ops", Kind: "claude"}, link.StartNameTaken},
 		{"own name", link.StartRequest{Name: "brain", Kind: "claude"}, link.StartNameTaken},
 		{"no config", link.StartRequest{Name: "tester", Agent: "reviewer"}, link.StartConfigNotFound},
 		{"blank message", link.StartRequest{Name: "tester", Kind: "claude", Message: " "}, link.InvalidArgument},

@@ -33,7 +33,7 @@ var (
 
 // The fixed details of a start.
 const (
-	detailStartName        = "name must be an agent name: a lowercase letter, then up to 31 lowercase letters, digits, '-' or '_'"
+	detailStartName        = "name must be a lowercase letter, then up to 25 lowercase letters, digits, '-' or '_', without \"__\""
 	detailStartWhat        = `give either "kind" (with optional "args") or "agent" (a configured agent), not both`
 	detailStartKind        = "Herdr does not know that agent kind"
 	detailStartArgs        = "args must be at most 32 strings without control characters, 4 KiB each and 16 KiB in all"

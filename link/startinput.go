@@ -13,7 +13,7 @@ import (
 func (l *Link) planStart(req StartRequest) (startPlan, error) {
 	p := startPlan{StartRequest: req}
 	switch {
-	case !ValidName(req.Name):
+	case !ValidStartName(req.Name):
 		return p, newErr(StartInputInvalid, detailStartName, nil)
 	case (req.Kind == "") == (req.Agent == ""):
 		return p, newErr(StartInputInvalid, detailStartWhat, nil)

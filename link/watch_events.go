@@ -2,7 +2,10 @@ package link
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"github.com/herdr-link/herdr-link/socket"
 )
 
 // watchSubscribeTimeout bounds the subscription a confirmed send opens
@@ -14,7 +17,10 @@ const watchSubscribeTimeout = time.Second
 // prompt ([Link.openWatch]). A nil *eventWatch is a watch without events:
 // the confirmation polls agent.get as it always did.
 type eventWatch struct {
-	w PaneEvents
+	w     PaneEvents
+	l     *Link
+	pw    PaneWatcher
+	panes []string
 }
 
 // openWatch subscribes to the target's status changes (a [PaneWatcher]
@@ -42,7 +48,7 @@ func (l *Link) openWatch(hctx context.Context, target Agent, confirm bool) *even
 		l.log().Debug("delivery watch without events", "pane_id", target.PaneID, "err", err)
 		return nil
 	}
-	return &eventWatch{w: w}
+	return &eventWatch{w: w, l: l, pw: pw, panes: []string{target.PaneID}}
 }
 
 // close ends the stream; nil-safe.
@@ -60,17 +66,60 @@ func (e *eventWatch) wake(ctx context.Context) <-chan struct{} {
 		return nil
 	}
 	ch := make(chan struct{}, 1)
+	poke := func(string) {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
 	go func() {
 		defer close(ch)
-		for {
-			if _, err := e.w.Next(ctx); err != nil {
-				return
-			}
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
+		err := readPanes(ctx, e.w, poke)
+		if errors.Is(err, socket.ErrEventsLost) {
+			// Herdr dropped events it had not written: what they said is
+			// read afresh (a probe now), and a new stream follows.
+			poke("")
+			e.l.followPanes(ctx, e.pw, e.panes, poke)
 		}
 	}()
 	return ch
+}
+
+// readPanes calls wake with the pane of each event of ev until the
+// stream ends, and returns why it ended.
+func readPanes(ctx context.Context, ev PaneEvents, wake func(pane string)) error {
+	for {
+		pane, err := ev.Next(ctx)
+		if err != nil {
+			return err
+		}
+		wake(pane)
+	}
+}
+
+// followPanes subscribes to the status changes of panes and calls wake
+// with the pane of each, until ctx ends or the stream ends otherwise than
+// by events_lost. A stream that lost events (Herdr 0.9.2 and later: the
+// reader fell behind) is renewed at once, and every pane is woken: each
+// is probed afresh, so a change whose event was lost is still seen. The
+// events only wake; the probes decide, so nothing is lost or done twice.
+func (l *Link) followPanes(ctx context.Context, pw PaneWatcher, panes []string, wake func(pane string)) {
+	for ctx.Err() == nil {
+		hctx, cancel := l.bound(ctx)
+		ev, err := pw.WatchPanes(hctx, panes)
+		cancel()
+		if err != nil {
+			l.log().Debug("no event stream; probing only", "err", err)
+			return
+		}
+		err = readPanes(ctx, ev, wake)
+		_ = ev.Close()
+		if !errors.Is(err, socket.ErrEventsLost) {
+			return
+		}
+		l.log().Info("event stream lost events; renewed", "panes", len(panes))
+		for _, p := range panes {
+			wake(p)
+		}
+	}
 }

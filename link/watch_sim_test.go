@@ -122,3 +122,52 @@ type noEvents struct{ link.Herdr }
 func (n noEvents) HerdrVersion(ctx context.Context) (string, error) {
 	return n.Herdr.(link.ServerInfoer).HerdrVersion(ctx)
 }
+
+// Herdr 0.9.2 and later end a stream that fell behind with events_lost:
+// a confirmed send's stream is renewed, the target probed afresh, and the
+// send is still confirmed, its text typed once.
+func TestEventWatchRenewedAfterEventsLost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := simTarget(t, sockettest.NewestModelled, time.Millisecond)
+		defer s.Close()
+		self, _ := s.World.Agent("bench-self")
+		peer, _ := s.World.Agent("bench-peer")
+		l := &link.Link{Herdr: link.SocketHerdr{Client: s.Client()}, PaneID: self.PaneID, Delivery: link.DeliveryConfirm,
+			Locker: newLocker(), SubmitHold: 20 * time.Millisecond}
+		ctx := t.Context()
+		if _, err := l.Peers(ctx); err != nil {
+			t.Fatal(err)
+		}
+		s.ResetRequests()
+		stop := make(chan struct{})
+		go func() { // every stream loses its events, again and again
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(time.Millisecond):
+					s.World.LoseEvents()
+				}
+			}
+		}()
+		res, err := l.Send(ctx, link.SendRequest{To: "bench-peer", Message: "hello"})
+		close(stop)
+		if err != nil || res.Delivery != link.DeliverySubmitted {
+			t.Fatalf("%+v %v", res, err)
+		}
+		subs := 0
+		for _, r := range s.Requests() {
+			if r.Method == schema.MethodEventsSubscribe {
+				subs++
+			}
+		}
+		if subs < 2 {
+			t.Errorf("%d subscriptions, want the stream renewed after events_lost", subs)
+		}
+		if n := len(s.World.Prompts(peer.PaneID)); n != 1 {
+			t.Errorf("typed %d times, want once", n)
+		}
+		time.Sleep(2 * time.Second) // the turn ends
+		synctest.Wait()
+	})
+}

@@ -30,6 +30,8 @@ func heldOutcome(end string) string {
 		return outbox.OutcomeExpired
 	case outbox.EndCancelled:
 		return outbox.OutcomeCancelled
+	case outbox.EndNotSubmitted:
+		return outbox.OutcomeNotSubmitted
 	}
 	return outbox.OutcomeGone
 }
@@ -110,6 +112,10 @@ func (l *Link) judgeRequest(w *watchedRequest, o observation, now time.Time) (ti
 		return poll, true
 	}
 	moved := r.TypedSeq != 0 && a.Seq != r.TypedSeq
+	completed, known := l.completedSince(r.PaneID, r.TypedSeq, a)
+	if completed {
+		moved = true // a completed task since the typing: its turn ran
+	}
 	switch State(a.Status) {
 	case "blocked":
 		if moved || w.busy {
@@ -137,6 +143,14 @@ func (l *Link) judgeRequest(w *watchedRequest, o observation, now time.Time) (ti
 	if left := l.replyGrace() - now.Sub(w.rest); left > 0 {
 		return min(left, poll), true
 	}
+	if known && !completed {
+		// Herdr counts completed tasks and shows none since the typing:
+		// this rest is not the end of its turn (a restore, a switch, a
+		// flap). The request waits for a completion, or its expiry.
+		w.rest = time.Time{}
+		return poll, true
+	}
+	l.forgetTyped(r.PaneID, r.TypedSeq)
 	l.endRequest(w.e, outbox.OutcomeHandled)
 	return 0, false
 }
@@ -163,10 +177,33 @@ func (l *Link) followHeld(w *watchedRequest, r outbox.Request) bool {
 		return false
 	case errors.Is(err, outbox.ErrNotFound):
 		// No held message: typed, by a process that did not live to
-		// record it (or the record is just being written).
+		// record it (or the record is just being written) — unless the
+		// store set it aside as damaged while it was still held: then
+		// it was never typed, and the request ends as cancelled (its
+		// sender is told it was not delivered), never as typed.
 		if l.now().Sub(r.Accepted) > l.callTimeout() {
+			if l.heldDamaged(r.ID) {
+				l.endRequest(w.e, outbox.OutcomeCancelled)
+				return false
+			}
 			_ = l.Outbox.MarkTyped(w.e, l.now(), 0)
 		}
 	}
 	return true
+}
+
+// heldDamaged reports whether the held message of request id was set
+// aside as damaged before anyone began typing it. It lists the store's
+// directory: it runs once per request, when its held message is missing.
+func (l *Link) heldDamaged(id string) bool {
+	ds, err := l.Outbox.Damaged()
+	if err != nil {
+		return false
+	}
+	for _, d := range ds {
+		if d.ID == id && d.State == outbox.StateHeld {
+			return true
+		}
+	}
+	return false
 }

@@ -12,6 +12,11 @@ import (
 	"github.com/herdr-link/herdr-link/schema"
 )
 
+// ErrEventsLost matches the error a subscription ends with when Herdr
+// (0.9.2 and later) dropped events it had not yet written to it: the
+// reader fell too far behind. Resubscribe, then read the state afresh.
+var ErrEventsLost = &Error{Code: "events_lost"}
+
 // Event is one line of an events.subscribe stream.
 type Event struct {
 	// Event is the event name: a snake_case kind for plain lifecycle events
@@ -129,6 +134,16 @@ func (s *Subscription) Next(ctx context.Context) (Event, error) {
 		return Event{}, c.readError(context.Background(), "events", err)
 	}
 	ev := Event{Received: time.Now()}
+	if err := jsonx.Unmarshal(line, &ev); err == nil && ev.Event == "" {
+		// An error line ends the stream (0.9.2: events_lost).
+		var er struct {
+			Error *schema.ErrorBody `json:"error"`
+		}
+		if jsonx.Unmarshal(line, &er) == nil && er.Error != nil && er.Error.Code != "" {
+			s.Close()
+			return Event{}, &Error{Method: "events", Code: er.Error.Code, Message: er.Error.Message}
+		}
+	}
 	if err := jsonx.Unmarshal(line, &ev); err != nil || ev.Event == "" {
 		return Event{}, fmt.Errorf("socket: events: %w: %q", ErrMalformedResponse, truncate(line))
 	}

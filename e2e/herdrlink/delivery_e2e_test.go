@@ -241,7 +241,7 @@ func TestDeliveryValuesEndToEnd(t *testing.T) {
 		// The default waits for the turn's end: held, answered at once.
 		{s, "busy-claude", "", link.DeliveryHeld, 0, atOnce},
 		{s, "busy-codex", "idle", link.DeliveryHeld, 0, atOnce},
-		{s, "stuck-claude", "", link.DeliveryUnconfirmed, link.ConfirmBudget(600) - 200*time.Millisecond, watched},
+		{s, "stuck-claude", "", link.DeliveryNotSubmitted, link.ConfirmBudget(600) - 200*time.Millisecond, watched},
 		{fast, "idle-claude", "", link.DeliveryUnconfirmed, 0, atOnce},
 	} {
 		start := time.Now()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/herdr-link/herdr-link/internal/outbox"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
 	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
@@ -53,7 +54,13 @@ func TestStderrNobodyReads(t *testing.T) {
 	s := session{ClientSession: cs}
 	call(t, s, "herdr_link", nil)
 	no := false
+	st := o.store(t, srv)
 	for i := range calls {
+		// The store holds 1,024 messages at most: every 500 calls, the
+		// courier's next round expires what was held before.
+		if i%500 == 499 && !until(20*time.Second, func() bool { return heldIn(t, st) < 200 }) {
+			t.Fatalf("after %d calls: %d messages still held", i, heldIn(t, st))
+		}
 		cctx, ccancel := context.WithTimeout(t.Context(), 10*time.Second)
 		res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "herdr_link_send",
 			Arguments: map[string]any{"to": fmt.Sprintf("w%d", i%targets), "message": fmt.Sprint("message ", i), "expect_reply": no}})
@@ -88,4 +95,20 @@ func TestStderrNobodyReads(t *testing.T) {
 			t.Fatal("no line saying log lines were dropped within 10 s of reading stderr")
 		}
 	}
+}
+
+// heldIn counts the messages held or being typed in st.
+func heldIn(t *testing.T, st *outbox.Store) int {
+	t.Helper()
+	ents, err := st.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if e.Held() {
+			n++
+		}
+	}
+	return n
 }

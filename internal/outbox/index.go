@@ -43,11 +43,10 @@ const (
 	// (Store.journalMax, when set, in tests).
 	journalMax   = 1 << 20
 	rebuildEvery = 10 * time.Second
-	// journalTries bounds the wait for the journal's flock (its holders
-	// keep it for a read and a write of a few hundred bytes): past it, a
-	// reader lists the directory and a writer leaves its change to the
-	// others' listings.
-	journalTries = 250
+	// journalTries bounds the tries for the journal's flock (see
+	// lockJournal): past them, a reader lists the directory and a writer
+	// leaves its change to the others' listings.
+	journalTries = 2000
 )
 
 // index is one process's picture of the store directory.

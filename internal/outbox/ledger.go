@@ -21,7 +21,14 @@ const (
 	OutcomeExpired = "expired" // its lifetime passed
 	// OutcomeCancelled: it was held, and an operator cancelled it.
 	OutcomeCancelled = "cancelled"
+	// OutcomeNotSubmitted: it was typed, but its text stayed in the
+	// recipient's composer, unsent (its Enter did not submit it).
+	OutcomeNotSubmitted = "not_submitted"
 )
+
+// EndNotSubmitted is a held message's End when it was typed but its text
+// stayed in the target's composer, unsent.
+const EndNotSubmitted = "not_submitted"
 
 // Request is a message that expects a reply, tracked from its acceptance
 // until its outcome. Its record's file name has the message's index, with

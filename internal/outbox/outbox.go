@@ -40,7 +40,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
@@ -107,6 +106,12 @@ type Message struct {
 	TerminalID  string `json:"terminal_id"`
 	Kind        string `json:"kind"`
 	WorkspaceID string `json:"workspace_id"`
+	// Session is the target's agent session at acceptance, when Herdr
+	// reported one (its source and value): another session is another
+	// occupant.
+	Session string `json:"session,omitempty"`
+	// Reason is why the message was held (a state, a draft, a picker).
+	Reason string `json:"reason,omitempty"`
 	// FromPane, FromKind and FromWorkspace are the sender's at acceptance
 	// (for a notice to it).
 	FromPane      string `json:"from_pane"`
@@ -152,7 +157,7 @@ type Store struct {
 
 	scope string
 
-	mu      sync.Mutex
+	mu      storeLock
 	token   string   // this process's owner token ("" until Token)
 	alive   *os.File // the owner file's flock, held for the process's life
 	ownPath string   // the owner file's path
@@ -414,35 +419,4 @@ func (s *Store) End(m Message, why string, now time.Time) error {
 	}
 	s.note([]string{old})
 	return nil
-}
-
-// Forget removes an ended record (its sender has learned of it), and
-// first any held or typing file of the same message that a crash between
-// the two steps of End left: without its ended record, that file would
-// show the message held again.
-func (s *Store) Forget(e Entry) error {
-	if e.State != StateEnded {
-		return fmt.Errorf("outbox: forget of a message in state %c", e.State)
-	}
-	var gone []string
-	defer func() { s.note(gone) }()
-	for _, st := range []byte{StateHeld, StateTyping} {
-		n := fileName(e.Seq, e.Target, e.Sender, e.Owner, e.ID, st)
-		if err := os.Remove(filepath.Join(s.Dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("outbox: %w", err)
-		}
-		gone = append(gone, n)
-	}
-	err := os.Remove(filepath.Join(s.Dir, e.name))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("outbox: %w", err)
-	}
-	gone = append(gone, e.name)
-	return nil
-}
-
-// Find returns the entry of held message id, in whatever state (not its
-// request record: see FindRequest).
-func (s *Store) Find(id string) (Entry, error) {
-	return s.byID(id, func(e Entry) bool { return !e.IsRequest() })
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"time"
 )
@@ -119,13 +120,28 @@ func lockWithin(f *os.File, how, tries int) error {
 const openSafe = syscall.O_NOFOLLOW | syscall.O_NONBLOCK | syscall.O_CLOEXEC
 
 // lockJournal takes the journal's flock (exclusive when excl), trying
-// tries times.
+// tries times, yielding between tries but never sleeping: its caller
+// holds the store's mutex, and a sleep under it would stall every other
+// user of the store (and, under testing/synctest, the bubble's clock).
+// Its holders keep it for a read and a write of a few hundred bytes; a
+// caller that cannot have it falls back to listing the directory.
 func lockJournal(f *os.File, excl bool, tries int) error {
 	how := syscall.LOCK_SH
 	if excl {
 		how = syscall.LOCK_EX
 	}
-	return lockWithin(f, how, tries)
+	for i := 0; ; i++ {
+		err := flock(f, how|syscall.LOCK_NB)
+		switch {
+		case err == nil:
+			return nil
+		case !errors.Is(err, syscall.EWOULDBLOCK):
+			return fmt.Errorf("outbox: flock: %w", err)
+		case i+1 >= tries:
+			return ErrBusy
+		}
+		runtime.Gosched()
+	}
 }
 
 func unlock(f *os.File) { _ = flock(f, syscall.LOCK_UN) }

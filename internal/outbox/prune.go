@@ -2,6 +2,7 @@ package outbox
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -175,4 +176,29 @@ func ownedLive(dir string) bool {
 		}
 	}
 	return false
+}
+
+// Forget removes an ended record (its sender has learned of it), and
+// first any held or typing file of the same message that a crash between
+// the two steps of End left: without its ended record, that file would
+// show the message held again.
+func (s *Store) Forget(e Entry) error {
+	if e.State != StateEnded {
+		return fmt.Errorf("outbox: forget of a message in state %c", e.State)
+	}
+	var gone []string
+	defer func() { s.note(gone) }()
+	for _, st := range []byte{StateHeld, StateTyping} {
+		n := fileName(e.Seq, e.Target, e.Sender, e.Owner, e.ID, st)
+		if err := os.Remove(filepath.Join(s.Dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("outbox: %w", err)
+		}
+		gone = append(gone, n)
+	}
+	err := os.Remove(filepath.Join(s.Dir, e.name))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	gone = append(gone, e.name)
+	return nil
 }

@@ -1,6 +1,8 @@
 package outbox
 
-import "slices"
+import (
+	"slices"
+)
 
 // List returns every entry (held messages and requests) in acceptance
 // order. A message id found both ended and held or typing (a crash
@@ -135,4 +137,10 @@ func (s *Store) byID(id string, keep func(Entry) bool) (Entry, error) {
 	}
 	slices.SortFunc(out, byAcceptance)
 	return out[0], nil
+}
+
+// Find returns the entry of held message id, in whatever state (not its
+// request record: see FindRequest).
+func (s *Store) Find(id string) (Entry, error) {
+	return s.byID(id, func(e Entry) bool { return !e.IsRequest() })
 }

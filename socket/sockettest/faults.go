@@ -50,7 +50,17 @@ func (s *Server) SetMissing(methods ...string) {
 func (s *Server) missing() map[string]bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.missingM
+	if len(s.releaseMissing) == 0 {
+		return s.missingM
+	}
+	m := map[string]bool{}
+	for k, v := range s.missingM {
+		m[k] = v
+	}
+	for _, x := range s.releaseMissing {
+		m[x] = true
+	}
+	return m
 }
 
 // SetFault makes method misbehave; method "" applies to every method

@@ -19,6 +19,7 @@ const (
 	Caps082                   = herdrstate.Caps082
 	Caps09                    = herdrstate.Caps09
 	NewestHerdr               = herdrstate.NewestHerdr
+	NewestModelled            = herdrstate.NewestModelled
 	ViewportRows              = herdrstate.ViewportRows
 	EnvHerdrVersion           = herdrstate.EnvHerdrVersion
 	MethodPaneLinkResolve     = herdrstate.MethodPaneLinkResolve
@@ -44,6 +45,12 @@ func (s *Server) UseHerdr(v string) error {
 	s.Protocol, s.Version, s.CapabilitiesJSON = r.Protocol, r.Version, []byte(r.Capabilities)
 	s.protocol.Store(r.Protocol)
 	s.World.SetRelease(r)
+	s.mu.Lock()
+	s.releaseMissing = nil
+	if r.GraphicsRemoved {
+		s.releaseMissing = GraphicsMethods
+	}
+	s.mu.Unlock()
 	return nil
 }
 
@@ -70,3 +77,6 @@ func (s *Server) releaseParse(line []byte, req reqcheck.Request, perr error) (re
 	}
 	return reqcheck.LinkResolve(line, req, perr)
 }
+
+// GraphicsMethods are the methods Herdr 0.9.2 removed ([herdrstate.Patch095]).
+var GraphicsMethods = herdrstate.GraphicsMethods

@@ -101,6 +101,8 @@ type Server struct {
 	waiting  atomic.Int64 // requests blocked in a wait
 	protocol atomic.Uint32
 	missingM map[string]bool
+	// releaseMissing: the methods the release lacks (UseHerdr).
+	releaseMissing []string
 }
 
 // NewUnstartedServer returns a server for w (the default world when nil)

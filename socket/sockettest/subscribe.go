@@ -7,6 +7,7 @@ import (
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/schema"
+	"github.com/herdr-link/herdr-link/socket/sockettest/herdrstate"
 	"github.com/herdr-link/herdr-link/socket/sockettest/reqcheck"
 )
 
@@ -40,6 +41,13 @@ func (s *Server) subscribe(c net.Conn, req reqcheck.Request) {
 			if _, err := c.Write(append(l, '\n')); err != nil {
 				return
 			}
+		}
+		if sub.Lost() {
+			// 0.9.2: the error under the subscribe request's id, then the
+			// connection closes.
+			_ = c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+			s.reply(c, errorLine(req.ID, "events_lost", herdrstate.MessageEventsLost))
+			return
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/herdr-link/herdr-link/internal/cliflag"
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/internal/mcpclient"
+	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
 )
 
@@ -79,7 +80,7 @@ type holdServer struct {
 	cmd *exec.Cmd
 }
 
-func startHold(exe string, idle, working int) (*holdServer, error) {
+func startHold(exe string, idle, working int, flags ...string) (*holdServer, error) {
 	w, err := holdWorld(idle, working)
 	if err != nil {
 		return nil, err
@@ -89,7 +90,7 @@ func startHold(exe string, idle, working int) (*holdServer, error) {
 	srv.Start()
 	a, _ := w.Agent("bench-self")
 	t := &target{path: srv.Path(), pane: a.PaneID, srv: srv}
-	cmd := exec.Command(exe, "serve", "-no-bootstrap", "-log-level", "error", "-delivery", "fast", "-submit-hold", benchSubmitHold.String())
+	cmd := exec.Command(exe, append([]string{"serve", "-no-bootstrap", "-log-level", "error", "-delivery", "fast", "-submit-hold", benchSubmitHold.String()}, flags...)...)
 	cmd.Env = t.env()
 	c, err := mcpclient.StartCmd(cmd)
 	if err != nil {
@@ -147,6 +148,9 @@ func runHold(exe string, n, rounds int, cpuFor time.Duration, out io.Writer) err
 		return err
 	}
 	if err := holdBackToBack(h, rounds, out); err != nil {
+		return err
+	}
+	if err := holdSettle(exe, rounds, out); err != nil {
 		return err
 	}
 	if cpuFor > 0 {
@@ -249,3 +253,58 @@ func holdSummary(ds []time.Duration) summary {
 }
 
 func holdMS(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// holdSettle measures what settling costs a held delivery: the time from
+// a working target's turn end to the held message typed, with the
+// default settle gap and with one reading trusted (-settle-gap 0, as
+// before herdr-link settled), rounds each, interleaved in one run.
+func holdSettle(exe string, rounds int, out io.Writer) error {
+	on, err := startHold(exe, 0, rounds)
+	if err != nil {
+		return err
+	}
+	defer on.close()
+	off, err := startHold(exe, 0, rounds, "-settle-gap", "0")
+	if err != nil {
+		return err
+	}
+	defer off.close()
+	var dOn, dOff []time.Duration
+	for r := range rounds {
+		for _, c := range []struct {
+			h  *holdServer
+			ds *[]time.Duration
+		}{{on, &dOn}, {off, &dOff}} {
+			d, err := c.h.heldDelivery(fmt.Sprintf("w%d", r))
+			if err != nil {
+				return err
+			}
+			*c.ds = append(*c.ds, d)
+		}
+	}
+	a, b := holdSummary(dOn), holdSummary(dOff)
+	fmt.Fprintf(out, "held delivery, turn end → typed, settled (two readings %v apart)  n=%-3d p50 %7.2f ms  p90 %7.2f ms\n", link.DefaultSettleGap, a.n, holdMS(a.p50), holdMS(a.p90))
+	fmt.Fprintf(out, "held delivery, turn end → typed, one reading trusted             n=%-3d p50 %7.2f ms  p90 %7.2f ms  (settling: p50 %+.2f ms)\n\n", b.n, holdMS(b.p50), holdMS(b.p90), holdMS(a.p50-b.p50))
+	return nil
+}
+
+// heldDelivery holds a message for the working target to, ends the
+// target's turn, and returns how long until the message was typed.
+func (h *holdServer) heldDelivery(to string) (time.Duration, error) {
+	d, _, err := h.send(to, "")
+	if err != nil || d != "held" {
+		return 0, fmt.Errorf("hold for %s: %q %v", to, d, err)
+	}
+	a, _ := h.srv.World.Agent(to)
+	time.Sleep(200 * time.Millisecond) // the courier follows the target
+	start := time.Now()
+	if err := h.srv.World.SetStatus(a.PaneID, "idle"); err != nil {
+		return 0, err
+	}
+	for deadline := start.Add(30 * time.Second); len(h.srv.World.Prompts(a.PaneID)) == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("held message for %s not typed within 30 s of its turn's end", to)
+		}
+	}
+	return time.Since(start), nil
+}

@@ -173,6 +173,8 @@ type waitSendArgs struct {
 
 // waitSends interleaves request sends and expect_reply:false sends to
 // idle targets, each kind through its own server on one simulator.
+// Long: the set-up of both servers, the interleaved rounds and the report
+// are one measurement, read top to bottom.
 func waitSends(exe string, n int, out io.Writer) error {
 	// bench-self's turns are short too: the notices its requests end
 	// with ("handled": no reply came) are typed into it as turns.

@@ -128,11 +128,13 @@ type outboxReport struct {
 // outboxItem is one message of the listing. It is for operators: the
 // target's pane id may appear.
 type outboxItem struct {
-	ID       string    `json:"id"`
-	From     string    `json:"from"`
-	To       string    `json:"to"`
-	ToPane   string    `json:"to_pane"`
-	State    string    `json:"state"`
+	ID     string `json:"id"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+	ToPane string `json:"to_pane"`
+	State  string `json:"state"`
+	// Why is why it was held (a state, a draft, a picker open).
+	Why      string    `json:"why,omitempty"`
 	Accepted time.Time `json:"accepted"`
 	Expires  time.Time `json:"expires"`
 	// Bytes is the size of the text to type (0 once ended: an ended
@@ -196,7 +198,7 @@ func (c outboxConfig) rows(st *outbox.Store, stderr io.Writer) ([]outboxItem, er
 			ok = st.OwnerAlive(e.Owner)
 			alive[e.Owner] = ok
 		}
-		rows = append(rows, outboxItem{ID: m.ID, From: m.From, To: m.To, ToPane: m.PaneID, State: stateName(e.State),
+		rows = append(rows, outboxItem{ID: m.ID, From: m.From, To: m.To, ToPane: m.PaneID, State: stateName(e.State), Why: m.Reason,
 			Accepted: m.Accepted.UTC(), Expires: m.Expires.UTC(), Bytes: len(m.Text), End: m.End, Ended: m.Ended.UTC(), OwnerAlive: ok})
 	}
 	damaged, err := st.Damaged()
@@ -219,7 +221,7 @@ func printRows(w io.Writer, rows []outboxItem, now time.Time) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tFROM → TO\tSTATE\tAGE\tEXPIRES IN\tBYTES\tEND")
+	fmt.Fprintln(tw, "ID\tFROM → TO\tSTATE\tWHY\tAGE\tEXPIRES IN\tBYTES\tEND")
 	for _, r := range rows {
 		exp, bytes := "-", "-"
 		if r.State == stateDamaged {
@@ -231,11 +233,14 @@ func printRows(w io.Writer, rows []outboxItem, now time.Time) {
 				exp = shortDuration(d)
 			}
 		}
-		end := r.End
+		end, why := r.End, r.Why
 		if end == "" {
 			end = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s → %s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.From, r.To, r.State, shortDuration(now.Sub(r.Accepted)), exp, bytes, end)
+		if why == "" {
+			why = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s → %s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.From, r.To, r.State, why, shortDuration(now.Sub(r.Accepted)), exp, bytes, end)
 	}
 	tw.Flush()
 }

@@ -63,12 +63,16 @@ func (f outboxFixture) add(t *testing.T, st *outbox.Store, id, from, to string, 
 	t.Helper()
 	at := outboxNow.Add(-ago)
 	m, err := st.Add(outbox.Message{ID: id, From: from, To: to, FromKey: "term_" + from, TargetKey: "term_" + to,
-		PaneID: "w1:p-" + to, TerminalID: "term_" + to, Expires: at.Add(hold), Text: text}, at)
+		PaneID: "w1:p-" + to, TerminalID: "term_" + to, Expires: at.Add(hold), Text: text, Reason: fixtureReasons[id]}, at)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return m
 }
+
+// fixtureReasons are the hold reasons of the fixture's messages (the
+// others have none, as a message held by an older herdr-link).
+var fixtureReasons = map[string]string{"hl_late": "state working", "hl_held1": "picker open", "hl_orphan": "draft"}
 
 // seed fills the store with one message in each situation the listing
 // shows.

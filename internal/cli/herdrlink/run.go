@@ -210,6 +210,8 @@ type serveConfig struct {
 	delivery link.DeliveryMode
 	// submitHold is -submit-hold.
 	submitHold time.Duration
+	// settleGap is -settle-gap.
+	settleGap time.Duration
 	// holdFor is -hold.
 	holdFor time.Duration
 	// replyGrace, requestTTL and noNotices are -reply-grace,
@@ -234,8 +236,12 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	fs.DurationVar(&c.requestTTL, "request-ttl", link.DefaultRequestTTL, "how long a request is tracked at most before it expires")
 	fs.BoolVar(&c.noNotices, "no-notices", false, "never type notices into this agent's pane when its requests end without a reply (herdr_link_wait and peers still tell)")
 	fs.DurationVar(&c.submitHold, "submit-hold", link.SubmitHold, "how long a delivery keeps its target's lock at least, unless its submission is seen sooner (Herdr types Enter 300 ms after the text; lower it only for a simulator with a shorter delay); at most 30s")
+	fs.DurationVar(&c.settleGap, "settle-gap", link.DefaultSettleGap, "a held message is typed only after two readings of its target this far apart agree (Herdr's state can flap); 0 trusts one reading (for measurements only); at most 5s")
 	return fs, c
 }
+
+// maxSettleGap bounds -settle-gap: each held delivery waits for it.
+const maxSettleGap = 5 * time.Second
 
 func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs, c := serveFlags(stderr)
@@ -280,8 +286,16 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "herdr-link: -submit-hold %v: must be positive and at most %v\n", c.submitHold, maxSubmitHold)
 		return 2
 	}
+	if c.settleGap < 0 || c.settleGap > maxSettleGap {
+		fmt.Fprintf(stderr, "herdr-link: -settle-gap %v: must be 0 or positive and at most %v\n", c.settleGap, maxSettleGap)
+		return 2
+	}
 	l, outside := linkFromEnv(os.Getenv, c.timeout, log)
 	if l != nil {
+		l.SettleGap = c.settleGap
+		if c.settleGap == 0 {
+			l.SettleGap = -1 // one reading is trusted
+		}
 		l.Delivery, l.SubmitHold, l.HoldFor = c.delivery, c.submitHold, c.holdFor
 		l.ReplyGrace, l.RequestTTL, l.NoNotices = c.replyGrace, c.requestTTL, c.noNotices
 	}

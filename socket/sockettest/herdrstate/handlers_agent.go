@@ -207,7 +207,11 @@ func readResult(w *World, pn *pane, source schema.ReadSource, format *schema.Rea
 		f = *format
 	}
 	doStrip := f == schema.ReadFormatText && (strip == nil || *strip)
-	text := w.recentText(source, screenOf(pn.term, source, doStrip))
+	screen := screenOf(pn.term, source, doStrip)
+	if ps := w.pickerScreen(pn.term); ps != "" {
+		screen = ps
+	}
+	text := w.recentText(source, screen)
 	truncated := false
 	if lines != nil {
 		ls := strings.Split(text, "\n")

@@ -62,6 +62,8 @@ type Release struct {
 	SubscribeReplays bool
 	// LinkResolve: pane.link.resolve exists (protocol-22 schema; 0.9.1).
 	LinkResolve bool
+	// Later 0.9 patches (0.9.2–0.9.5): see herdr095.go for their sources.
+	Patch095
 }
 
 // Capabilities of ping per protocol (the server's PongFor).
@@ -92,6 +94,7 @@ func HerdrRelease(v string) (Release, error) {
 	}
 	r := Release{Version: v, Protocol: 22, Capabilities: Caps09, PromptAfterEnter: true, SubmissionFailsOnExit: true,
 		ExpiredSubmissionRefused: true, RecentIncludesViewport: true, LinkResolve: minor > 9 || major > 0 || patch >= 1}
+	r.Patch095 = patch095(major, minor, patch)
 	return r, nil
 }
 
@@ -177,6 +180,13 @@ func (w *World) submit(pn *pane, t *terminal, p schema.AgentPromptParams, text s
 		sub.deadline = time.Now().Add(time.Duration(*p.Wait.TimeoutMS) * time.Millisecond)
 	}
 	sub.start = func() {
+		typed, submits := w.beforeTyping(t, p.Text)
+		if !typed {
+			// An open picker took the text, or it never reached the pane:
+			// Herdr answers as if it was submitted.
+			w.clock.AfterFunc(delay, func() { sub.finish(nil) })
+			return
+		}
 		t.prompts = append(t.prompts, p.Text)
 		w.write(t, text)
 		w.flapAfterPrompt(pn)
@@ -193,7 +203,9 @@ func (w *World) submit(pn *pane, t *terminal, p schema.AgentPromptParams, text s
 			if t.recv != nil {
 				enter = t.recv.EnterKey()
 			}
-			w.write(t, enter)
+			if submits {
+				w.write(t, enter)
+			}
 			sub.finish(nil)
 		})
 	}

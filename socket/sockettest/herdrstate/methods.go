@@ -100,6 +100,9 @@ func (w *World) Handle(ctx context.Context, env *Env, method string, params json
 	if e != nil {
 		return nil, &schema.ErrorBody{Code: e.code, Message: e.msg}
 	}
+	if w.Release().CompletionSeq {
+		res = w.withCompletion(res)
+	}
 	return res, nil
 }
 

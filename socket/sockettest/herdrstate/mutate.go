@@ -59,9 +59,11 @@ func (w *World) applyState(p *pane, status schema.AgentStatus, notify bool) {
 		// idle after detection (unknown → idle), and idle during a managed
 		// launch, stay seen. Idle → idle changes nothing.
 		if t.state != schema.AgentStatusIdle {
-			finished := (t.state == schema.AgentStatusWorking || t.state == schema.AgentStatusBlocked) &&
-				t.launch != launchPending && t.launch != launchBlocked
+			finished := w.finishedTask(t, t.state)
 			t.state, t.seen = schema.AgentStatusIdle, !(finished && !w.visible(p))
+			if finished {
+				w.noteFinish(t)
+			}
 		}
 	default:
 		t.state, t.seen = status, true

@@ -101,6 +101,8 @@ type ProbeError struct {
 type Subscription struct {
 	w    *World
 	subs []*subState
+	gen  uint64 // its number among the world's subscriptions
+	lost bool   // events_lost was reported: it polls nothing more
 }
 
 // Subscribe starts the subscriptions of p, as Herdr does before it
@@ -135,7 +137,8 @@ func (w *World) Subscribe(p schema.EventsSubscribeParams) (*Subscription, *Probe
 		}
 		subs = append(subs, st)
 	}
-	return &Subscription{w: w, subs: subs}, nil
+	w.f95.subGen++
+	return &Subscription{w: w, subs: subs, gen: w.f95.subGen}, nil
 }
 
 // Poll is one tick of the subscriptions, as Herdr polls them: the event
@@ -145,9 +148,21 @@ func (s *Subscription) Poll() [][]byte {
 	var lines [][]byte
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if s.lost || w.lostNow(s) {
+		s.lost = true
+		return nil
+	}
+	batch := 1
+	if w.rel().EventsLost {
+		batch = drainBatch // 0.9.2 drains the retained events in batches
+	}
 	for _, st := range s.subs {
 		if st.plainKind != "" {
-			if r, ok := w.eventAfter(st.plainKind, st.cursor); ok {
+			for range batch {
+				r, ok := w.eventAfter(st.plainKind, st.cursor)
+				if !ok {
+					break
+				}
 				st.cursor = r.seq
 				lines = append(lines, r.line)
 			}
@@ -158,4 +173,17 @@ func (s *Subscription) Poll() [][]byte {
 		}
 	}
 	return lines
+}
+
+// drainBatch is how many retained events of one kind a 0.9.2 subscription
+// writes per tick at most (the batch size is inferred; #4225 drains in
+// bounded batches).
+const drainBatch = 64
+
+// Lost reports whether the subscription lost events (0.9.2's
+// events_lost): the server writes that error and closes it.
+func (s *Subscription) Lost() bool {
+	s.w.mu.Lock()
+	defer s.w.mu.Unlock()
+	return s.lost
 }

@@ -38,6 +38,7 @@ type World struct {
 	stalled    map[*terminal]bool
 	queued     map[*terminal][]*submission
 	lastSubmit *submission
+	f95        faults095 // fault modes and 0.9.2–0.9.5 state (herdr095.go)
 	// agent.start (handlers_start.go): outcomes per kind, the delay to
 	// readiness, the argv of every start, the kinds that run a program,
 	// and what starts such a program (the server's RunCommand).

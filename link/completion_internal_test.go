@@ -1,0 +1,36 @@
+package link
+
+import "testing"
+
+// TestCompletedSince: a request typed by this process counts a completion
+// only when Herdr's completion_seq stepped since the typing; without the
+// counter, or without the value at typing, nothing is known.
+func TestCompletedSince(t *testing.T) {
+	l := &Link{}
+	l.noteTyped("w1:p2", Agent{Seq: 7, CompletionSeq: SeqOf(3)})
+	l.noteTyped("w1:p3", Agent{Seq: 9}) // Herdr without the counter
+	for _, tc := range []struct {
+		name            string
+		pane            string
+		seq             uint64
+		now             Agent
+		completed, know bool
+	}{
+		{"no completion since", "w1:p2", 7, Agent{CompletionSeq: SeqOf(3)}, false, true},
+		{"a completion since", "w1:p2", 7, Agent{CompletionSeq: SeqOf(4)}, true, true},
+		{"a counter that went back (a restarted Herdr)", "w1:p2", 7, Agent{CompletionSeq: SeqOf(0)}, true, true},
+		{"no counter now", "w1:p2", 7, Agent{}, false, false},
+		{"typed by another process", "w1:p2", 8, Agent{CompletionSeq: SeqOf(5)}, false, false},
+		{"typed without the counter", "w1:p3", 9, Agent{CompletionSeq: SeqOf(5)}, false, false},
+		{"typed seq unknown", "w1:p2", 0, Agent{CompletionSeq: SeqOf(5)}, false, false},
+	} {
+		c, k := l.completedSince(tc.pane, tc.seq, tc.now)
+		if c != tc.completed || k != tc.know {
+			t.Errorf("%s: completed %v, known %v; want %v, %v", tc.name, c, k, tc.completed, tc.know)
+		}
+	}
+	l.forgetTyped("w1:p2", 7)
+	if _, k := l.completedSince("w1:p2", 7, Agent{CompletionSeq: SeqOf(4)}); k {
+		t.Error("known after forgetTyped")
+	}
+}

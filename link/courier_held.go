@@ -1,0 +1,248 @@
+package link
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/herdr-link/herdr-link/internal/outbox"
+)
+
+// heldFor returns the messages held or being typed for the target of key
+// hash h, oldest first (the store's index: not a listing of the whole
+// store).
+func (l *Link) heldFor(h string) ([]outbox.Entry, error) {
+	return l.Outbox.ListForTarget(h)
+}
+
+// deliverNext types the oldest held message for t if t can take it now.
+// It returns when to look again, whether t still has messages, and what
+// its probe of t saw when it probed and typed nothing (nil otherwise: an
+// observation made before a delivery says nothing of the turn it
+// starts).
+func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration, bool, *observation) {
+	poll := l.courierPoll()
+	var lease Lease = noLease{}
+	if l.Locker != nil {
+		lctx, cancel := context.WithTimeout(ctx, courierLockWait)
+		le, err := l.Locker.Lock(lctx, t.key, l.callTimeout())
+		cancel()
+		if err != nil {
+			// Another delivery is under way (or no lock can be had: the
+			// log of the send said why); look again at its end.
+			return poll, true, nil
+		}
+		lease = le
+	}
+	m, ok := l.oldestHeld(t)
+	if !ok {
+		lease.Unlock()
+		return 0, false, nil
+	}
+	obs, next, keep, ready := l.probeHeld(ctx, t, m)
+	if !ready {
+		lease.Unlock()
+		return next, keep, &obs
+	}
+	a := obs.a
+	batch := l.claim(t, m)
+	if len(batch) == 0 {
+		lease.Unlock()
+		return poll, true, nil
+	}
+	l.crash("claimed")
+	// A delivery once begun is not cut short by the courier's end: the
+	// operation deadline and the watch's budget bound it.
+	ctx = context.WithoutCancel(ctx)
+	hctx, cancel := l.bound(ctx)
+	defer cancel()
+	if err := lease.Begin(untilDeadline(hctx)); err != nil {
+		// Broken while this process was stopped: another delivery's turn.
+		// The claim stays on disk, as a typer that died would leave it:
+		// the message is never typed twice.
+		lease.Unlock()
+		for _, m := range batch {
+			_ = l.Outbox.End(m, outbox.EndMaybeDelivered, l.now())
+		}
+		return poll, true, nil
+	}
+	a.Name = m.To
+	var text strings.Builder
+	for _, m := range batch {
+		text.WriteString(m.Text)
+	}
+	// The lock is released only once the outcome is on disk: a courier
+	// that took it between the release and the record would find the
+	// claim and end the message as may-have-been-delivered.
+	sl := &settleFirst{Lease: lease}
+	d, err := l.typeHeld(ctx, hctx, a, m.ID, text.String(), sl)
+	for _, m := range batch {
+		l.settle(m, d, err)
+	}
+	sl.settled()
+	return poll, true, nil
+}
+
+// claim claims m, and when it is a notice every other notice held for t
+// with it (several notices due to one agent are one turn). It returns
+// what it claimed.
+func (l *Link) claim(t *courierTarget, m outbox.Message) []outbox.Message {
+	if err := l.Outbox.Claim(&m); err != nil {
+		return nil
+	}
+	batch := []outbox.Message{m}
+	if !m.Notice {
+		return batch
+	}
+	ents, err := l.heldFor(t.hash)
+	if err != nil {
+		return batch
+	}
+	for _, e := range ents {
+		if e.State != outbox.StateHeld || e.ID == m.ID {
+			continue
+		}
+		n, err := l.Outbox.Read(e)
+		if err != nil || !n.Notice || !l.now().Before(n.Expires) {
+			continue
+		}
+		if l.Outbox.Claim(&n) == nil {
+			batch = append(batch, n)
+		}
+	}
+	return batch
+}
+
+// settle records the outcome of typing the held message m.
+func (l *Link) settle(m outbox.Message, d string, err error) {
+	switch {
+	case err == nil && d == DeliveryNotSubmitted:
+		// Typed, and its text is still in the target's composer: not
+		// delivered, and never typed again (it would join the unsent
+		// text). Its sender learns of it.
+		l.crash("typed")
+		if err := l.Outbox.End(m, outbox.EndNotSubmitted, l.now()); err != nil {
+			l.log().Warn("outbox: unsubmitted message not recorded", "id", m.ID, "err", err)
+		}
+		l.log().Warn("held message typed but not submitted: its text is still in the target's composer; it is not typed again",
+			"id", m.ID, "to", m.To, "pane_id", m.PaneID)
+		l.tellNotSubmitted(m)
+	case err == nil && m.Notice:
+		// A notice leaves a record that it was typed: whoever ends its
+		// request again after a crash must not write it a second time.
+		l.crash("typed")
+		if err := l.Outbox.End(m, outbox.EndTyped, l.now()); err != nil {
+			l.log().Warn("outbox: typed notice not recorded", "id", m.ID, "err", err)
+		}
+	case err == nil:
+		l.crash("typed")
+		if err := l.Outbox.Done(m); err != nil {
+			l.log().Warn("outbox: typed message not removed", "id", m.ID, "err", err)
+		}
+		l.log().Debug("held message delivered", "id", m.ID, "to", m.To, "pane_id", m.PaneID, "delivery", d,
+			"held_for", time.Since(m.Accepted))
+	case typedMaybe(err):
+		_ = l.Outbox.End(m, outbox.EndMaybeDelivered, l.now())
+		l.log().Warn("held message may have been delivered", "id", m.ID, "pane_id", m.PaneID, "err", err)
+	case errors.Is(err, ErrPeerNotFound):
+		_ = l.Outbox.End(m, outbox.EndGone, l.now())
+	default:
+		// Herdr refused before typing (the target became blocked, say):
+		// nothing was typed, the message waits on.
+		if uerr := l.Outbox.Unclaim(&m); uerr != nil {
+			_ = l.Outbox.End(m, outbox.EndMaybeDelivered, l.now())
+		}
+		l.log().Debug("held message not typed yet", "id", m.ID, "pane_id", m.PaneID, "err", err)
+	}
+}
+
+// typeHeld types a held message: always watched for its submission, so
+// that the lock is kept until the turn it starts shows, and the next
+// held message waits for that turn to end.
+func (l *Link) typeHeld(ctx, hctx context.Context, target Agent, id, text string, lease Lease) (string, error) {
+	return l.typeWatched(ctx, hctx, target, text, lease, true, func(at time.Time, seq uint64) { l.requestTyped(id, at, seq) })
+}
+
+// typedMaybe reports whether a failed delivery may have typed its text.
+func typedMaybe(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) {
+		return true
+	}
+	switch e.Detail {
+	case detailMaybeSent, detailClosedDuring, detailChanged:
+		return true
+	}
+	return false
+}
+
+// oldestHeld returns the oldest message held for t, by any sender, ending
+// on the way those that expired and those a typer that died left claimed.
+// The caller holds t's lock.
+func (l *Link) oldestHeld(t *courierTarget) (outbox.Message, bool) {
+	ents, err := l.heldFor(t.hash)
+	if err != nil {
+		return outbox.Message{}, false
+	}
+	now := l.now()
+	for _, e := range ents {
+		m, err := l.Outbox.Read(e)
+		if err != nil {
+			continue
+		}
+		switch {
+		case m.State == outbox.StateTyping:
+			l.log().Warn("a held message was being typed by a process that is gone: it may have been delivered, it is not typed again", "id", m.ID, "pane_id", m.PaneID)
+			_ = l.Outbox.End(m, outbox.EndMaybeDelivered, now)
+		case !now.Before(m.Expires):
+			l.log().Debug("held message expired", "id", m.ID, "pane_id", m.PaneID)
+			l.endHeld(m, outbox.EndExpired)
+		default:
+			return m, true
+		}
+	}
+	return outbox.Message{}, false
+}
+
+// endHeld ends held message m untyped (the caller holds its target's
+// lock, so one process ends it). Its sender learns of it: a request
+// through its record (the courier following it writes the notice), any
+// other message by a notice written here. Notices themselves end
+// silently.
+func (l *Link) endHeld(m outbox.Message, why string) {
+	if err := l.Outbox.End(m, why, l.now()); err != nil {
+		l.log().Warn("outbox: held message not ended", "id", m.ID, "err", err)
+		return
+	}
+	if m.Notice || l.NoNotices {
+		return
+	}
+	if _, err := l.Outbox.FindRequest(m.ID); err == nil {
+		return
+	}
+	if err := l.holdNotice(m.ID, m.To, heldOutcome(why), m.From, m.FromKey, m.FromPane, m.FromKind, m.FromWorkspace); err != nil {
+		l.log().Warn("notice not written", "id", m.ID, "err", err)
+	}
+}
+
+// endAll ends every message held for t (its target is gone).
+func (l *Link) endAll(t *courierTarget, why string) {
+	ents, err := l.heldFor(t.hash)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if m, err := l.Outbox.Read(e); err == nil {
+			l.log().Debug("held message ended", "id", m.ID, "pane_id", m.PaneID, "why", why)
+			l.endHeld(m, why)
+		}
+	}
+}
+
+// crash is a test hook: a crash injected at a step of a held delivery.
+func (l *Link) crash(step string) {
+	if l.CrashAt != nil {
+		l.CrashAt(step)
+	}
+}

@@ -1,0 +1,59 @@
+package link
+
+import (
+	"strconv"
+	"time"
+)
+
+// The default bound on starts: at most DefaultStartLimit starts in any
+// DefaultStartWindow, per server (one Link).
+const (
+	DefaultStartLimit  = 8
+	DefaultStartWindow = time.Minute
+)
+
+// startRate is a sliding-window count of starts: the times of the last
+// few, oldest first. Its zero value is ready; Link.mu guards it.
+type startRate struct {
+	at []time.Time
+}
+
+func (l *Link) startLimit() (int, time.Duration) {
+	n, w := l.StartLimit, l.StartWindow
+	if n <= 0 {
+		n = DefaultStartLimit
+	}
+	if w <= 0 {
+		w = DefaultStartWindow
+	}
+	return n, w
+}
+
+// admitStart counts a start whose input passed its checks, before any
+// call to Herdr, or refuses it when the window already holds the limit:
+// every start counts, those that fail too (a failed start still opened
+// and closed a pane, and a refused name is an answer too).
+func (l *Link) admitStart(now time.Time) error {
+	limit, window := l.startLimit()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	at := l.starts.at
+	for len(at) > 0 && !now.Before(at[0].Add(window)) {
+		at = at[1:]
+	}
+	if len(at) >= limit {
+		l.starts.at = at
+		wait := at[0].Add(window).Sub(now)
+		l.log().Warn("start refused: too many starts", "limit", limit, "window", window, "retry_in", wait)
+		return newErr(StartFailed, startLimitDetail(limit, window, wait), nil)
+	}
+	l.starts.at = append(at, now)
+	return nil
+}
+
+// startLimitDetail is the text of a start refused by the bound.
+func startLimitDetail(limit int, window, wait time.Duration) string {
+	secs := int((wait + time.Second - 1) / time.Second)
+	return "too many agents started: this agent may start at most " + strconv.Itoa(limit) + " in " + window.String() +
+		"; nothing was created, try again in " + strconv.Itoa(max(secs, 1)) + " s"
+}
