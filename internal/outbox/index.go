@@ -25,11 +25,13 @@ import (
 // file of the store appended to after each change of a file name, under
 // its exclusive flock: "+<name> <size>" (an entry appeared), "-<name>"
 // (it went). A process reads what others appended since its last look
-// before it answers from its index (a read of a few bytes, nothing when
-// nobody changed anything). Replaying a line is idempotent, so a line
-// that repeats what a listing already showed does no harm. A journal
-// that grew past journalMax is replaced by an empty one: the last line of
-// the old one is "!", and whoever reads it lists the directory again.
+// before it answers from its index (a read of a few bytes under the
+// shared flock; neither when the journal still ends where this process
+// last read it and the directory's modification time has not moved).
+// Replaying a line is idempotent, so a line that repeats what a listing
+// already showed does no harm. A journal that grew past journalMax is
+// replaced by an empty one: the last line of the old one is "!", and
+// whoever reads it lists the directory again.
 //
 // The index is rebuilt from a listing of the directory when the
 // directory changed without a journal line explaining it (its

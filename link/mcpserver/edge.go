@@ -53,6 +53,9 @@ const DefaultMaxLineBytes = 4 << 20
 //   - Splits batches (JSON arrays, revision 2025-03-26 only) into the
 //     requests the connection handles one by one and joins their
 //     responses into one array (the library has no batches).
+//   - Holds each result response's result, staged by the handler
+//     (stream.stage), and writes it in place of the stand-in the
+//     connection encoded: the library encodes a result twice.
 //   - Writes every message in the house style of wire.go (edge_write.go): the library
 //     encodes with encoding/json, which escapes "<", ">" and "&" and puts
 //     "jsonrpc" last; the edge re-frames each message it is given.
