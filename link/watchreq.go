@@ -177,10 +177,33 @@ func (l *Link) followHeld(w *watchedRequest, r outbox.Request) bool {
 		return false
 	case errors.Is(err, outbox.ErrNotFound):
 		// No held message: typed, by a process that did not live to
-		// record it (or the record is just being written).
+		// record it (or the record is just being written) — unless the
+		// store set it aside as damaged while it was still held: then
+		// it was never typed, and the request ends as cancelled (its
+		// sender is told it was not delivered), never as typed.
 		if l.now().Sub(r.Accepted) > l.callTimeout() {
+			if l.heldDamaged(r.ID) {
+				l.endRequest(w.e, outbox.OutcomeCancelled)
+				return false
+			}
 			_ = l.Outbox.MarkTyped(w.e, l.now(), 0)
 		}
 	}
 	return true
+}
+
+// heldDamaged reports whether the held message of request id was set
+// aside as damaged before anyone began typing it. It lists the store's
+// directory: it runs once per request, when its held message is missing.
+func (l *Link) heldDamaged(id string) bool {
+	ds, err := l.Outbox.Damaged()
+	if err != nil {
+		return false
+	}
+	for _, d := range ds {
+		if d.ID == id && d.State == outbox.StateHeld {
+			return true
+		}
+	}
+	return false
 }

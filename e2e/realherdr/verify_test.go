@@ -62,11 +62,18 @@ func (l *lane) simulator(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "DIFF exchange") || !strings.Contains(out, "agent_status") {
 		t.Fatalf("verify of a recording one answer of which differs: exit %d, want 1 with a DIFF naming agent_status\n%s", code, out)
 	}
+	// And the other way round: the live recording against a simulator
+	// that answers one method differently (an error where real Herdr
+	// answered) fails, naming that method.
+	out, code = simVerify(t, rec, "-fault", "agent.list:error=internal:drifted")
+	if code != 1 || !strings.Contains(out, "DIFF exchange") || !strings.Contains(out, "agent.list") {
+		t.Fatalf("verify against a simulator whose agent.list differs: exit %d, want 1 with a DIFF naming agent.list\n%s", code, out)
+	}
 }
 
-func simVerify(t *testing.T, rec string) (string, int) {
+func simVerify(t *testing.T, rec string, flags ...string) (string, int) {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), filepath.Join(filepath.Dir(binary), "herdr-sim"), "verify", rec)
+	cmd := exec.CommandContext(t.Context(), filepath.Join(filepath.Dir(binary), "herdr-sim"), append(append([]string{"verify"}, flags...), rec)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

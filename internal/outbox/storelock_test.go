@@ -17,14 +17,19 @@ func TestStoreLockWaiterKeepsTheClock(t *testing.T) {
 			var s Store
 			s.mu.Lock()
 			waited := make(chan struct{})
+			got := 0
 			go func() {
 				s.mu.Lock()
+				got++ // after the holder's Unlock
 				s.mu.Unlock()
 				close(waited)
 			}()
 			time.Sleep(time.Second) // the holder's retry pause
 			s.mu.Unlock()
 			<-waited
+			if got != 1 {
+				t.Errorf("got %d passes of the waiter, want 1", got)
+			}
 		})
 	}()
 	select {

@@ -9,10 +9,6 @@ import (
 	"github.com/herdr-link/herdr-link/internal/buildinfo"
 )
 
-func indent(s string) string {
-	return "      " + strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n      ")
-}
-
 func (p *prober) finish() bool {
 	for _, c := range p.checks {
 		if c.Status == fail {

@@ -27,8 +27,11 @@ import (
 func verify(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	var faults faultFlags
+	fs.Var(&faults, "fault", "METHOD:KIND[=ARG], repeatable: make the replaying simulator answer METHOD differently (as serve -fault does), to show that verify catches a simulator that drifted")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: herdr-sim verify FILE   (a recording made by herdr-sim record FILE)")
+		fmt.Fprintln(stderr, "usage: herdr-sim verify [-fault METHOD:KIND[=ARG]]… FILE   (a recording made by herdr-sim record FILE)")
+		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
 		fs.Usage()
@@ -51,6 +54,14 @@ func verify(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer srv.Close()
+	for _, spec := range faults {
+		method, f, err := parseFault(spec)
+		if err != nil {
+			fmt.Fprintln(stderr, "herdr-sim verify:", err)
+			return 2
+		}
+		srv.SetFault(method, f)
+	}
 	diffs, lines := 0, 0
 	report := func(i int, method, what string) {
 		diffs++

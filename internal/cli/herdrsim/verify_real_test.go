@@ -31,6 +31,15 @@ func TestVerifyRealRecording(t *testing.T) {
 	if out, errOut, code := runCLI(t, "verify", early); code != 0 || !strings.Contains(out, "predates the agent's detection") {
 		t.Errorf("verify with an event from before detection: exit %d, want 0 and a note\n%s%s", code, out, errOut)
 	}
+	// A simulator that answers one method differently from real Herdr
+	// fails the verification, naming that method.
+	for _, fault := range []string{"agent.get:error=agent_not_found:no such agent", "agent.list:garbage"} {
+		out, errOut, code := runCLI(t, "verify", "-fault", fault, rec)
+		method := fault[:strings.Index(fault, ":")]
+		if code != 1 || !strings.Contains(out, "DIFF exchange") || !strings.Contains(out, method) {
+			t.Errorf("verify with the simulator fault %s: exit %d, want 1 and a DIFF naming %s\n%s%s", fault, code, method, out, errOut)
+		}
+	}
 	tests := []struct{ name, from, to, want string }{
 		{"a key renamed", `"agent_status":"idle","workspace_id"`, `"agent_state":"idle","workspace_id"`, "agent_status"},
 		{"a result tag", `"type":"agent_list"`, `"type":"agents"`, "agent.list"},
