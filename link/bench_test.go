@@ -48,20 +48,10 @@ func BenchmarkResolvePeers(b *testing.B) {
 func BenchmarkSendWhen(b *testing.B) {
 	for _, w := range []link.When{link.WhenNow, link.WhenIdle} {
 		b.Run("when="+w.String(), func(b *testing.B) {
-			world, err := sockettest.ParseWorld([]byte(`{"workspaces":[{"id":"w1","tabs":[{"id":"w1:t1","panes":[
+			l, srv := benchLink(b, `{"workspaces":[{"id":"w1","tabs":[{"id":"w1:t1","panes":[
  {"id":"w1:p1","agent":{"kind":"claude","name":"brain","status":"idle"}},
- {"id":"w1:p2","agent":{"kind":"claude","name":"quick","status":"idle","turn_ms":2,"submit_ms":1}}]}]}]}`))
-			if err != nil {
-				b.Fatal(err)
-			}
-			srv := sockettest.NewServer(world)
-			srv.SubmitDelay = time.Millisecond
-			defer srv.Close()
-			st, err := outbox.Open(b.TempDir(), "bench")
-			if err != nil {
-				b.Fatal(err)
-			}
-			l := &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1", Outbox: st, SubmitHold: time.Millisecond}
+ {"id":"w1:p2","agent":{"kind":"claude","name":"quick","status":"idle","turn_ms":2,"submit_ms":1}}]}]}]}`, "w1:p1")
+			world := srv.World
 			ctx := context.Background()
 			b.ReportAllocs()
 			sent := 0
@@ -346,4 +336,24 @@ func BenchmarkWaitReplyLatency(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "ms-p50-after-change")
 	b.ReportMetric(float64(lat[len(lat)*9/10].Microseconds())/1000, "ms-p90-after-change")
+}
+
+// benchLink serves world (a world file) on a simulator that sees a
+// submission after 1 ms, closed when b ends, and returns the Link of pane
+// on it with an outbox of its own and a 1 ms submit hold, and the
+// simulator.
+func benchLink(b *testing.B, world, pane string) (*link.Link, *sockettest.Server) {
+	b.Helper()
+	w, err := sockettest.ParseWorld([]byte(world))
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := sockettest.NewServer(w)
+	srv.SubmitDelay = time.Millisecond
+	b.Cleanup(srv.Close)
+	st, err := outbox.Open(b.TempDir(), "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: pane, Outbox: st, SubmitHold: time.Millisecond}, srv
 }

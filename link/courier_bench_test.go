@@ -7,9 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdr-link/herdr-link/internal/outbox"
 	"github.com/herdr-link/herdr-link/link"
-	"github.com/herdr-link/herdr-link/socket/sockettest"
 )
 
 // BenchmarkSendExpectReply: sends to idle targets in turn with the
@@ -24,18 +22,8 @@ func BenchmarkSendExpectReply(b *testing.B) {
 			for i := range targets {
 				panes = append(panes, fmt.Sprintf(`{"id":"w1:p%d","agent":{"kind":"claude","name":"t%d","status":"idle","turn_ms":2,"submit_ms":1}}`, i+1, i))
 			}
-			world, err := sockettest.ParseWorld([]byte(`{"workspaces":[{"id":"w1","tabs":[{"id":"w1:t1","panes":[` + strings.Join(panes, ",") + `]}]}]}`))
-			if err != nil {
-				b.Fatal(err)
-			}
-			srv := sockettest.NewServer(world)
-			srv.SubmitDelay = time.Millisecond
-			defer srv.Close()
-			st, err := outbox.Open(b.TempDir(), "bench")
-			if err != nil {
-				b.Fatal(err)
-			}
-			l := &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p0", Outbox: st, SubmitHold: time.Millisecond, ReplyGrace: time.Hour}
+			l, _ := benchLink(b, `{"workspaces":[{"id":"w1","tabs":[{"id":"w1:t1","panes":[`+strings.Join(panes, ",")+`]}]}]}`, "w1:p0")
+			l.ReplyGrace = time.Hour
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
 			go func() { defer close(done); _ = l.Deliver(ctx) }()

@@ -1,7 +1,6 @@
 package link_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -86,19 +85,12 @@ func testCourierProbesPerTarget(t *testing.T) {
 	}
 }
 
-// awaiting is the number of l's requests to peer awaiting a reply.
+// awaiting is the number of l's requests to peer awaiting a reply (0
+// when peer is not listed).
 func awaiting(t *testing.T, l *link.Link, peer string) int {
 	t.Helper()
-	r, err := l.Peers(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range r.Peers {
-		if p.Name == peer {
-			return len(p.AwaitingReply)
-		}
-	}
-	return 0
+	p, _ := peerOf(t, l, peer)
+	return len(p.AwaitingReply)
 }
 
 // DeliverDue serves one target once, whichever process accepted what is

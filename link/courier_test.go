@@ -93,17 +93,27 @@ func eventually(t *testing.T, what string, cond func() bool) {
 
 func held(t *testing.T, l *link.Link, peer string) int {
 	t.Helper()
+	p, ok := peerOf(t, l, peer)
+	if !ok {
+		t.Fatalf("no peer %s", peer)
+	}
+	return p.Held
+}
+
+// peerOf is peer as l's herdr_link_peers lists it; false when it is not
+// listed.
+func peerOf(t *testing.T, l *link.Link, peer string) (link.Peer, bool) {
+	t.Helper()
 	r, err := l.Peers(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range r.Peers {
 		if p.Name == peer {
-			return p.Held
+			return p, true
 		}
 	}
-	t.Fatalf("no peer %s", peer)
-	return 0
+	return link.Peer{}, false
 }
 
 func mustSend(t *testing.T, l *link.Link, req link.SendRequest) link.SendResult {

@@ -15,13 +15,7 @@ import (
 // Every failed gate condition gets advice that names it and a fix, and no
 // id or path.
 func TestGateAdvice(t *testing.T) {
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "herdr.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	dir, sock := listenSocket(t)
 	plain := filepath.Join(dir, "plain")
 	if err := os.WriteFile(plain, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -99,13 +93,7 @@ func TestGateAdvice(t *testing.T) {
 // that failed to pass Herdr's environment on; with the TUI's variables
 // present the TUI's pane wins.
 func TestGateHerdrCore(t *testing.T) {
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "herdr.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	dir, sock := listenSocket(t)
 	const term = "term-7f3a"
 	tests := []struct {
 		name   string
@@ -149,4 +137,18 @@ func TestGateHerdrCore(t *testing.T) {
 			}
 		})
 	}
+}
+
+// listenSocket listens on herdr.sock in a new directory (closed when the
+// test ends) and returns both.
+func listenSocket(t *testing.T) (dir, sock string) {
+	t.Helper()
+	dir = t.TempDir()
+	sock = filepath.Join(dir, "herdr.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return dir, sock
 }

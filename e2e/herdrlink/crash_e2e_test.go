@@ -74,25 +74,7 @@ func TestKilledAcceptorsMessageDeliveredOnce(t *testing.T) {
 	ob := newOutboxEnv(t)
 	st := ob.store(t, srv)
 	ob.start(t, srv, paneOf(w, "r")) // the rescuer
-	acceptors := make([]hlProc, trials)
-	ids := make([]string, trials)
-	var wg sync.WaitGroup
-	for i := range acceptors {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			acceptors[i] = ob.start(t, srv, paneOf(w, fmt.Sprintf("a%d", i+1)))
-			r := send(t, acceptors[i].session, fmt.Sprintf("target-%d", i+1), fmt.Sprintf("held by a%d", i+1))
-			if r.isErr || r.delivery != link.DeliveryHeld {
-				t.Errorf("a%d: %+v", i+1, r)
-			}
-			ids[i] = r.id
-		}()
-	}
-	wg.Wait()
-	if t.Failed() {
-		t.FailNow()
-	}
+	acceptors, ids := acceptHeld(t, ob, srv, w, trials)
 	for _, a := range acceptors {
 		if err := a.cmd.Process.Kill(); err != nil {
 			t.Fatal(err)

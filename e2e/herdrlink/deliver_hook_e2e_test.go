@@ -97,6 +97,18 @@ func runHook(t *testing.T, ob outboxEnv, env []string, args ...string) hookRun {
 // (a host that exits), and returns the message ids.
 func heldOrphans(t *testing.T, ob outboxEnv, srv *sockettest.Server, w *sockettest.World, n int) []string {
 	t.Helper()
+	acceptors, ids := acceptHeld(t, ob, srv, w, n)
+	for _, a := range acceptors {
+		_ = a.session.Close() // the host exits: so does its server
+	}
+	return ids
+}
+
+// acceptHeld starts acceptor a<i> and makes it send one message to the
+// working target-<i> for each of n trials, all at once; each must be
+// held. It returns the acceptors and the message ids.
+func acceptHeld(t *testing.T, ob outboxEnv, srv *sockettest.Server, w *sockettest.World, n int) ([]hlProc, []string) {
+	t.Helper()
 	ids := make([]string, n)
 	acceptors := make([]hlProc, n)
 	var wg sync.WaitGroup
@@ -116,10 +128,7 @@ func heldOrphans(t *testing.T, ob outboxEnv, srv *sockettest.Server, w *sockette
 	if t.Failed() {
 		t.FailNow()
 	}
-	for _, a := range acceptors {
-		_ = a.session.Close() // the host exits: so does its server
-	}
-	return ids
+	return acceptors, ids
 }
 
 // countTyped counts the turns of pane holding the envelope of id, and

@@ -101,6 +101,25 @@ func connectWith(t *testing.T, srv *sockettest.Server, pane string, args []strin
 	return session{cs, &changed}
 }
 
+// connectEnv connects to a server started with env added to this
+// process's, its stderr collected in the builder returned (read it once
+// the session is closed); the caller closes the session.
+func connectEnv(t *testing.T, env ...string) (session, *strings.Builder) {
+	t.Helper()
+	cmd := exec.Command(binary)
+	cmd.Env = append(os.Environ(), env...)
+	stderr := new(strings.Builder)
+	cmd.Stderr = stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return session{cs, new(atomic.Int32)}, stderr
+}
+
 func toolNames(t *testing.T, s session) string {
 	t.Helper()
 	res, err := s.ListTools(context.Background(), nil)
@@ -251,18 +270,8 @@ func TestOutsideHerdr(t *testing.T) {
 // path or pane id; nothing is dialled at start-up.
 func TestSocketMissingExplained(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(binary)
-	cmd.Env = append(os.Environ(), "HERDR_ENV=1", "HERDR_PANE_ID=w1:p1", "HERDR_SOCKET_PATH="+filepath.Join(dir, "herdr.sock"))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := session{cs, new(atomic.Int32)}
+	s, stderr := connectEnv(t, "HERDR_ENV=1", "HERDR_PANE_ID=w1:p1", "HERDR_SOCKET_PATH="+filepath.Join(dir, "herdr.sock"))
+	cs := s.ClientSession
 	if got := toolNames(t, s); got != "" {
 		t.Fatalf("tools: %q", got)
 	}
@@ -284,18 +293,8 @@ func TestSocketMissingExplained(t *testing.T) {
 // environment on, and never show the terminal id.
 func TestHerdrCoreNamed(t *testing.T) {
 	const term = "hc-term-4711"
-	cmd := exec.Command(binary)
-	cmd.Env = append(os.Environ(), "HERDR_ENV=", "HERDR_PANE_ID=", "HERDR_SOCKET_PATH=", "HC_TERMINAL_ID="+term, "HC_SESSION=main")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := session{cs, new(atomic.Int32)}
+	s, stderr := connectEnv(t, "HERDR_ENV=", "HERDR_PANE_ID=", "HERDR_SOCKET_PATH=", "HC_TERMINAL_ID="+term, "HC_SESSION=main")
+	cs := s.ClientSession
 	if got := toolNames(t, s); got != "" {
 		t.Fatalf("tools in a herdr-core terminal: %q", got)
 	}

@@ -302,16 +302,7 @@ func TestPasteNeverSubmittedReported(t *testing.T) {
 	}
 	ob := newOutboxEnv(t)
 	p := ob.start(t, srv, paneOf(w, "s1"))
-	out := make([]sendOutcome, len(names))
-	var wg sync.WaitGroup
-	for i, to := range names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i] = send(t, p.session, to, "typed, never submitted")
-		}()
-	}
-	wg.Wait()
+	out := sendAtOnce(t, p.session, names, "typed, never submitted")
 	for i, to := range names {
 		switch r := out[i]; {
 		case r.isErr:
@@ -352,16 +343,7 @@ func TestUnattachedNotDelivered(t *testing.T) {
 	}
 	ob := newOutboxEnv(t)
 	p := ob.start(t, srv, paneOf(w, "s1"))
-	out := make([]sendOutcome, len(names))
-	var wg sync.WaitGroup
-	for i, to := range names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i] = send(t, p.session, to, "never arrives")
-		}()
-	}
-	wg.Wait()
+	out := sendAtOnce(t, p.session, names, "never arrives")
 	time.Sleep(time.Second) // nothing is typed again
 	for i, to := range names {
 		if r := out[i]; r.delivery == link.DeliverySubmitted || r.delivery == link.DeliveryQueued {
@@ -376,6 +358,21 @@ func TestUnattachedNotDelivered(t *testing.T) {
 			t.Errorf("message %s held again (state %c): never retyped", e.ID, e.State)
 		}
 	}
+}
+
+// sendAtOnce sends msg from s to each of names at once.
+func sendAtOnce(t *testing.T, s session, names []string, msg string) []sendOutcome {
+	out := make([]sendOutcome, len(names))
+	var wg sync.WaitGroup
+	for i, to := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = send(t, s, to, msg)
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 func mustList(t *testing.T, st *outbox.Store) []outbox.Entry {

@@ -76,42 +76,32 @@ func BenchmarkStore(b *testing.B) {
 			if after {
 				suffix = "/after-change"
 			}
-			b.Run(fmt.Sprintf("list-for-sender/entries=%d%s", n, suffix), func(b *testing.B) {
-				s, other := benchStore(b, n)
-				h := s.KeyHash("term_me")
-				m := Message{ID: "bench", To: "busy", From: "me", TargetKey: "term_busy", FromKey: "term_me", Expires: t0.Add(time.Hour), Text: "hello"}
-				b.ReportAllocs()
-				for b.Loop() {
-					if after {
-						b.StopTimer()
-						am, _ := s.Add(m, t0)
-						_ = s.Done(am)
-						b.StartTimer()
+			for _, q := range []struct {
+				name, key string
+				query     func(s *Store, h string) error
+			}{
+				{"list-for-sender", "term_me", func(s *Store, h string) error { _, _, err := s.CountsForSender(h); return err }},
+				{"next-for-target", "term_busy", func(s *Store, h string) error { _, _, err := s.NextForTarget(h); return err }},
+			} {
+				b.Run(fmt.Sprintf("%s/entries=%d%s", q.name, n, suffix), func(b *testing.B) {
+					s, other := benchStore(b, n)
+					h := s.KeyHash(q.key)
+					m := Message{ID: "bench", To: "busy", From: "me", TargetKey: "term_busy", FromKey: "term_me", Expires: t0.Add(time.Hour), Text: "hello"}
+					b.ReportAllocs()
+					for b.Loop() {
+						if after {
+							b.StopTimer()
+							am, _ := s.Add(m, t0)
+							_ = s.Done(am)
+							b.StartTimer()
+						}
+						if err := q.query(other, h); err != nil {
+							b.Fatal(err)
+						}
 					}
-					if _, _, err := other.CountsForSender(h); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(n), "entries")
-			})
-			b.Run(fmt.Sprintf("next-for-target/entries=%d%s", n, suffix), func(b *testing.B) {
-				s, other := benchStore(b, n)
-				h := s.KeyHash("term_busy")
-				m := Message{ID: "bench", To: "busy", From: "me", TargetKey: "term_busy", FromKey: "term_me", Expires: t0.Add(time.Hour), Text: "hello"}
-				b.ReportAllocs()
-				for b.Loop() {
-					if after {
-						b.StopTimer()
-						am, _ := s.Add(m, t0)
-						_ = s.Done(am)
-						b.StartTimer()
-					}
-					if _, _, err := other.NextForTarget(h); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(n), "entries")
-			})
+					b.ReportMetric(float64(n), "entries")
+				})
+			}
 		}
 	}
 }

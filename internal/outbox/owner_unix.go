@@ -89,7 +89,7 @@ const (
 )
 
 // lockShared takes f's shared flock, waiting a little (ErrBusy after).
-func lockShared(f *os.File) error { return lockWithin(f, syscall.LOCK_SH, lockTries) }
+func lockShared(f *os.File) error { return lockWithin(f, syscall.LOCK_SH, lockTries, sleepPause) }
 
 // lockExclusive takes f's exclusive flock; wait false tries once.
 func lockExclusive(f *os.File, wait bool) error {
@@ -97,10 +97,14 @@ func lockExclusive(f *os.File, wait bool) error {
 	if wait {
 		tries = lockTries
 	}
-	return lockWithin(f, syscall.LOCK_EX, tries)
+	return lockWithin(f, syscall.LOCK_EX, tries, sleepPause)
 }
 
-func lockWithin(f *os.File, how, tries int) error {
+func sleepPause() { time.Sleep(lockPause) }
+
+// lockWithin takes f's flock (how: LOCK_SH or LOCK_EX), trying tries
+// times and calling pause between tries: ErrBusy when it stays held.
+func lockWithin(f *os.File, how, tries int, pause func()) error {
 	for i := 0; ; i++ {
 		err := flock(f, how|syscall.LOCK_NB)
 		switch {
@@ -111,7 +115,7 @@ func lockWithin(f *os.File, how, tries int) error {
 		case i+1 >= tries:
 			return ErrBusy
 		}
-		time.Sleep(lockPause)
+		pause()
 	}
 }
 
@@ -130,18 +134,7 @@ func lockJournal(f *os.File, excl bool, tries int) error {
 	if excl {
 		how = syscall.LOCK_EX
 	}
-	for i := 0; ; i++ {
-		err := flock(f, how|syscall.LOCK_NB)
-		switch {
-		case err == nil:
-			return nil
-		case !errors.Is(err, syscall.EWOULDBLOCK):
-			return fmt.Errorf("outbox: flock: %w", err)
-		case i+1 >= tries:
-			return ErrBusy
-		}
-		runtime.Gosched()
-	}
+	return lockWithin(f, how, tries, runtime.Gosched)
 }
 
 func unlock(f *os.File) { _ = flock(f, syscall.LOCK_UN) }

@@ -85,29 +85,46 @@ func startHold(exe string, idle, working int, flags ...string) (*holdServer, err
 	if err != nil {
 		return nil, err
 	}
-	srv := sockettest.NewUnstartedServer(w)
-	srv.SubmitDelay = 5 * time.Millisecond
-	srv.Start()
-	a, _ := w.Agent("bench-self")
-	t := &target{path: srv.Path(), pane: a.PaneID, srv: srv}
-	cmd := exec.Command(exe, append([]string{"serve", "-no-bootstrap", "-log-level", "error", "-delivery", "fast", "-submit-hold", benchSubmitHold.String()}, flags...)...)
-	cmd.Env = t.env()
-	c, err := mcpclient.StartCmd(cmd)
+	t := startSelf(w)
+	srv := t.srv
+	c, cmd, err := startFast(exe, t, flags...)
 	if err != nil {
-		srv.Close()
-		return nil, err
-	}
-	ctx := context.Background()
-	_, err = c.Initialize(ctx, "2025-06-18")
-	if err == nil {
-		_, err = c.CallTool(ctx, "herdr_link", nil)
-	}
-	if err != nil {
-		c.Close()
 		srv.Close()
 		return nil, err
 	}
 	return &holdServer{srv: srv, c: c, cmd: cmd}, nil
+}
+
+// startSelf starts a simulator of w (submissions seen after 5 ms) and
+// returns its target for the agent bench-self.
+func startSelf(w *sockettest.World) *target {
+	srv := sockettest.NewUnstartedServer(w)
+	srv.SubmitDelay = 5 * time.Millisecond
+	srv.Start()
+	a, _ := w.Agent("bench-self")
+	return &target{path: srv.Path(), pane: a.PaneID, srv: srv}
+}
+
+// startFast starts a herdr-link server (-delivery fast, the bench's
+// -submit-hold, then flags) for t, initialized and through its
+// herdr_link start within 10 s; on an error nothing of it is left.
+func startFast(exe string, t *target, flags ...string) (*mcpclient.Client, *exec.Cmd, error) {
+	cmd := exec.Command(exe, append([]string{"serve", "-no-bootstrap", "-log-level", "error", "-delivery", "fast", "-submit-hold", benchSubmitHold.String()}, flags...)...)
+	cmd.Env = t.env()
+	c, err := mcpclient.StartCmd(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err = c.Initialize(ctx, "2025-06-18"); err == nil {
+		_, err = c.CallTool(ctx, "herdr_link", nil)
+	}
+	if err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	return c, cmd, nil
 }
 
 func (h *holdServer) close() {

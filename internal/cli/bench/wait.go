@@ -96,11 +96,8 @@ type waitServer struct {
 
 // startWait starts a simulator of w and a server on it for bench-self.
 func startWait(exe string, w *sockettest.World) (*waitServer, error) {
-	srv := sockettest.NewUnstartedServer(w)
-	srv.SubmitDelay = 5 * time.Millisecond
-	srv.Start()
-	a, _ := w.Agent("bench-self")
-	t := &target{path: srv.Path(), pane: a.PaneID, srv: srv}
+	t := startSelf(w)
+	srv := t.srv
 	pl := &panelock.Locker{Scope: srv.Path()}
 	dir, err := pl.DirPath()
 	var st *outbox.Store
@@ -111,20 +108,8 @@ func startWait(exe string, w *sockettest.World) (*waitServer, error) {
 		srv.Close()
 		return nil, fmt.Errorf("outbox: %w", err)
 	}
-	cmd := exec.Command(exe, "serve", "-no-bootstrap", "-log-level", "error", "-delivery", "fast", "-submit-hold", benchSubmitHold.String())
-	cmd.Env = t.env()
-	c, err := mcpclient.StartCmd(cmd)
+	c, cmd, err := startFast(exe, t)
 	if err != nil {
-		srv.Close()
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err = c.Initialize(ctx, "2025-06-18"); err == nil {
-		_, err = c.CallTool(ctx, "herdr_link", nil)
-	}
-	if err != nil {
-		c.Close()
 		srv.Close()
 		return nil, err
 	}
@@ -290,19 +275,8 @@ func drain(st *outbox.Store, limit time.Duration) (int, error) {
 func startSecond(exe string, s *waitServer) (*waitServer, error) {
 	a, _ := s.world.Agent("bench-self")
 	t := &target{path: s.srv.Path(), pane: a.PaneID, srv: s.srv}
-	cmd := exec.Command(exe, "serve", "-no-bootstrap", "-log-level", "error", "-delivery", "fast", "-submit-hold", benchSubmitHold.String())
-	cmd.Env = t.env()
-	c, err := mcpclient.StartCmd(cmd)
+	c, cmd, err := startFast(exe, t)
 	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err = c.Initialize(ctx, "2025-06-18"); err == nil {
-		_, err = c.CallTool(ctx, "herdr_link", nil)
-	}
-	if err != nil {
-		c.Close()
 		return nil, err
 	}
 	return &waitServer{srv: s.srv, world: s.world, c: c, cmd: cmd, store: nil}, nil

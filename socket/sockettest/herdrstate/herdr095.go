@@ -172,37 +172,26 @@ func (w *World) scheduleFlap(p *pane, t *terminal) {
 // Codex a numbered model list, Claude Code a numbered permission dialog,
 // others a generic numbered menu.
 func (w *World) SetPickerOpen(paneID string, open bool) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	p, err := w.lockedPane(paneID)
-	if err != nil {
-		return err
-	}
-	w.f95.init()
-	if open {
-		w.f95.picker[p.term] = true
-	} else {
-		delete(w.f95.picker, p.term)
-	}
-	w.bump()
-	return nil
+	return w.setTermFault(paneID, open, true, func(f *faults095) map[*terminal]bool { return f.picker })
 }
 
 // SetPasteNeverSubmitted makes prompts to paneID leave their text in the
 // composer: Herdr answers agent_prompted, the Enter never submits
 // (herdrdev/herdr #4990; #4529 the first prompt to a fresh Claude Code).
 func (w *World) SetPasteNeverSubmitted(paneID string, on bool) error {
-	return w.setTermFault(paneID, on, func(f *faults095) map[*terminal]bool { return f.noSubmit })
+	return w.setTermFault(paneID, on, false, func(f *faults095) map[*terminal]bool { return f.noSubmit })
 }
 
 // SetUnattached makes paneID an unattached (--no-focus) pane whose
 // prompts never arrive: Herdr answers agent_prompted, nothing reaches the
 // program (herdrdev/herdr #4537).
 func (w *World) SetUnattached(paneID string, on bool) error {
-	return w.setTermFault(paneID, on, func(f *faults095) map[*terminal]bool { return f.unattached })
+	return w.setTermFault(paneID, on, false, func(f *faults095) map[*terminal]bool { return f.unattached })
 }
 
-func (w *World) setTermFault(paneID string, on bool, m func(*faults095) map[*terminal]bool) error {
+// setTermFault sets (on) or clears the fault of set m for the terminal
+// of paneID; redraw marks its screen changed (a fault that draws).
+func (w *World) setTermFault(paneID string, on, redraw bool, m func(*faults095) map[*terminal]bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	p, err := w.lockedPane(paneID)
@@ -214,6 +203,9 @@ func (w *World) setTermFault(paneID string, on bool, m func(*faults095) map[*ter
 		m(&w.f95)[p.term] = true
 	} else {
 		delete(m(&w.f95), p.term)
+	}
+	if redraw {
+		w.bump()
 	}
 	return nil
 }
