@@ -20,6 +20,10 @@ import (
 // sends over (half claude, half codex).
 const soakTargets = 16
 
+// soakSendGap is the least time between two sends of the soak to one
+// target: under what a target can take, so that every send is delivered.
+const soakSendGap = time.Second
+
 // TestSoakDefaultDelivery runs mixed calls with 16 in flight against the
 // built binary with the default delivery settings (confirm, Herdr's 300 ms
 // Enter, the 400 ms hold, the 5 s deadline): one call in 50 is a send,
@@ -63,8 +67,21 @@ func TestSoakDefaultDelivery(t *testing.T) {
 	counts := map[string]int{}
 	firstText := map[string]string{} // the first error text of each code
 	sent := map[string]string{}      // id → target
+	// A target takes at most about 1.4 turns a second here (Herdr's 300 ms
+	// Enter, the 400 ms hold, settling and the confirmation): sends to one
+	// target are issued at least soakSendGap apart, so that what is held
+	// drains instead of piling up to the outbox's per-target cap, where
+	// SEND_FAILED would be the right answer (a faster server sends faster).
+	lastSend := map[string]time.Time{}
 	start := time.Now()
 	for i := 0; i < total; i++ {
+		if i%50 == 1 {
+			to := fmt.Sprint("t", (i/50)%soakTargets)
+			if wait := soakSendGap - time.Since(lastSend[to]); wait > 0 {
+				time.Sleep(wait)
+			}
+			lastSend[to] = time.Now()
+		}
 		sem <- struct{}{}
 		wg.Add(1)
 		go func(i int) {
