@@ -336,10 +336,10 @@ func (h *handler) respond(conn *jsonrpc2.Conn, id jsonrpc2.ID, result any) {
 		r = new(response)
 	}
 	r.raw = b
-	r.resp = jsonrpc2.Response{ID: id, Result: &r.raw}
 	if h.stream.stage(id, b) {
-		r.resp.Result = &stagedResult
+		r.raw = stagedResult // the edge writes b in its place
 	}
+	r.resp = jsonrpc2.Response{ID: id, Result: &r.raw}
 	if err := conn.SendResponse(h.ctx, &r.resp); err != nil {
 		h.log.Debug("mcp: cannot answer", "err", err)
 	}
