@@ -13,7 +13,7 @@ var moreKinds = map[string]*kind{
 	// input typed while it works is queued and sent when the answer
 	// ends; a draft merged (glued). It trusts pastes because a Herdr
 	// pane answers the kitty keyboard protocol's query (a terminal that
-	// does not answer makes every paste "unsafe", and an Enter soon
+	// does not answer makes Gemini treat every paste as untrusted, and an Enter soon
 	// after one then becomes a newline). The Enter after a 64 KiB paste
 	// is still lost in some runs (the paste stays, with a newline).
 	"gemini": {name: "gemini", queueDelay: 100 * time.Millisecond, latency: linear(400*time.Millisecond, 0),
