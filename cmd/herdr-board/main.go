@@ -8,7 +8,7 @@ package main
 import (
 	"os"
 
-	"github.com/herdr-link/herdr-link/internal/cli/board"
+	"github.com/herdr-link/herdr-link/cmd/herdr-board/board"
 )
 
 func main() {

@@ -108,10 +108,10 @@ func forbiddenInServer(path string) string {
 		return "test support"
 	case under("internal/recording"), under("internal/jsonshape"), under("internal/schemalite"):
 		return "recording and validating Herdr's traffic is herdr-sim's work (record, validate, verify)"
-	case under("internal/cli") && !under("internal/cli/herdrlink"):
-		return "another command's code"
+	case under("cmd/herdr-link/herdrlink"):
+		return ""
 	case under("cmd"):
-		return "a command"
+		return "another command's code"
 	}
 	return ""
 }
@@ -136,12 +136,12 @@ func TestForbiddenInServer(t *testing.T) {
 		{"testing", true}, {"testing/synctest", true},
 		{module + "/socket/sockettest", true}, {module + "/socket/sockettest/ptypane", true}, {module + "/socket/sockettest/simtest", true},
 		{module + "/internal/mcpclient", true}, {module + "/internal/schemacheck", true},
-		{module + "/internal/cli/bench", true}, {module + "/internal/cli/demo", true}, {module + "/internal/cli/herdrsim", true},
+		{module + "/cmd/herdr-bench/bench", true}, {module + "/cmd/herdr-sim/demo", true}, {module + "/cmd/herdr-sim/herdrsim", true}, {module + "/cmd/herdr-board/board", true},
 		{module + "/e2e/internal/hosttest", true}, {module + "/cmd/herdr-sim", true},
 		{"github.com/modelcontextprotocol/go-sdk/mcp", true}, {"github.com/santhosh-tekuri/jsonschema/v6", true},
 		{"github.com/creack/pty", true}, {"github.com/charmbracelet/x/vt", true},
 		{"fmt", false}, {"net/http", false}, {"github.com/goccy/go-json/internal/encoder", false}, {"github.com/sourcegraph/jsonrpc2", false},
-		{module + "/socket", false}, {module + "/link/mcpserver", false}, {module + "/internal/cli/herdrlink", false},
+		{module + "/socket", false}, {module + "/link/mcpserver", false}, {module + "/cmd/herdr-link/herdrlink", false},
 		{module + "/internal/recording", true}, {module + "/internal/jsonshape", true}, {module + "/internal/schemalite", true},
 	} {
 		if got := forbiddenInServer(tt.path) != ""; got != tt.bad {
@@ -179,21 +179,50 @@ func TestTestingImports(t *testing.T) {
 }
 
 // layer ranks the module's packages: a package may import only packages of
-// its own layer or a lower one (a larger number). cmd → internal/cli (the
-// commands, which the thin mains run) → link/mcpserver → link → socket →
-// schema → internal. The simulator (socket/sockettest) is in the socket
-// layer, so the commands may use it for the demo and the bench (which
-// binary may link what is TestDeps's job).
-// adapters/* (host adapters in other languages, embedded for 'herdr-link
-// config') import nothing of the module.
+// its own layer or a lower one (a larger number). The thin mains
+// (cmd/<binary>) → each binary's command layer (cmd/<binary>/..., which
+// the main runs) → link/mcpserver → link → socket → schema → internal. The
+// simulator (socket/sockettest) is in the socket layer, so the commands may
+// use it for the demo and the bench (which binary may link what is
+// TestDeps's job). adapters/* (host adapters in other languages, embedded
+// for 'herdr-link config') import nothing of the module.
 func layer(path string) int {
 	rel := strings.TrimPrefix(strings.TrimPrefix(path, module), "/")
-	for i, prefix := range []string{"cmd", "scripts", "internal/cli", "link/mcpserver", "link", "socket", "schema", "internal", "adapters"} {
+	if _, inside, ok := commandOf(rel); ok {
+		if inside {
+			return 1
+		}
+		return 0
+	}
+	for i, prefix := range []string{"scripts", "link/mcpserver", "link", "socket", "schema", "internal", "adapters"} {
 		if rel == prefix || strings.HasPrefix(rel, prefix+"/") {
-			return i
+			return i + 2
 		}
 	}
 	return -1
+}
+
+// commandOf parses a module-relative path under cmd/: the binary's name and
+// whether the path is inside its command layer (not its main).
+func commandOf(rel string) (bin string, inside, ok bool) {
+	rest, ok := strings.CutPrefix(rel, "cmd/")
+	if !ok {
+		return "", false, false
+	}
+	bin, sub, _ := strings.Cut(rest, "/")
+	return bin, sub != "", true
+}
+
+// crossCommand says why a package of one binary's command layer must not
+// import imp, or "": a command's product code uses only its own binary's
+// command packages (tests may drive another binary's, in-process).
+func crossCommand(from, imp string) string {
+	fromBin, _, okFrom := commandOf(strings.TrimPrefix(from, module+"/"))
+	impBin, _, okImp := commandOf(strings.TrimPrefix(imp, module+"/"))
+	if okFrom && okImp && fromBin != impBin {
+		return from + " imports " + imp + ": another binary's command code (only tests may)"
+	}
+	return ""
 }
 
 func TestLayering(t *testing.T) {
@@ -212,7 +241,10 @@ func TestLayering(t *testing.T) {
 				continue
 			}
 			if to := layer(imp); to < from {
-				t.Errorf("%s imports %s, against the layering cmd → internal/cli → link/mcpserver → link → socket → schema → internal", p.ImportPath, imp)
+				t.Errorf("%s imports %s, against the layering cmd/<binary> → its command packages → link/mcpserver → link → socket → schema → internal", p.ImportPath, imp)
+			}
+			if why := crossCommand(p.ImportPath, imp); why != "" {
+				t.Error(why)
 			}
 		}
 		for _, e := range simulatorLayering(p.ImportPath, p.Imports) {

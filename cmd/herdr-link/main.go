@@ -1,5 +1,5 @@
 // Command herdr-link is the herdr-link/1 MCP server for agents running in
-// Herdr panes (package internal/cli/herdrlink).
+// Herdr panes (package cmd/herdr-link/herdrlink).
 //
 //	herdr-link                 serve MCP on stdio (what an MCP host runs)
 //	herdr-link probe           diagnose the Herdr socket of this pane
@@ -11,7 +11,7 @@ package main
 import (
 	"os"
 
-	"github.com/herdr-link/herdr-link/internal/cli/herdrlink"
+	"github.com/herdr-link/herdr-link/cmd/herdr-link/herdrlink"
 )
 
 func main() { os.Exit(herdrlink.Main()) }

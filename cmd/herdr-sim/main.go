@@ -1,6 +1,6 @@
 // Command herdr-sim is a faithful stand-in for Herdr's socket API and for
 // the herdr CLI's agent and pane verbs, and runs herdr-link's demo on an
-// embedded simulator (package internal/cli/herdrsim).
+// embedded simulator (package cmd/herdr-sim/herdrsim).
 //
 //	herdr-sim serve [flags]   a simulated Herdr socket
 //	herdr-sim demo            three agents over MCP on an embedded simulator
@@ -10,7 +10,7 @@ package main
 import (
 	"os"
 
-	"github.com/herdr-link/herdr-link/internal/cli/herdrsim"
+	"github.com/herdr-link/herdr-link/cmd/herdr-sim/herdrsim"
 )
 
 func main() { os.Exit(herdrsim.Main()) }

@@ -14,7 +14,7 @@ import (
 )
 
 // relayMaxLine is the relay's line bound (relayMaxLine in
-// internal/cli/bench/relay_linux.go).
+// cmd/herdr-bench/bench/relay_linux.go).
 const relayMaxLine = 64 << 20
 
 // The bench's relay bounds both of its readers: an endless stdin line and

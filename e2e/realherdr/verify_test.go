@@ -12,7 +12,7 @@ import (
 )
 
 // EnvRecord names a file the simulator step copies its recording of real
-// Herdr to (how internal/cli/herdrsim/testdata's real recording is made).
+// Herdr to (how cmd/herdr-sim/herdrsim/testdata's real recording is made).
 const EnvRecord = "HERDR_LINK_REAL_RECORD"
 
 // simulator: `herdr-sim record` in alice's pane records real

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/herdr-link/herdr-link/internal/cli/herdrlink"
+	"github.com/herdr-link/herdr-link/cmd/herdr-link/herdrlink"
 	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/herdr-link/herdr-link/internal/cli/herdrlink"
+	"github.com/herdr-link/herdr-link/cmd/herdr-link/herdrlink"
 )
 
 // beLink set to 1 makes the test binary run as herdr-link: the demo's

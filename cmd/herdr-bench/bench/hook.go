@@ -9,11 +9,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/herdr-link/herdr-link/internal/cli/sibling"
 	"github.com/herdr-link/herdr-link/internal/cliflag"
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/internal/outbox"
 	"github.com/herdr-link/herdr-link/internal/panelock"
+	"github.com/herdr-link/herdr-link/internal/sibling"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
 )

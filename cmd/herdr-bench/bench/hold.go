@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/herdr-link/herdr-link/internal/cli/sibling"
 	"github.com/herdr-link/herdr-link/internal/cliflag"
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/internal/mcpclient"
+	"github.com/herdr-link/herdr-link/internal/sibling"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
 )

@@ -10,10 +10,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/herdr-link/herdr-link/internal/cli/sibling"
 	"github.com/herdr-link/herdr-link/internal/cliflag"
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/internal/mcpclient"
+	"github.com/herdr-link/herdr-link/internal/sibling"
 )
 
 // mcp is 'herdr-bench mcp': the MCP handshake against herdr-link (found

@@ -25,8 +25,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/herdr-link/herdr-link/cmd/herdr-sim/demo"
 	"github.com/herdr-link/herdr-link/internal/buildinfo"
-	"github.com/herdr-link/herdr-link/internal/cli/demo"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
 )
 
