@@ -169,7 +169,12 @@ func (h *handler) startBootstrap() {
 			defer h.calls.done()
 			// Bootstrap bounds itself with the Link's call deadline.
 			name, err := h.opt.Link.Bootstrap(h.bootCtx)
-			if err != nil {
+			switch {
+			case err != nil && h.bootCtx.Err() != nil:
+				// The session ended first (stdin closed): nothing failed.
+				h.log.Debug("start-up self bootstrap stopped: the session ended")
+				return
+			case err != nil:
 				h.log.Info("start-up self bootstrap did not name this agent", "err", err)
 				return
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"runtime"
 	"strings"
 	"testing"
@@ -151,6 +152,32 @@ func TestBootstrapOnStart(t *testing.T) {
 		}
 		s.in.Close()
 		<-s.done
+	})
+}
+
+// A session that ends (stdin closed) while the start-up bootstrap waits on
+// a hung Herdr logs nothing above debug: nothing failed, and a warning or
+// an error code such as NOT_IN_HERDR would blame Herdr or the host.
+func TestBootstrapCutShortBySessionEndIsQuiet(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakeHerdr()
+		f.hang = true
+		l := fakeLink(f)
+		l.PaneID = "w1:p3"
+		var logs strings.Builder
+		logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		s := startSession(t, mcpserver.Options{Link: l, Bootstrap: true, Logger: logger})
+		s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`)
+		s.until(`{"jsonrpc":"2.0","id":1,"result"`)
+		s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		synctest.Wait() // the bootstrap waits on Herdr
+		s.in.Close()
+		if err := <-s.done; err != nil {
+			t.Fatal(err)
+		}
+		if got := logs.String(); strings.Contains(got, "bootstrap") {
+			t.Errorf("logs at info and above mention the bootstrap:\n%s\nwant nothing about it", got)
+		}
 	})
 }
 
