@@ -328,11 +328,11 @@ func (l *Link) composer(ctx context.Context, target Agent) (ComposerState, error
 }
 
 // ruledBox finds the last two rows of ls that rule says are rules, the
-// bottom one among the last within rows, with at least one row between
+// bottom one among the last depth rows, with at least one row between
 // them: the rows of a composer drawn between two rules.
-func ruledBox(ls []string, within int, rule func(string) bool) (top, bottom int, ok bool) {
+func ruledBox(ls []string, depth int, rule func(string) bool) (top, bottom int, ok bool) {
 	bottom = -1
-	for i := len(ls) - 1; i >= 0 && i >= len(ls)-within; i-- {
+	for i := len(ls) - 1; i >= 0 && i >= len(ls)-depth; i-- {
 		if rule(ls[i]) {
 			bottom = i
 			break

@@ -24,22 +24,6 @@ const (
 	courierLockWait = 50 * time.Millisecond
 )
 
-// PaneWatcher is implemented by a Herdr that streams agent status
-// changes (events.subscribe); the courier then wakes on them instead of
-// waiting for its next probe.
-type PaneWatcher interface {
-	// WatchPanes streams the status changes of the agents of paneIDs.
-	WatchPanes(ctx context.Context, paneIDs []string) (PaneEvents, error)
-}
-
-// PaneEvents is an open stream of status changes.
-type PaneEvents interface {
-	// Next waits for the next change and returns its pane id.
-	Next(ctx context.Context) (string, error)
-	// Close ends the stream.
-	Close() error
-}
-
 func (l *Link) kicks() chan struct{} {
 	l.kickOnce.Do(func() { l.kick = make(chan struct{}, 1) })
 	return l.kick

@@ -3,8 +3,6 @@ package link
 import (
 	"context"
 	"errors"
-	"strings"
-	"time"
 
 	"github.com/herdr-link/herdr-link/internal/outbox"
 )
@@ -46,39 +44,6 @@ func ParseWhen(s string) (When, error) {
 // DeliveryHeld: the target could not take the message as a turn of its
 // own yet; it waits in the outbox and is typed when the target is ready.
 const DeliveryHeld = "held"
-
-// DefaultHoldFor is how long a held message waits at most.
-const DefaultHoldFor = 30 * time.Minute
-
-// tryLockWait is how long a when-idle send tries for the target's lock:
-// a lock held means a delivery is under way, and the target is about to
-// be busy.
-const tryLockWait = 30 * time.Millisecond
-
-func (l *Link) holdFor() time.Duration {
-	if l.HoldFor > 0 {
-		return l.HoldFor
-	}
-	return DefaultHoldFor
-}
-
-// Takes reports whether Herdr shows a able to take a typed message as a
-// turn of its own: ready ([Ready]) and at rest (idle or done).
-func Takes(a Agent) bool {
-	st := State(a.Status)
-	return Ready(a) && (st == "idle" || st == "done")
-}
-
-// lockKey is the delivery lock's key of target: its terminal id, or
-// "pane:" and its pane id when Herdr reports none. It is a copy: a lock
-// may outlive the call, and the terminal id is part of a whole agent.list
-// answer.
-func lockKey(a Agent) string {
-	if a.TerminalID != "" {
-		return strings.Clone(a.TerminalID)
-	}
-	return "pane:" + a.PaneID
-}
 
 // sendIdle is Send with WhenIdle: the message is typed now if the target
 // can take it as a turn of its own and nothing is held for it before,
@@ -137,76 +102,6 @@ func (l *Link) sendIdle(ctx, hctx context.Context, s snapshot, target Agent, env
 	return res, nil
 }
 
-// refusedBusy reports whether err is Herdr refusing a prompt, nothing
-// typed, because the target is blocked. (Not ready is not waited for: an
-// agent Herdr cannot prompt stays so.)
-func refusedBusy(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Detail == detailBlocked
-}
-
-// blocker says why target cannot take a message as a turn of its own now
-// ("" when it can): a message held for it already (FIFO), its state, a
-// draft in its composer. The caller holds the target's lock; target is
-// updated to what Herdr shows now.
-func (l *Link) blocker(ctx context.Context, target *Agent) (string, error) {
-	if l.Outbox != nil {
-		n, err := l.queuedFor(lockKey(*target))
-		if err != nil {
-			return "", l.outboxError(err)
-		}
-		if n > 0 {
-			return "messages held before", nil
-		}
-	}
-	a, err := l.Herdr.GetAgent(ctx, target.PaneID)
-	if err != nil {
-		return "", l.probeError(err)
-	}
-	if !sameOccupant(*target, a) {
-		return "", newErr(PeerNotFound, detailPeer, nil)
-	}
-	a.Name, a.WorkspaceID = target.Name, target.WorkspaceID
-	*target = a
-	if !Takes(a) {
-		return "state " + a.Status, nil
-	}
-	if c, err := l.composer(ctx, a); err == nil {
-		if why, held := holdsTyping(c); held {
-			return why, nil
-		}
-	}
-	return "", nil
-}
-
-// queuedFor counts the messages held (or being typed) for the target of
-// lock key key, by any sender.
-func (l *Link) queuedFor(key string) (int, error) {
-	ents, err := l.Outbox.ListForTarget(l.Outbox.KeyHash(key))
-	return len(ents), err
-}
-
-// tryLock takes the target's delivery lock if it is free within
-// tryLockWait; ok is false when another delivery holds it.
-func (l *Link) tryLock(ctx context.Context, target Agent) (Lease, bool, error) {
-	if l.Locker == nil {
-		return noLease{}, true, nil
-	}
-	lctx, cancel := context.WithTimeout(ctx, tryLockWait)
-	defer cancel()
-	lease, err := l.Locker.Lock(lctx, lockKey(target), untilDeadline(ctx))
-	switch {
-	case err == nil:
-		return lease, true, nil
-	case ctx.Err() != nil:
-		return nil, false, ctxErr(ctx)
-	case lctx.Err() != nil:
-		return nil, false, nil
-	}
-	l.log().Error("delivery lock unusable; refusing to deliver unserialized", "err", err)
-	return nil, false, lockError(err)
-}
-
 // holdRequest holds the message, and records it as a request when it is
 // one.
 func (l *Link) holdRequest(s snapshot, target Agent, env Envelope, text string, req SendRequest, why string) (SendResult, error) {
@@ -250,28 +145,6 @@ func (l *Link) hold(s snapshot, target Agent, env Envelope, text, why string) (S
 	return SendResult{Status: "sent", ID: env.ID, To: env.To, Delivery: DeliveryHeld}, nil
 }
 
-func (l *Link) outboxError(err error) error {
-	var full *outbox.FullError
-	if errors.As(err, &full) {
-		if full.Target {
-			return newErr(SendFailed, detailFullTarget, err)
-		}
-		return newErr(SendFailed, detailFull, err)
-	}
-	l.log().Error("outbox unusable", "err", err)
-	if noSpace(err) {
-		return newErr(SendFailed, detailOutboxSpace, err)
-	}
-	return newErr(SendFailed, detailNoOutbox, err)
-}
-
-func (l *Link) now() time.Time {
-	if l.Now != nil {
-		return l.Now()
-	}
-	return time.Now()
-}
-
 // owed is what the sender of lock key from has outstanding, per target
 // key hash: messages held, and requests awaiting a reply (ids, oldest
 // first). For Peers: one look at the sender's own entries.
@@ -284,4 +157,17 @@ func (l *Link) owed(from string) (held map[string]int, awaiting map[string][]str
 		return nil, nil
 	}
 	return held, awaiting
+}
+
+// SendRequest is what a model asks Send to do.
+type SendRequest struct {
+	To      string
+	Message string
+	ReplyTo string
+	// When says when to type it: WhenIdle (the zero value) or WhenNow.
+	When When
+	// ExpectReply, when set, says whether the message expects a reply;
+	// by default a message without ReplyTo is a request (it does) and an
+	// answer (with ReplyTo) does not.
+	ExpectReply *bool
 }

@@ -46,19 +46,6 @@ func (l *Link) settled(ctx context.Context, first Agent) (Agent, bool) {
 	return a, same
 }
 
-// holdsTyping reports whether the screen state c keeps a message from
-// being typed, and why: a draft the message would merge with, or a
-// picker, dialog or menu it would answer.
-func holdsTyping(c ComposerState) (string, bool) {
-	switch c {
-	case ComposerDraft:
-		return "draft", true
-	case ComposerOverlay:
-		return "picker open", true
-	}
-	return "", false
-}
-
 // settleFirst is a lease whose release waits for settled: an Unlock
 // before it is done then.
 type settleFirst struct {
