@@ -24,7 +24,7 @@ func BenchmarkResolvePeers(b *testing.B) {
 			}
 			srv := sockettest.NewServer(w)
 			defer srv.Close()
-			l := &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1"}
+			l := mustLink(b, link.Config{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1"})
 			ctx := context.Background()
 			if _, err := l.Peers(ctx); err != nil {
 				b.Fatal(err)
@@ -76,7 +76,7 @@ func BenchmarkSendWhen(b *testing.B) {
 func BenchmarkSend(b *testing.B) {
 	srv := sockettest.NewServer(nil)
 	defer srv.Close()
-	l := &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1"}
+	l := mustLink(b, link.Config{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1"})
 	ctx := context.Background()
 	if _, err := l.Peers(ctx); err != nil {
 		b.Fatal(err)
@@ -94,7 +94,7 @@ func BenchmarkSend(b *testing.B) {
 func BenchmarkClose(b *testing.B) {
 	srv := sockettest.NewServer(nil)
 	defer srv.Close()
-	l := &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1"}
+	l := mustLink(b, link.Config{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1"})
 	ctx := context.Background()
 	b.ReportAllocs()
 	i := 0
@@ -193,7 +193,7 @@ func benchConfirmed(b *testing.B, v string, tick time.Duration, events bool) {
 	}
 	// No delivery lock: the sends go to the peers in turn, and a lock's
 	// hold after each would not be the watch's cost.
-	l := &link.Link{Herdr: h, PaneID: self.PaneID, Delivery: link.DeliveryConfirm, SubmitHold: 20 * time.Millisecond}
+	l := mustLink(b, link.Config{Herdr: h, PaneID: self.PaneID, Delivery: link.DeliveryConfirm, SubmitHold: 20 * time.Millisecond})
 	ctx := context.Background()
 	if _, err := l.Peers(ctx); err != nil {
 		b.Fatal(err)
@@ -244,7 +244,7 @@ func BenchmarkPeersWithLedger(b *testing.B) {
 				b.Fatal(err)
 			}
 			fillLedger(b, st, n)
-			l := &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1", Outbox: st}
+			l := mustLink(b, link.Config{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1", Outbox: st})
 			ctx := context.Background()
 			if _, err := l.Peers(ctx); err != nil {
 				b.Fatal(err)
@@ -305,7 +305,7 @@ func BenchmarkWaitReplyLatency(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	l := &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1", Outbox: mine}
+	l := mustLink(b, link.Config{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1", Outbox: mine})
 	self, ok := srv.World.Agent("w1:p1")
 	if !ok {
 		b.Fatal("no brain")
@@ -355,5 +355,5 @@ func benchLink(b *testing.B, world, pane string) (*link.Link, *sockettest.Server
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: pane, Outbox: st, SubmitHold: time.Millisecond}, srv
+	return mustLink(b, link.Config{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: pane, Outbox: st, SubmitHold: time.Millisecond}), srv
 }

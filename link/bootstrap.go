@@ -58,7 +58,7 @@ func ctxErr(ctx context.Context) *Error {
 func (l *Link) rename(ctx context.Context, paneID string) (string, error) {
 	// Re-check after winning the flight: an earlier flight may have named
 	// the occupant after this caller's snapshot was taken.
-	cur, err := l.Herdr.GetAgent(ctx, paneID)
+	cur, err := l.cfg.Herdr.GetAgent(ctx, paneID)
 	if err != nil {
 		return "", l.fail(opName, "agent.get", err)
 	}
@@ -71,10 +71,10 @@ func (l *Link) rename(ctx context.Context, paneID string) (string, error) {
 	}
 	for attempt := 1; attempt <= 3; attempt++ {
 		name := newSelfName()
-		if l.NameGen != nil {
-			name = l.NameGen()
+		if l.cfg.NameGen != nil {
+			name = l.cfg.NameGen()
 		}
-		_, err := l.Herdr.Rename(ctx, paneID, name)
+		_, err := l.cfg.Herdr.Rename(ctx, paneID, name)
 		if errors.Is(err, socket.ErrAgentNameTaken) {
 			l.log().Info("self name taken, regenerating", "name", name, "attempt", attempt)
 			continue
@@ -82,7 +82,7 @@ func (l *Link) rename(ctx context.Context, paneID string) (string, error) {
 		if err != nil {
 			return "", l.fail(opName, "agent.rename", err)
 		}
-		got, err := l.Herdr.GetAgent(ctx, paneID)
+		got, err := l.cfg.Herdr.GetAgent(ctx, paneID)
 		if err != nil {
 			return "", l.fail(opName, "agent.get", err)
 		}
@@ -112,7 +112,7 @@ func (l *Link) badSelfName(name string) *Error {
 func (l *Link) Bootstrap(ctx context.Context) (string, error) {
 	ctx, cancel := l.bound(ctx)
 	defer cancel()
-	retries, delay := l.ReadinessRetries, l.ReadinessDelay
+	retries, delay := l.cfg.ReadinessRetries, l.cfg.ReadinessDelay
 	if retries <= 0 {
 		retries = 3
 	}

@@ -59,14 +59,16 @@ func TestSelfBootstrap(t *testing.T) {
 		l := e.link("w1:p3")
 		gen := []string{"reviewer", "ops", "hl-00000003"}
 		var mu sync.Mutex
-		l.NameGen = func() string { mu.Lock(); defer mu.Unlock(); n := gen[0]; gen = gen[1:]; return n }
+		l = relink(t, l, func(c *link.Config) {
+			c.NameGen = func() string { mu.Lock(); defer mu.Unlock(); n := gen[0]; gen = gen[1:]; return n }
+		})
 		res, err := l.Peers(ctx)
 		if err != nil || res.Self.Name != "hl-00000003" {
 			t.Fatalf("%+v %v", res, err)
 		}
 		e2 := setup(t)
 		l2 := e2.link("w1:p3")
-		l2.NameGen = func() string { return "reviewer" }
+		l2 = relink(t, l2, func(c *link.Config) { c.NameGen = func() string { return "reviewer" } })
 		if _, err := l2.Peers(ctx); code(err) != link.SelfUnnamed {
 			t.Fatalf("three collisions: %v", err)
 		}
@@ -117,7 +119,7 @@ func TestSelfBootstrap(t *testing.T) {
 	run("waits for detection", func(t *testing.T) {
 		e := setup(t)
 		l := e.link("w1:p4") // a shell, not yet detected
-		l.ReadinessRetries, l.ReadinessDelay = 5, 20*time.Millisecond
+		l = relink(t, l, func(c *link.Config) { c.ReadinessRetries, c.ReadinessDelay = 5, 20*time.Millisecond })
 		go func() { time.Sleep(30 * time.Millisecond); _ = e.w.Detect("w1:p4", "claude") }()
 		name, err := l.Bootstrap(ctx)
 		if err != nil || !strings.HasPrefix(name, "hl-") {
@@ -127,7 +129,7 @@ func TestSelfBootstrap(t *testing.T) {
 	run("undetected occupant", func(t *testing.T) {
 		e := setup(t)
 		l := e.link("w1:p4")
-		l.ReadinessRetries = 2
+		l = relink(t, l, func(c *link.Config) { c.ReadinessRetries = 2 })
 		if _, err := l.Bootstrap(ctx); code(err) != link.SelfUnnamed {
 			t.Fatalf("bootstrap: %v", err)
 		}

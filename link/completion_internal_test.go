@@ -6,7 +6,7 @@ import "testing"
 // only when Herdr's completion_seq stepped since the typing; without the
 // counter, or without the value at typing, nothing is known.
 func TestCompletedSince(t *testing.T) {
-	l := &Link{}
+	l := &Link{} // no Herdr: the completion record only
 	l.noteTyped("w1:p2", Agent{Seq: 7, CompletionSeq: SeqOf(3)})
 	l.noteTyped("w1:p3", Agent{Seq: 9}) // Herdr without the counter
 	for _, tc := range []struct {

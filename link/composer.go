@@ -320,7 +320,7 @@ func (l *Link) composer(ctx context.Context, target Agent) (ComposerState, error
 	if !ComposerKnown(target.Kind) {
 		return ComposerUnknown, nil
 	}
-	screen, err := l.Herdr.ReadScreen(ctx, target.PaneID)
+	screen, err := l.cfg.Herdr.ReadScreen(ctx, target.PaneID)
 	if err != nil {
 		return ComposerUnknown, err
 	}

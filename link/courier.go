@@ -50,8 +50,8 @@ func (l *Link) kickCourier(targets ...string) {
 }
 
 func (l *Link) courierPoll() time.Duration {
-	if l.CourierPoll > 0 {
-		return l.CourierPoll
+	if l.cfg.CourierPoll > 0 {
+		return l.cfg.CourierPoll
 	}
 	return DefaultCourierPoll
 }
@@ -88,11 +88,11 @@ type courierTarget struct {
 // all of them, whatever waits on them. Without an Outbox it only waits
 // for ctx.
 func (l *Link) Deliver(ctx context.Context) error {
-	if l.Outbox == nil {
+	if l.cfg.Outbox == nil {
 		<-ctx.Done()
 		return nil
 	}
-	if _, err := l.Outbox.Token(); err != nil {
+	if _, err := l.cfg.Outbox.Token(); err != nil {
 		return err
 	}
 	c := &courier{l: l, targets: map[string]*courierTarget{}}
@@ -143,10 +143,10 @@ func (l *Link) Deliver(ctx context.Context) error {
 // whether anything still waits on that agent. Without an Outbox it does
 // nothing.
 func (l *Link) DeliverDue(ctx context.Context, paneID string) (bool, error) {
-	if l.Outbox == nil {
+	if l.cfg.Outbox == nil {
 		return false, nil
 	}
-	if _, err := l.Outbox.Token(); err != nil {
+	if _, err := l.cfg.Outbox.Token(); err != nil {
 		return false, err
 	}
 	now := time.Now()
@@ -248,15 +248,15 @@ func (c *courier) panes() []string {
 func (c *courier) scan(now time.Time) {
 	l := c.l
 	if now.Sub(c.pruned) >= pruneEvery {
-		l.Outbox.Prune(now)
+		l.cfg.Outbox.Prune(now)
 		c.pruned = now
 	}
-	ents, err := l.Outbox.List()
+	ents, err := l.cfg.Outbox.List()
 	if err != nil {
 		l.log().Warn("outbox unreadable", "err", err)
 		return
 	}
-	tok, _ := l.Outbox.Token()
+	tok, _ := l.cfg.Outbox.Token()
 	serves := c.servesFunc()
 	type seen struct {
 		held    *outbox.Entry // the first held message served
@@ -304,7 +304,7 @@ func (c *courier) scan(now time.Time) {
 		if s.held != nil && !t.held {
 			t.due = time.Time{}
 			if t.pane == "" {
-				m, err := l.Outbox.Read(*s.held)
+				m, err := l.cfg.Outbox.Read(*s.held)
 				if err == nil {
 					t.key, t.pane = m.TargetKey, m.PaneID
 					if m.Owner != tok && !c.anyOwner {
@@ -323,7 +323,7 @@ func (c *courier) scan(now time.Time) {
 			if t.reqs[id] != nil {
 				continue
 			}
-			r, err := l.Outbox.Request(e)
+			r, err := l.cfg.Outbox.Request(e)
 			if err != nil || r.State != outbox.StatePending {
 				continue
 			}
@@ -348,7 +348,7 @@ func (c *courier) scan(now time.Time) {
 // under its target's lock), one of a process that is gone, or any held
 // message for a one-shot delivery. It asks once per owner.
 func (c *courier) servesFunc() func(outbox.Entry) bool {
-	tok, _ := c.l.Outbox.Token()
+	tok, _ := c.l.cfg.Outbox.Token()
 	alive := map[string]bool{}
 	return func(e outbox.Entry) bool {
 		if e.Owner == tok || e.State == outbox.StateTyping || c.anyOwner && e.Held() {
@@ -356,7 +356,7 @@ func (c *courier) servesFunc() func(outbox.Entry) bool {
 		}
 		ok, seen := alive[e.Owner]
 		if !seen {
-			ok = c.l.Outbox.OwnerAlive(e.Owner)
+			ok = c.l.cfg.Outbox.OwnerAlive(e.Owner)
 			alive[e.Owner] = ok
 		}
 		return !ok
@@ -392,7 +392,7 @@ func (c *courier) refresh(h string) {
 		return
 	}
 	if t == nil {
-		m, err := l.Outbox.Read(*first)
+		m, err := l.cfg.Outbox.Read(*first)
 		if err != nil {
 			return
 		}

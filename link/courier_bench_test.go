@@ -23,7 +23,7 @@ func BenchmarkSendExpectReply(b *testing.B) {
 				panes = append(panes, fmt.Sprintf(`{"id":"w1:p%d","agent":{"kind":"claude","name":"t%d","status":"idle","turn_ms":2,"submit_ms":1}}`, i+1, i))
 			}
 			l, _ := benchLink(b, `{"workspaces":[{"id":"w1","tabs":[{"id":"w1:t1","panes":[`+strings.Join(panes, ",")+`]}]}]}`, "w1:p0")
-			l.ReplyGrace = time.Hour
+			l = relink(b, l, func(c *link.Config) { c.ReplyGrace = time.Hour })
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
 			go func() { defer close(done); _ = l.Deliver(ctx) }()

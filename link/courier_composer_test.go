@@ -42,7 +42,7 @@ func TestHeldWaitsForTheComposer(t *testing.T) {
 				brain := e.link(t, "w1:p1")
 				var dialog atomic.Bool
 				dialog.Store(true)
-				brain.Herdr = dialogHerdr{brain.Herdr.(link.SocketHerdr), &dialog}
+				brain = relink(t, brain, func(c *link.Config) { c.Herdr = dialogHerdr{brain.Config().Herdr.(link.SocketHerdr), &dialog} })
 				r := mustSend(t, brain, link.SendRequest{To: "stuck", Message: "when you can"})
 				if r.Delivery != link.DeliveryHeld {
 					t.Fatalf("send to a blocked agent: got %s, want held", r.Delivery)

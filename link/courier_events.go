@@ -17,7 +17,7 @@ type paneWaker struct {
 }
 
 func (w *paneWaker) watch(ctx context.Context, panes []string) {
-	pw, ok := w.l.Herdr.(PaneWatcher)
+	pw, ok := w.l.cfg.Herdr.(PaneWatcher)
 	if !ok {
 		return
 	}

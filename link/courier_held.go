@@ -13,7 +13,7 @@ import (
 // hash h, oldest first (the store's index: not a listing of the whole
 // store).
 func (l *Link) heldFor(h string) ([]outbox.Entry, error) {
-	return l.Outbox.ListForTarget(h)
+	return l.cfg.Outbox.ListForTarget(h)
 }
 
 // deliverNext types the oldest held message for t if t can take it now.
@@ -24,9 +24,9 @@ func (l *Link) heldFor(h string) ([]outbox.Entry, error) {
 func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration, bool, *observation) {
 	poll := l.courierPoll()
 	var lease Lease = noLease{}
-	if l.Locker != nil {
+	if l.cfg.Locker != nil {
 		lctx, cancel := context.WithTimeout(ctx, courierLockWait)
-		le, err := l.Locker.Lock(lctx, t.key, l.callTimeout())
+		le, err := l.cfg.Locker.Lock(lctx, t.key, l.callTimeout())
 		cancel()
 		if err != nil {
 			// Another delivery is under way (or no lock can be had: the
@@ -63,7 +63,7 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 		// the message is never typed twice.
 		lease.Unlock()
 		for _, m := range batch {
-			_ = l.Outbox.End(m, outbox.EndMaybeDelivered, l.now())
+			_ = l.cfg.Outbox.End(m, outbox.EndMaybeDelivered, l.now())
 		}
 		return poll, true, nil
 	}
@@ -88,7 +88,7 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 // with it (several notices due to one agent are one turn). It returns
 // what it claimed.
 func (l *Link) claim(t *courierTarget, m outbox.Message) []outbox.Message {
-	if err := l.Outbox.Claim(&m); err != nil {
+	if err := l.cfg.Outbox.Claim(&m); err != nil {
 		return nil
 	}
 	batch := []outbox.Message{m}
@@ -103,11 +103,11 @@ func (l *Link) claim(t *courierTarget, m outbox.Message) []outbox.Message {
 		if e.State != outbox.StateHeld || e.ID == m.ID {
 			continue
 		}
-		n, err := l.Outbox.Read(e)
+		n, err := l.cfg.Outbox.Read(e)
 		if err != nil || !n.Notice || !l.now().Before(n.Expires) {
 			continue
 		}
-		if l.Outbox.Claim(&n) == nil {
+		if l.cfg.Outbox.Claim(&n) == nil {
 			batch = append(batch, n)
 		}
 	}
@@ -122,7 +122,7 @@ func (l *Link) settle(m outbox.Message, d string, err error) {
 		// delivered, and never typed again (it would join the unsent
 		// text). Its sender learns of it.
 		l.crash("typed")
-		if err := l.Outbox.End(m, outbox.EndNotSubmitted, l.now()); err != nil {
+		if err := l.cfg.Outbox.End(m, outbox.EndNotSubmitted, l.now()); err != nil {
 			l.log().Warn("outbox: unsubmitted message not recorded", "id", m.ID, "err", err)
 		}
 		l.log().Warn("held message typed but not submitted: its text is still in the target's composer; it is not typed again",
@@ -132,26 +132,26 @@ func (l *Link) settle(m outbox.Message, d string, err error) {
 		// A notice leaves a record that it was typed: whoever ends its
 		// request again after a crash must not write it a second time.
 		l.crash("typed")
-		if err := l.Outbox.End(m, outbox.EndTyped, l.now()); err != nil {
+		if err := l.cfg.Outbox.End(m, outbox.EndTyped, l.now()); err != nil {
 			l.log().Warn("outbox: typed notice not recorded", "id", m.ID, "err", err)
 		}
 	case err == nil:
 		l.crash("typed")
-		if err := l.Outbox.Done(m); err != nil {
+		if err := l.cfg.Outbox.Done(m); err != nil {
 			l.log().Warn("outbox: typed message not removed", "id", m.ID, "err", err)
 		}
 		l.log().Debug("held message delivered", "id", m.ID, "to", m.To, "pane_id", m.PaneID, "delivery", d,
 			"held_for", time.Since(m.Accepted))
 	case typedMaybe(err):
-		_ = l.Outbox.End(m, outbox.EndMaybeDelivered, l.now())
+		_ = l.cfg.Outbox.End(m, outbox.EndMaybeDelivered, l.now())
 		l.log().Warn("held message may have been delivered", "id", m.ID, "pane_id", m.PaneID, "err", err)
 	case errors.Is(err, ErrPeerNotFound):
-		_ = l.Outbox.End(m, outbox.EndGone, l.now())
+		_ = l.cfg.Outbox.End(m, outbox.EndGone, l.now())
 	default:
 		// Herdr refused before typing (the target became blocked, say):
 		// nothing was typed, the message waits on.
-		if uerr := l.Outbox.Unclaim(&m); uerr != nil {
-			_ = l.Outbox.End(m, outbox.EndMaybeDelivered, l.now())
+		if uerr := l.cfg.Outbox.Unclaim(&m); uerr != nil {
+			_ = l.cfg.Outbox.End(m, outbox.EndMaybeDelivered, l.now())
 		}
 		l.log().Debug("held message not typed yet", "id", m.ID, "pane_id", m.PaneID, "err", err)
 	}
@@ -187,14 +187,14 @@ func (l *Link) oldestHeld(t *courierTarget) (outbox.Message, bool) {
 	}
 	now := l.now()
 	for _, e := range ents {
-		m, err := l.Outbox.Read(e)
+		m, err := l.cfg.Outbox.Read(e)
 		if err != nil {
 			continue
 		}
 		switch {
 		case m.State == outbox.StateTyping:
 			l.log().Warn("a held message was being typed by a process that is gone: it may have been delivered, it is not typed again", "id", m.ID, "pane_id", m.PaneID)
-			_ = l.Outbox.End(m, outbox.EndMaybeDelivered, now)
+			_ = l.cfg.Outbox.End(m, outbox.EndMaybeDelivered, now)
 		case !now.Before(m.Expires):
 			l.log().Debug("held message expired", "id", m.ID, "pane_id", m.PaneID)
 			l.endHeld(m, outbox.EndExpired)
@@ -211,14 +211,14 @@ func (l *Link) oldestHeld(t *courierTarget) (outbox.Message, bool) {
 // other message by a notice written here. Notices themselves end
 // silently.
 func (l *Link) endHeld(m outbox.Message, why string) {
-	if err := l.Outbox.End(m, why, l.now()); err != nil {
+	if err := l.cfg.Outbox.End(m, why, l.now()); err != nil {
 		l.log().Warn("outbox: held message not ended", "id", m.ID, "err", err)
 		return
 	}
-	if m.Notice || l.NoNotices {
+	if m.Notice || l.cfg.NoNotices {
 		return
 	}
-	if _, err := l.Outbox.FindRequest(m.ID); err == nil {
+	if _, err := l.cfg.Outbox.FindRequest(m.ID); err == nil {
 		return
 	}
 	if err := l.holdNotice(m.ID, m.To, heldOutcome(why), m.From, m.FromKey, m.FromPane, m.FromKind, m.FromWorkspace); err != nil {
@@ -233,7 +233,7 @@ func (l *Link) endAll(t *courierTarget, why string) {
 		return
 	}
 	for _, e := range ents {
-		if m, err := l.Outbox.Read(e); err == nil {
+		if m, err := l.cfg.Outbox.Read(e); err == nil {
 			l.log().Debug("held message ended", "id", m.ID, "pane_id", m.PaneID, "why", why)
 			l.endHeld(m, why)
 		}
@@ -242,7 +242,7 @@ func (l *Link) endAll(t *courierTarget, why string) {
 
 // crash is a test hook: a crash injected at a step of a held delivery.
 func (l *Link) crash(step string) {
-	if l.CrashAt != nil {
-		l.CrashAt(step)
+	if l.cfg.CrashAt != nil {
+		l.cfg.CrashAt(step)
 	}
 }

@@ -22,7 +22,7 @@ func (l *Link) observe(ctx context.Context, pane string) observation {
 	pctx, cancel := l.bound(ctx)
 	defer cancel()
 	o := observation{at: time.Now()}
-	o.a, o.err = l.Herdr.GetAgent(pctx, pane)
+	o.a, o.err = l.cfg.Herdr.GetAgent(pctx, pane)
 	return o
 }
 

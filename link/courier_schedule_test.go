@@ -20,7 +20,7 @@ func TestCourierWakesOnEvents(t *testing.T) { synctest.Test(t, testCourierWakesO
 func testCourierWakesOnEvents(t *testing.T) {
 	e := newCourierEnv(t)
 	brain := e.link(t, "w1:p1")
-	brain.CourierPoll = time.Hour
+	brain = relink(t, brain, func(c *link.Config) { c.CourierPoll = time.Hour })
 	r := mustSend(t, brain, link.SendRequest{To: "busy", Message: "wake me", ExpectReply: new(false)})
 	if r.Delivery != link.DeliveryHeld {
 		t.Fatalf("%+v", r)
@@ -40,7 +40,7 @@ func TestCourierProbesPerTarget(t *testing.T) { synctest.Test(t, testCourierProb
 func testCourierProbesPerTarget(t *testing.T) {
 	e := newCourierEnv(t)
 	brain := e.link(t, "w1:p1")
-	brain.ReplyGrace = time.Hour // every request stays pending
+	brain = relink(t, brain, func(c *link.Config) { c.ReplyGrace = time.Hour }) // every request stays pending
 	const perTarget = 10
 	targets := map[string]string{"busy": "w1:p3", "coder": "w1:p4"}
 	for name := range targets {
@@ -60,7 +60,7 @@ func testCourierProbesPerTarget(t *testing.T) {
 	time.Sleep(time.Second) // the first scan, and the first rounds
 	e.srv.ResetRequests()
 	const rounds = 20
-	time.Sleep(rounds * brain.CourierPoll)
+	time.Sleep(rounds * brain.Config().CourierPoll)
 	gets := map[string]int{}
 	for _, r := range e.srv.Requests() {
 		if r.Method != "agent.get" {

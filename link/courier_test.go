@@ -65,9 +65,9 @@ func (e courierEnv) link(t *testing.T, pane string) *link.Link {
 	}
 	c := e.srv.Client()
 	c.Timeout = 2 * time.Second
-	return &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: pane, CallTimeout: c.Timeout, Delivery: link.DeliveryConfirm,
+	return mustLink(t, link.Config{Herdr: link.SocketHerdr{Client: c}, PaneID: pane, CallTimeout: c.Timeout, Delivery: link.DeliveryConfirm,
 		SubmitHold: 60 * time.Millisecond, ConfirmBudget: func(int) time.Duration { return 500 * time.Millisecond },
-		Locker: link.FileLocks(&panelock.Locker{Scope: "sim", Dir: e.lock}), Outbox: st, CourierPoll: 100 * time.Millisecond}
+		Locker: link.FileLocks(&panelock.Locker{Scope: "sim", Dir: e.lock}), Outbox: st, CourierPoll: 100 * time.Millisecond})
 }
 
 // run runs l's courier until the test ends.
@@ -228,7 +228,7 @@ func testOrphanDeliveredByAnother(t *testing.T) {
 	if r.Delivery != link.DeliveryHeld {
 		t.Fatalf("%+v", r)
 	}
-	brain.Outbox.Release() // brain's process is gone
+	brain.Config().Outbox.Release() // brain's process is gone
 	run(t, writer)
 	if err := e.w.SetStatus("w1:p3", "idle"); err != nil {
 		t.Fatal(err)
@@ -263,7 +263,7 @@ func TestOrphanFoundAtTheNextScan(t *testing.T) {
 		if err := e.w.SetStatus("w1:p3", "idle"); err != nil {
 			t.Fatal(err)
 		}
-		brain.Outbox.Release() // brain's process is gone
+		brain.Config().Outbox.Release() // brain's process is gone
 		gone := time.Now()
 		eventually(t, "delivered by writer", func() bool { return len(e.w.Submissions("w1:p3")) == 1 })
 		// The scans are 2 s apart; the typing is the 20 ms Enter, the
@@ -282,7 +282,7 @@ func testEndsWithoutTyping(t *testing.T) {
 	e := newCourierEnv(t)
 	brain, writer := e.link(t, "w1:p1"), e.link(t, "w1:p2")
 	claimed := mustSend(t, brain, link.SendRequest{To: "busy", Message: "claimed then crashed"})
-	st := brain.Outbox
+	st := brain.Config().Outbox
 	ent, err := st.Find(claimed.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -295,7 +295,7 @@ func testEndsWithoutTyping(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Release()
-	writer.HoldFor = time.Millisecond
+	writer = relink(t, writer, func(c *link.Config) { c.HoldFor = time.Millisecond })
 	expired := mustSend(t, writer, link.SendRequest{To: "coder", Message: "too late"})
 	gone := mustSend(t, e.link(t, "w1:p1"), link.SendRequest{To: "stuck", Message: "nobody home"})
 	for _, r := range []link.SendResult{claimed, expired, gone} {
@@ -316,11 +316,11 @@ func testEndsWithoutTyping(t *testing.T) {
 	want := map[string]string{claimed.ID: outbox.EndMaybeDelivered, expired.ID: outbox.EndExpired, gone.ID: outbox.EndGone}
 	eventually(t, "all three ended", func() bool {
 		for id, why := range want {
-			ent, err := writer.Outbox.Find(id)
+			ent, err := writer.Config().Outbox.Find(id)
 			if err != nil || ent.State != outbox.StateEnded {
 				return false
 			}
-			m, err := writer.Outbox.Read(ent)
+			m, err := writer.Config().Outbox.Read(ent)
 			if err != nil || m.End != why {
 				return false
 			}

@@ -48,7 +48,7 @@ var ErrNoOutbox = errors.New("no outbox: herdr-link keeps no held messages here 
 // [Link.Wait] before it exits.
 func (l *Link) DeliverOnce(ctx context.Context, pane string) (OnceReport, error) {
 	var rep OnceReport
-	if l.Outbox == nil {
+	if l.cfg.Outbox == nil {
 		return rep, ErrNoOutbox
 	}
 	due, err := l.dueTargets(pane)
@@ -79,13 +79,13 @@ func (l *Link) DeliverOnce(ctx context.Context, pane string) (OnceReport, error)
 	}
 	wg.Wait()
 	for _, id := range held {
-		e, err := l.Outbox.Find(id)
+		e, err := l.cfg.Outbox.Find(id)
 		switch {
 		case errors.Is(err, outbox.ErrNotFound):
 			rep.Typed++
 		case err != nil || e.Held():
 		default:
-			if m, err := l.Outbox.Read(e); err == nil && m.End == outbox.EndTyped {
+			if m, err := l.cfg.Outbox.Read(e); err == nil && m.End == outbox.EndTyped {
 				rep.Typed++
 			} else {
 				rep.Ended++
@@ -97,7 +97,7 @@ func (l *Link) DeliverOnce(ctx context.Context, pane string) (OnceReport, error)
 
 // heldIDs are the ids of the messages held for the targets of due.
 func (l *Link) heldIDs(due map[string]*courierTarget) []string {
-	ents, err := l.Outbox.List()
+	ents, err := l.cfg.Outbox.List()
 	if err != nil {
 		return nil
 	}
@@ -116,7 +116,7 @@ func (l *Link) heldIDs(due map[string]*courierTarget) []string {
 // is ""). It reads one record per such target, and none when nothing of
 // a gone process waits.
 func (l *Link) dueTargets(pane string) (map[string]*courierTarget, error) {
-	ents, err := l.Outbox.List()
+	ents, err := l.cfg.Outbox.List()
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func (l *Link) dueTargets(pane string) (map[string]*courierTarget, error) {
 		if e.State != outbox.StateTyping {
 			ok, known := alive[e.Owner]
 			if !known {
-				ok = l.Outbox.OwnerAlive(e.Owner)
+				ok = l.cfg.Outbox.OwnerAlive(e.Owner)
 				alive[e.Owner] = ok
 			}
 			if ok {
@@ -154,9 +154,9 @@ func (l *Link) dueTargets(pane string) (map[string]*courierTarget, error) {
 // pending request's record.
 func (l *Link) targetOf(e outbox.Entry) (key, pane string, ok bool) {
 	if e.Pending() {
-		r, err := l.Outbox.Request(e)
+		r, err := l.cfg.Outbox.Request(e)
 		return r.TargetKey, r.PaneID, err == nil
 	}
-	m, err := l.Outbox.Read(e)
+	m, err := l.cfg.Outbox.Read(e)
 	return m.TargetKey, m.PaneID, err == nil
 }

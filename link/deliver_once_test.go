@@ -23,7 +23,7 @@ func testDeliverOnce(t *testing.T) {
 	if orphan.Delivery != link.DeliveryHeld || live.Delivery != link.DeliveryHeld {
 		t.Fatalf("sends: %+v, %+v; want both held", orphan, live)
 	}
-	brain.Outbox.Release() // brain's process is gone; writer's runs
+	brain.Config().Outbox.Release() // brain's process is gone; writer's runs
 	pass := func(pane string) link.OnceReport {
 		t.Helper()
 		hook := e.link(t, "")
@@ -34,7 +34,7 @@ func testDeliverOnce(t *testing.T) {
 		if err := hook.Wait(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		hook.Outbox.Release()
+		hook.Config().Outbox.Release()
 		return rep
 	}
 	requests := func() int { return len(e.srv.Requests()) }

@@ -124,8 +124,8 @@ func TypedText(kind, text string) string {
 }
 
 func (l *Link) submitHold() time.Duration {
-	if l.SubmitHold > 0 {
-		return l.SubmitHold
+	if l.cfg.SubmitHold > 0 {
+		return l.cfg.SubmitHold
 	}
 	return SubmitHold
 }
@@ -213,8 +213,8 @@ func detach(ctx context.Context, budget time.Duration) (context.Context, context
 
 // budget is the confirmation budget of a text of n bytes.
 func (l *Link) budget(n int) time.Duration {
-	if l.ConfirmBudget != nil {
-		return l.ConfirmBudget(n)
+	if l.cfg.ConfirmBudget != nil {
+		return l.cfg.ConfirmBudget(n)
 	}
 	return ConfirmBudget(n)
 }
@@ -264,7 +264,7 @@ func (l *Link) stillInComposer(ctx context.Context, target, before Agent) bool {
 	}
 	cctx, cancel := detach(ctx, l.callTimeout())
 	defer cancel()
-	a, err := l.Herdr.GetAgent(cctx, target.PaneID)
+	a, err := l.cfg.Herdr.GetAgent(cctx, target.PaneID)
 	if err != nil || !sameTenant(before, a) || State(a.Status) == "working" {
 		return false
 	}
@@ -346,7 +346,7 @@ func (l *Link) watch(ctx context.Context, target, before Agent, working bool, en
 			}
 		}
 		early := time.Now().Before(enter)
-		a, err := l.Herdr.GetAgent(ctx, target.PaneID)
+		a, err := l.cfg.Herdr.GetAgent(ctx, target.PaneID)
 		if err != nil || !sameTenant(before, a) {
 			// Gone, moved or replaced, or Herdr stopped answering: the
 			// text was accepted, its fate is unknown.

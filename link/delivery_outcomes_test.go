@@ -72,8 +72,8 @@ func TestDeliveryOutcomes(t *testing.T) {
 				f.target.Seq = tc.seq
 				f.script = tc.script
 				lk := newLocker()
-				l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk, SubmitHold: tc.hold,
-					ConfirmBudget: func(int) time.Duration { return link.ConfirmBudget(600) }}
+				l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk, SubmitHold: tc.hold,
+					ConfirmBudget: func(int) time.Duration { return link.ConfirmBudget(600) }})
 				start := time.Now()
 				res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
 				took := time.Since(start)
@@ -103,7 +103,7 @@ func TestLockWaitFollowsTheDeadline(t *testing.T) {
 		held, _ := lk.Lock(context.Background(), "term_2", 0)
 		defer held.Unlock()
 		f := newFake("codex", "idle")
-		l := &link.Link{Herdr: f, PaneID: "w1:p1", Locker: lk, CallTimeout: 30 * time.Second}
+		l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Locker: lk, CallTimeout: 30 * time.Second})
 		start := time.Now()
 		_, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
 		if el := time.Since(start); !errors.Is(err, link.ErrSendFailed) || el != 29*time.Second || f.prompts != 0 {
@@ -117,7 +117,7 @@ func TestLockWaitFollowsTheDeadline(t *testing.T) {
 func TestUnusableLockFailsClosed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake("claude", "idle")
-		l := &link.Link{Herdr: f, PaneID: "w1:p1", Locker: brokenLocker{}}
+		l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Locker: brokenLocker{}})
 		_, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
 		want := "SEND_FAILED: the delivery lock is unavailable: herdr-link found no directory private to this user (another user may have made the one it must use); nothing was delivered. The operator can see which directory failed which check with 'herdr-link outbox' and fix it (remove a directory another user made, or give this user a private /run/user directory or a home directory)"
 		if err == nil || err.Error() != want || f.prompts != 0 {
@@ -130,7 +130,7 @@ func TestUnusableLockFailsClosed(t *testing.T) {
 func TestLostLeaseTypesNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake("claude", "idle")
-		l := &link.Link{Herdr: f, PaneID: "w1:p1", Locker: lostLocker{}}
+		l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Locker: lostLocker{}})
 		_, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
 		if !errors.Is(err, link.ErrSendFailed) || f.prompts != 0 {
 			t.Fatalf("%v, %d prompts", err, f.prompts)
@@ -168,7 +168,7 @@ func TestNotReadyTarget(t *testing.T) {
 					go steps(step{tc.readyAt, func(a *link.Agent) { a.Status, a.LaunchPending, a.Seq = "idle", false, a.Seq+1 }})(f)
 				}
 				f.script = after(300*time.Millisecond, "working")
-				l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: newLocker(), CallTimeout: 5 * time.Second}
+				l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: newLocker(), CallTimeout: 5 * time.Second})
 				start := time.Now()
 				res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
 				el := time.Since(start)

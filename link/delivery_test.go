@@ -229,8 +229,8 @@ func TestDeliveryValues(t *testing.T) {
 				f := newFake(tt.kind, tt.status)
 				f.script = tt.script
 				lk := newLocker()
-				l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: tt.mode, Locker: lk,
-					ConfirmBudget: func(int) time.Duration { return link.ConfirmBudget(600) }}
+				l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: tt.mode, Locker: lk,
+					ConfirmBudget: func(int) time.Duration { return link.ConfirmBudget(600) }})
 				start := time.Now()
 				res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: msg, When: link.WhenNow})
 				took := time.Since(start)
@@ -287,7 +287,7 @@ func TestConfirmOutlivesDeadlineNotCancellation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake("claude", "idle")
 		f.script = after(time.Second, "working")
-		l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm}
+		l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm})
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
 		res, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "x"})
@@ -295,7 +295,7 @@ func TestConfirmOutlivesDeadlineNotCancellation(t *testing.T) {
 			t.Fatalf("%+v %v", res, err)
 		}
 		f2 := newFake("claude", "idle")
-		l2 := &link.Link{Herdr: f2, PaneID: "w1:p1", Delivery: link.DeliveryConfirm}
+		l2 := mustLink(t, link.Config{Herdr: f2, PaneID: "w1:p1", Delivery: link.DeliveryConfirm})
 		ctx2, cancel2 := context.WithCancel(context.Background())
 		go func() { time.Sleep(200 * time.Millisecond); cancel2() }()
 		start := time.Now()
@@ -316,7 +316,7 @@ func TestConfirmOccupantReplaced(t *testing.T) {
 			f.target.TerminalID, f.target.Seq = "term_9", f.target.Seq+1
 			f.mu.Unlock()
 		}
-		l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm}
+		l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm})
 		start := time.Now()
 		res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"})
 		if err != nil || res.Delivery != link.DeliveryUnconfirmed || time.Since(start) > 200*time.Millisecond {

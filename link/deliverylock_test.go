@@ -72,7 +72,7 @@ func TestDeliveryLock(t *testing.T) {
 			f := newFake("codex", "working")
 			lk := newLocker()
 			f.locked = lk.isHeld
-			l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk}
+			l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk})
 			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow}); err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +94,7 @@ func TestDeliveryLock(t *testing.T) {
 			lk := newLocker()
 			held, _ := lk.Lock(context.Background(), "term_2", 0) // another sender
 			defer held.Unlock()
-			l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk}
+			l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk})
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
 			defer cancel()
 			start := time.Now()
@@ -116,7 +116,7 @@ func TestDeliveryLock(t *testing.T) {
 			lk := newLocker()
 			held, _ := lk.Lock(context.Background(), "term_2", 0)
 			defer held.Unlock()
-			l := &link.Link{Herdr: newFake("codex", "idle"), PaneID: "w1:p1", Locker: lk, LockWait: 2 * time.Second}
+			l := mustLink(t, link.Config{Herdr: newFake("codex", "idle"), PaneID: "w1:p1", Locker: lk, LockWait: 2 * time.Second})
 			start := time.Now()
 			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow}); !errors.Is(err, link.ErrSendFailed) || time.Since(start) != 4*time.Second {
 				t.Fatalf("err = %v after %v", err, time.Since(start))
@@ -127,7 +127,7 @@ func TestDeliveryLock(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			f := newFake("claude", "idle")
 			lk := newLocker()
-			l := &link.Link{Herdr: f, PaneID: "w1:p1", Locker: lk}
+			l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Locker: lk})
 			f.promptFn = func() error { return &socket.Error{Code: "agent_prompt_failed", Message: "no capacity"} }
 			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow}); !errors.Is(err, link.ErrSendFailed) || lk.isHeld() {
 				t.Fatalf("refused: %v, held %v", err, lk.isHeld())
@@ -149,7 +149,7 @@ func TestDeliveryLock(t *testing.T) {
 func TestWaitForHolds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		lk := newLocker()
-		l := &link.Link{Herdr: newFake("claude", "idle"), PaneID: "w1:p1", Locker: lk} // fast mode
+		l := mustLink(t, link.Config{Herdr: newFake("claude", "idle"), PaneID: "w1:p1", Locker: lk}) // fast mode
 		if err := l.Wait(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +179,7 @@ func TestQueuedDeliveryHoldsPastTheEnterOnly(t *testing.T) {
 		f := newFake("claude", "working")
 		f.script = slow(time.Second, "idle", "working") // turn ends at 1 s, the queued one starts at 2 s
 		lk := newLocker()
-		l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk}
+		l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk})
 		start := time.Now()
 		res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
 		if err != nil || res.Delivery != link.DeliveryQueued || time.Since(start) != 0 {
@@ -187,7 +187,7 @@ func TestQueuedDeliveryHoldsPastTheEnterOnly(t *testing.T) {
 		}
 		// A second sender joins the queued turn once Herdr's Enter is
 		// past, not after the running turn.
-		l2 := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk}
+		l2 := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk})
 		res, err = l2.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "y", When: link.WhenNow})
 		if el := time.Since(start); err != nil || el < link.SubmitHold || el > link.SubmitHold+50*time.Millisecond || res.Delivery != link.DeliveryQueued {
 			t.Fatalf("second send %+v %v after %v", res, err, el)

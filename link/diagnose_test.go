@@ -24,7 +24,7 @@ func TestDiagnoseAgreesWithPeers(t *testing.T) {
 		{"w2:p1", "ops", 0, 4},
 	}
 	for _, tt := range tests {
-		l := &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: tt.pane}
+		l := mustLink(t, link.Config{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: tt.pane})
 		d, err := l.Diagnose(ctx)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.pane, err)
@@ -46,7 +46,7 @@ func TestDiagnoseAgreesWithPeers(t *testing.T) {
 		}
 	}
 	// An unknown pane is the operations' NOT_IN_HERDR.
-	l := &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w9:p9"}
+	l := mustLink(t, link.Config{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w9:p9"})
 	if _, err := l.Diagnose(ctx); err == nil || !isCode(err, link.NotInHerdr) {
 		t.Errorf("unknown pane: %v", err)
 	}

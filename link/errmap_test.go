@@ -210,7 +210,7 @@ func TestHerdrErrorLogsCancellationQuietly(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf strings.Builder
-			l := &Link{Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+			l := &Link{cfg: Config{Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}} // no Herdr: the error mapping only
 			if e := l.herdrError(opLookup, "agent.list", tt.err); e == nil {
 				t.Fatal("no error")
 			}

@@ -14,7 +14,11 @@ import (
 func ExampleLink_Peers() {
 	srv := sockettest.NewServer(sockettest.DefaultWorld())
 	defer srv.Close()
-	l := &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1"}
+	l, err := link.New(link.Config{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	r, err := l.Peers(context.Background())
 	if err != nil {

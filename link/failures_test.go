@@ -173,7 +173,7 @@ func TestNoSecondRenameFromStaleSnapshot(t *testing.T) {
 		}
 		return nil
 	}
-	l := &link.Link{Herdr: f, PaneID: "w1:p1"}
+	l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1"})
 	ctx := context.Background()
 	type res struct {
 		r   link.PeersResult
@@ -220,7 +220,7 @@ func TestRenameWaitersGiveUpAlone(t *testing.T) {
 			}
 			return nil
 		}
-		l := &link.Link{Herdr: f, PaneID: "w1:p1"}
+		l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1"})
 		actx, cancelA := context.WithCancel(context.Background())
 		aErr := make(chan error, 1)
 		go func() { _, err := l.Peers(actx); aErr <- err }()
@@ -282,7 +282,7 @@ func TestOneDeadlinePerCall(t *testing.T) {
 				f := op.f()
 				// Each call alone is within the deadline; together they are not.
 				f.latency = timeout * 6 / 10
-				l := &link.Link{Herdr: f, PaneID: "w1:p1", CallTimeout: timeout}
+				l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", CallTimeout: timeout})
 				start := time.Now()
 				err := op.run(context.Background(), l)
 				if el := time.Since(start); el != timeout {
@@ -323,7 +323,7 @@ func TestUnreportedWorkspaceFailsClosed(t *testing.T) {
 	for name, agents := range worlds {
 		t.Run(name, func(t *testing.T) {
 			f := &fake{agents: agents}
-			l := &link.Link{Herdr: f, PaneID: "p1"}
+			l := mustLink(t, link.Config{Herdr: f, PaneID: "p1"})
 			r, err := l.Peers(ctx)
 			if err != nil || len(r.Peers) != 0 {
 				t.Fatalf("peers %+v %v", r, err)
@@ -345,7 +345,7 @@ func TestUnreportedWorkspaceFailsClosed(t *testing.T) {
 // log, names what is wrong.
 func TestEnvironmentFailureTexts(t *testing.T) {
 	dir := t.TempDir()
-	l := &link.Link{Herdr: link.SocketHerdr{Client: &socket.Client{Path: dir}}, PaneID: "w1:p1"}
+	l := mustLink(t, link.Config{Herdr: link.SocketHerdr{Client: &socket.Client{Path: dir}}, PaneID: "w1:p1"})
 	_, err := l.Peers(context.Background())
 	if err == nil || err.Error() != "NOT_IN_HERDR: Herdr did not answer; is the Herdr server running?" {
 		t.Fatalf("model text %v", err)

@@ -62,13 +62,13 @@ type ServerInfoer interface {
 	HerdrVersion(ctx context.Context) (string, error)
 }
 
-// capabilities returns the Herdr behaviour to follow: l.Capabilities when
+// capabilities returns the Herdr behaviour to follow: l.cfg.Capabilities when
 // set, else what the Herdr's version says, else 0.8.2's.
 func (l *Link) capabilities(ctx context.Context) Capabilities {
-	if l.Capabilities != nil {
-		return *l.Capabilities
+	if l.cfg.Capabilities != nil {
+		return *l.cfg.Capabilities
 	}
-	si, ok := l.Herdr.(ServerInfoer)
+	si, ok := l.cfg.Herdr.(ServerInfoer)
 	if !ok {
 		return herdr082
 	}
@@ -98,8 +98,8 @@ func (l *Link) holdAfterAnswer(c Capabilities, sent, answered time.Time) time.Du
 // submitDelay is the least time an after-Enter answer takes: Herdr's
 // 300 ms, scaled with -submit-hold for simulators with a shorter delay.
 func (l *Link) submitDelay() time.Duration {
-	if l.SubmitHold > 0 && l.SubmitHold < SubmitHold {
-		return l.SubmitHold * promptSubmitDelay / SubmitHold
+	if l.cfg.SubmitHold > 0 && l.cfg.SubmitHold < SubmitHold {
+		return l.cfg.SubmitHold * promptSubmitDelay / SubmitHold
 	}
 	return promptSubmitDelay
 }

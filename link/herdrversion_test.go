@@ -51,7 +51,7 @@ func TestHoldFollowsHerdr(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			e := setup(t, opt)
 			l := e.link("w1:p1")
-			l.Delivery = link.DeliveryFast
+			l = relink(t, l, func(c *link.Config) { c.Delivery = link.DeliveryFast })
 			started := time.Now()
 			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "hello"}); err != nil {
 				t.Fatal(err)
@@ -83,7 +83,7 @@ func TestTerminalClosedDuringSubmission(t *testing.T) {
 func testTerminalClosedDuringSubmission(t *testing.T) {
 	e := setup(t, func(s *sockettest.Server) { _ = s.UseHerdr(sockettest.NewestHerdr) })
 	l := e.link("w1:p1")
-	l.CallTimeout = 3 * time.Second
+	l = relink(t, l, func(c *link.Config) { c.CallTimeout = 3 * time.Second })
 	if err := e.w.StallInput("w1:p2", true); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestTurnStartedBeforeAnswer(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			f := startsBeforeAnswer{newFake("claude", "idle")}
 			c := tc.caps
-			l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Capabilities: &c}
+			l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Capabilities: &c})
 			start := time.Now()
 			r, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "hi"})
 			if err != nil || r.Delivery != link.DeliverySubmitted || time.Since(start) != tc.took {
@@ -138,7 +138,7 @@ func TestTurnStartedBeforeAnswer(t *testing.T) {
 	}
 	// Working in the answer: queued, on either release.
 	c := link.CapabilitiesFor("0.9.1")
-	l := &link.Link{Herdr: newFake("claude", "working"), PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Capabilities: &c}
+	l := mustLink(t, link.Config{Herdr: newFake("claude", "working"), PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Capabilities: &c})
 	if r, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "hi", When: link.WhenNow}); err != nil || r.Delivery != link.DeliveryQueued {
 		t.Errorf("working target: %q, %v", r.Delivery, err)
 	}

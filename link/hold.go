@@ -54,7 +54,7 @@ func (l *Link) sendIdle(ctx, hctx context.Context, s snapshot, target Agent, env
 	// (holding needs no lock; the check is made again under it below, for
 	// one held meanwhile). A send right after another to a busy target
 	// thus never waits for the lock a courier's probe holds.
-	if l.Outbox != nil {
+	if l.cfg.Outbox != nil {
 		if n, err := l.queuedFor(lockKey(target)); err == nil && n > 0 {
 			return l.holdRequest(s, target, env, text, req, "messages held before")
 		}
@@ -90,7 +90,7 @@ func (l *Link) sendIdle(ctx, hctx context.Context, s snapshot, target Agent, env
 		// Herdr saw the target blocked after our look: nothing was
 		// typed; the message waits like any other.
 		if rec != nil {
-			_ = l.Outbox.ForgetRequest(*rec)
+			_ = l.cfg.Outbox.ForgetRequest(*rec)
 		}
 		return l.holdRequest(s, target, env, text, req, "refused: busy")
 	}
@@ -105,7 +105,7 @@ func (l *Link) sendIdle(ctx, hctx context.Context, s snapshot, target Agent, env
 // holdRequest holds the message, and records it as a request when it is
 // one.
 func (l *Link) holdRequest(s snapshot, target Agent, env Envelope, text string, req SendRequest, why string) (SendResult, error) {
-	if l.Outbox == nil {
+	if l.cfg.Outbox == nil {
 		return l.hold(s, target, env, text, why)
 	}
 	rec, err := l.recordRequest(s, target, env, req)
@@ -114,7 +114,7 @@ func (l *Link) holdRequest(s snapshot, target Agent, env Envelope, text string, 
 	}
 	res, err := l.hold(s, target, env, text, why)
 	if err != nil && rec != nil {
-		_ = l.Outbox.ForgetRequest(*rec)
+		_ = l.cfg.Outbox.ForgetRequest(*rec)
 	}
 	if err == nil {
 		l.markReplied(s, target, env)
@@ -126,7 +126,7 @@ func (l *Link) holdRequest(s snapshot, target Agent, env Envelope, text string, 
 // of this process, or of any other serving the same Herdr once this one
 // is gone.
 func (l *Link) hold(s snapshot, target Agent, env Envelope, text, why string) (SendResult, error) {
-	if l.Outbox == nil {
+	if l.cfg.Outbox == nil {
 		l.log().Info("target busy and no outbox to hold the message in", "pane_id", target.PaneID, "why", why)
 		return SendResult{}, newErr(SendFailed, detailNoOutbox, nil)
 	}
@@ -137,11 +137,11 @@ func (l *Link) hold(s snapshot, target Agent, env Envelope, text, why string) (S
 		PaneID: target.PaneID, TerminalID: target.TerminalID, Kind: target.Kind, WorkspaceID: target.WorkspaceID,
 		Session: sessionOf(target), Reason: why, FromPane: s.self.PaneID, FromKind: s.self.Kind, FromWorkspace: s.self.WorkspaceID, Text: text,
 	}
-	if _, err := l.Outbox.Add(m, now); err != nil {
+	if _, err := l.cfg.Outbox.Add(m, now); err != nil {
 		return SendResult{}, l.outboxError(err)
 	}
 	l.log().Debug("held", "id", env.ID, "to", env.To, "pane_id", target.PaneID, "why", why, "bytes", len(text))
-	l.kickCourier(l.Outbox.KeyHash(m.TargetKey))
+	l.kickCourier(l.cfg.Outbox.KeyHash(m.TargetKey))
 	return SendResult{Status: "sent", ID: env.ID, To: env.To, Delivery: DeliveryHeld}, nil
 }
 
@@ -149,10 +149,10 @@ func (l *Link) hold(s snapshot, target Agent, env Envelope, text, why string) (S
 // key hash: messages held, and requests awaiting a reply (ids, oldest
 // first). For Peers: one look at the sender's own entries.
 func (l *Link) owed(from string) (held map[string]int, awaiting map[string][]string) {
-	if l.Outbox == nil {
+	if l.cfg.Outbox == nil {
 		return nil, nil
 	}
-	held, awaiting, err := l.Outbox.CountsForSender(l.Outbox.KeyHash(from))
+	held, awaiting, err := l.cfg.Outbox.CountsForSender(l.cfg.Outbox.KeyHash(from))
 	if err != nil {
 		return nil, nil
 	}

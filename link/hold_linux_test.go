@@ -24,10 +24,10 @@ func TestHoldOnAFullDisk(t *testing.T) {
 	t.Cleanup(func() { _ = syscall.Unmount(e.box, syscall.MNT_DETACH) })
 	brain := e.link(t, "w1:p1")
 	// The owner file and the journal exist; then fill every block.
-	if _, err := brain.Outbox.Token(); err != nil {
+	if _, err := brain.Config().Outbox.Token(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := brain.Outbox.List(); err != nil {
+	if _, err := brain.Config().Outbox.List(); err != nil {
 		t.Fatal(err)
 	}
 	fill, err := os.Create(filepath.Join(e.box, "fill"))

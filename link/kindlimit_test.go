@@ -25,7 +25,7 @@ func TestTypedLimitPerKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := simtest.New(t, w)
-	l := &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1"}
+	l := mustLink(t, link.Config{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1"})
 	// The wrapper of a message from brain to a short name: what the text
 	// adds to the message.
 	probe, err := link.Wrap(link.Envelope{Protocol: link.Protocol, ID: "hl_mx5ltr0e_w2q2s1uk", From: "brain", To: "gem", Message: "x"})

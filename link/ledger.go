@@ -25,15 +25,15 @@ const (
 )
 
 func (l *Link) replyGrace() time.Duration {
-	if l.ReplyGrace > 0 {
-		return l.ReplyGrace
+	if l.cfg.ReplyGrace > 0 {
+		return l.cfg.ReplyGrace
 	}
 	return DefaultReplyGrace
 }
 
 func (l *Link) requestTTL() time.Duration {
-	if l.RequestTTL > 0 {
-		return l.RequestTTL
+	if l.cfg.RequestTTL > 0 {
+		return l.cfg.RequestTTL
 	}
 	return DefaultRequestTTL
 }
@@ -51,7 +51,7 @@ func expects(req SendRequest) bool {
 // held, when it expects a reply; nil when it does not (or there is no
 // store). An error means nothing was sent.
 func (l *Link) recordRequest(s snapshot, target Agent, env Envelope, req SendRequest) (*outbox.Request, error) {
-	if l.Outbox == nil || !expects(req) {
+	if l.cfg.Outbox == nil || !expects(req) {
 		return nil, nil
 	}
 	now := l.now()
@@ -61,7 +61,7 @@ func (l *Link) recordRequest(s snapshot, target Agent, env Envelope, req SendReq
 		PaneID: target.PaneID, TerminalID: target.TerminalID, Kind: target.Kind, WorkspaceID: target.WorkspaceID,
 		FromPane: s.self.PaneID, FromKind: s.self.Kind, FromWorkspace: s.self.WorkspaceID,
 	}
-	r, err := l.Outbox.AddRequest(r, now)
+	r, err := l.cfg.Outbox.AddRequest(r, now)
 	if err != nil {
 		return nil, l.outboxError(err)
 	}
@@ -74,7 +74,7 @@ func (l *Link) recordRequest(s snapshot, target Agent, env Envelope, req SendReq
 // recordRequestAsync is recordRequest in the background: the returned
 // function waits for it and returns its result.
 func (l *Link) recordRequestAsync(s snapshot, target Agent, env Envelope, req SendRequest) func() (*outbox.Request, error) {
-	if l.Outbox == nil || !expects(req) {
+	if l.cfg.Outbox == nil || !expects(req) {
 		return func() (*outbox.Request, error) { return nil, nil }
 	}
 	var (
@@ -100,7 +100,7 @@ func (l *Link) afterTyping(rec *outbox.Request, delivery string, err error) {
 	switch {
 	case rec == nil:
 	case err != nil && !typedMaybe(err):
-		_ = l.Outbox.ForgetRequest(*rec)
+		_ = l.cfg.Outbox.ForgetRequest(*rec)
 	case err == nil && delivery == DeliveryNotSubmitted:
 		l.endNotSubmitted(rec.Entry(), false)
 	}
@@ -113,13 +113,13 @@ func (l *Link) afterTyping(rec *outbox.Request, delivery string, err error) {
 // it otherwise meanwhile decides).
 func (l *Link) endNotSubmitted(e outbox.Entry, notice bool) {
 	before := func(r outbox.Request) error {
-		if !notice || l.NoNotices {
+		if !notice || l.cfg.NoNotices {
 			return nil
 		}
 		return l.holdNotice(r.ID, r.To, outbox.OutcomeNotSubmitted, r.From, r.FromKey, r.FromPane, r.FromKind, r.FromWorkspace)
 	}
 	for try := 0; ; try++ {
-		r, ended, err := l.Outbox.EndRequest(e, outbox.OutcomeNotSubmitted, l.now(), before)
+		r, ended, err := l.cfg.Outbox.EndRequest(e, outbox.OutcomeNotSubmitted, l.now(), before)
 		switch {
 		case errors.Is(err, outbox.ErrBusy) && try < 100:
 			time.Sleep(2 * time.Millisecond)
@@ -136,14 +136,14 @@ func (l *Link) endNotSubmitted(e outbox.Entry, notice bool) {
 // requestTyped records that message id, if it is a request, was typed at
 // at with the recipient at state_change_seq seq.
 func (l *Link) requestTyped(id string, at time.Time, seq uint64) {
-	if l.Outbox == nil {
+	if l.cfg.Outbox == nil {
 		return
 	}
-	e, err := l.Outbox.FindRequest(id)
+	e, err := l.cfg.Outbox.FindRequest(id)
 	if err != nil {
 		return
 	}
-	if err := l.Outbox.MarkTyped(e, at, seq); err != nil {
+	if err := l.cfg.Outbox.MarkTyped(e, at, seq); err != nil {
 		l.log().Warn("request: typing not recorded", "id", id, "err", err)
 	}
 }
@@ -159,18 +159,18 @@ func (l *Link) markReplied(s snapshot, target Agent, env Envelope) {
 // markRepliedID ends request id as replied when it is a pending request
 // from the agent named to, to the agent named from (the answer's sender).
 func (l *Link) markRepliedID(id, from, to string) {
-	if l.Outbox == nil {
+	if l.cfg.Outbox == nil {
 		return
 	}
-	e, err := l.Outbox.FindRequest(id)
+	e, err := l.cfg.Outbox.FindRequest(id)
 	if err != nil {
 		return // not a request this machine tracks: a reference sender's, say
 	}
-	r, err := l.Outbox.Request(e)
+	r, err := l.cfg.Outbox.Request(e)
 	if err != nil || r.State != outbox.StatePending || r.From != to || r.To != from {
 		return
 	}
-	if _, ended, err := l.Outbox.EndRequest(e, outbox.OutcomeReplied, l.now(), nil); err != nil {
+	if _, ended, err := l.cfg.Outbox.EndRequest(e, outbox.OutcomeReplied, l.now(), nil); err != nil {
 		l.log().Warn("request: reply not recorded", "id", id, "err", err)
 	} else if ended {
 		l.log().Debug("request replied", "id", id, "from", to, "to", from)
@@ -247,12 +247,12 @@ func ExtractNotices(text string) []Notice {
 // whether this call ended it.
 func (l *Link) endRequest(e outbox.Entry, outcome string) bool {
 	notice := func(r outbox.Request) error {
-		if outcome == outbox.OutcomeReplied || l.NoNotices {
+		if outcome == outbox.OutcomeReplied || l.cfg.NoNotices {
 			return nil
 		}
 		return l.holdNotice(r.ID, r.To, outcome, r.From, r.FromKey, r.FromPane, r.FromKind, r.FromWorkspace)
 	}
-	r, ended, err := l.Outbox.EndRequest(e, outcome, l.now(), notice)
+	r, ended, err := l.cfg.Outbox.EndRequest(e, outcome, l.now(), notice)
 	switch {
 	case errors.Is(err, outbox.ErrBusy), errors.Is(err, outbox.ErrNotFound):
 		return false
@@ -270,7 +270,7 @@ func (l *Link) endRequest(e outbox.Entry, outcome string) bool {
 // again.
 func (l *Link) holdNotice(id, peer, what, to, toKey, toPane, toKind, toWorkspace string) error {
 	nid := noticeID(id)
-	if _, err := l.Outbox.Find(nid); err == nil {
+	if _, err := l.cfg.Outbox.Find(nid); err == nil {
 		return nil
 	}
 	now := l.now()
@@ -283,10 +283,10 @@ func (l *Link) holdNotice(id, peer, what, to, toKey, toPane, toKind, toWorkspace
 		PaneID: toPane, TerminalID: term, Kind: toKind, WorkspaceID: toWorkspace, FromPane: toPane,
 		Text: noticeText(Notice{Protocol: Protocol, Notice: what, About: id, Peer: peer}), Notice: true,
 	}
-	if _, err := l.Outbox.Add(m, now); err != nil {
+	if _, err := l.cfg.Outbox.Add(m, now); err != nil {
 		return err
 	}
-	l.kickCourier(l.Outbox.KeyHash(toKey))
+	l.kickCourier(l.cfg.Outbox.KeyHash(toKey))
 	return nil
 }
 
@@ -298,11 +298,11 @@ func (l *Link) tellNotSubmitted(m outbox.Message) {
 	if m.Notice {
 		return
 	}
-	if e, err := l.Outbox.FindRequest(m.ID); err == nil {
+	if e, err := l.cfg.Outbox.FindRequest(m.ID); err == nil {
 		l.endNotSubmitted(e, true)
 		return
 	}
-	if l.NoNotices {
+	if l.cfg.NoNotices {
 		return
 	}
 	if err := l.holdNotice(m.ID, m.To, outbox.OutcomeNotSubmitted, m.From, m.FromKey, m.FromPane, m.FromKind, m.FromWorkspace); err != nil {

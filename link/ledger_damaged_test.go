@@ -25,7 +25,7 @@ func testDamagedHeldRequestEndsCancelled(t *testing.T) {
 	if r.Delivery != link.DeliveryHeld {
 		t.Fatalf("got delivery %q, want %q", r.Delivery, link.DeliveryHeld)
 	}
-	des, err := os.ReadDir(brain.Outbox.Dir)
+	des, err := os.ReadDir(brain.Config().Outbox.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func testDamagedHeldRequestEndsCancelled(t *testing.T) {
 		// The held message's file (not the request's record): its name
 		// carries the id and the held state.
 		if n := de.Name(); strings.Contains(n, r.ID) && strings.HasSuffix(n, ".h") {
-			if err := os.WriteFile(filepath.Join(brain.Outbox.Dir, n), []byte("\x00garbage"), 0o600); err != nil {
+			if err := os.WriteFile(filepath.Join(brain.Config().Outbox.Dir, n), []byte("\x00garbage"), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			damaged++

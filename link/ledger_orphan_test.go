@@ -24,7 +24,7 @@ func testOrphanRequestWithNoTurnEnds(t *testing.T) {
 	brain, _ := e.w.Agent("brain")
 	now := time.Now()
 	id := link.NewMessageID(now)
-	_, err := dead.Outbox.AddRequest(outbox.Request{
+	_, err := dead.Config().Outbox.AddRequest(outbox.Request{
 		ID: id, Expires: now.Add(time.Hour), To: "quick", From: "brain",
 		TargetKey: quick.TerminalID, FromKey: brain.TerminalID,
 		PaneID: quick.PaneID, TerminalID: quick.TerminalID, Kind: "claude", WorkspaceID: quick.WorkspaceID,
@@ -33,9 +33,9 @@ func testOrphanRequestWithNoTurnEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dead.Outbox.Release() // its process is gone
+	dead.Config().Outbox.Release() // its process is gone
 	l := e.ledgerLink(t, "w1:p1")
-	l.CallTimeout = 300 * time.Millisecond
+	l = relink(t, l, func(c *link.Config) { c.CallTimeout = 300 * time.Millisecond })
 	run(t, l)
 	w, err := l.WaitReply(context.Background(), id, 10*time.Second, nil)
 	if err != nil || w.State != outbox.OutcomeHandled {

@@ -18,7 +18,7 @@ import (
 // ledgerLink is a courier-test link with a short reply grace.
 func (e courierEnv) ledgerLink(t *testing.T, pane string) *link.Link {
 	l := e.link(t, pane)
-	l.ReplyGrace = 200 * time.Millisecond
+	l = relink(t, l, func(c *link.Config) { c.ReplyGrace = 200 * time.Millisecond })
 	return l
 }
 
@@ -87,7 +87,7 @@ func testRequestHandledNotice(t *testing.T) {
 		t.Fatalf("wait: %+v, %v", w, err)
 	}
 	eventually(t, "a notice turn", func() bool { return len(notices(e, "w1:p1")) == 1 })
-	if took := time.Since(start); took > brain.ReplyGrace+2*time.Second+link.DefaultCourierPoll {
+	if took := time.Since(start); took > brain.Config().ReplyGrace+2*time.Second+link.DefaultCourierPoll {
 		t.Errorf("notice after %v", took)
 	}
 	n := notices(e, "w1:p1")[0]
@@ -248,7 +248,7 @@ func TestHeldAnswerExpiredNotice(t *testing.T) { synctest.Test(t, testHeldAnswer
 func testHeldAnswerExpiredNotice(t *testing.T) {
 	e := newCourierEnv(t)
 	brain := e.ledgerLink(t, "w1:p1")
-	brain.HoldFor = 50 * time.Millisecond
+	brain = relink(t, brain, func(c *link.Config) { c.HoldFor = 50 * time.Millisecond })
 	r := mustSend(t, brain, link.SendRequest{To: "busy", Message: "late answer", ReplyTo: "hl_aa_bb"})
 	if r.Delivery != link.DeliveryHeld {
 		t.Fatalf("%+v", r)
@@ -276,7 +276,7 @@ func TestRequestRecordAroundTheLock(t *testing.T) {
 		}
 		lk := newLocker()
 		held, _ := lk.Lock(context.Background(), "term_2", 0)
-		l := &link.Link{Herdr: newFake("codex", "idle"), PaneID: "w1:p1", Locker: lk, Outbox: st, LockWait: time.Second}
+		l := mustLink(t, link.Config{Herdr: newFake("codex", "idle"), PaneID: "w1:p1", Locker: lk, Outbox: st, LockWait: time.Second})
 		ctx := t.Context()
 		if _, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow}); !errors.Is(err, link.ErrSendFailed) {
 			t.Fatalf("send with the lock taken: %v, want SEND_FAILED", err)

@@ -60,7 +60,7 @@ func setup(t *testing.T, opts ...func(*sockettest.Server)) env {
 func (e env) link(pane string) *link.Link {
 	c := e.srv.Client()
 	c.Timeout = 500 * time.Millisecond
-	return &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: pane, ReadinessDelay: 10 * time.Millisecond, CallTimeout: c.Timeout}
+	return must(link.New(link.Config{Herdr: link.SocketHerdr{Client: c}, PaneID: pane, ReadinessDelay: 10 * time.Millisecond, CallTimeout: c.Timeout}))
 }
 
 // roundTrips returns the methods received since the last reset, pings
@@ -254,7 +254,7 @@ func TestTransportFailures(t *testing.T) {
 		}
 	}
 	// No server at all.
-	l := &link.Link{Herdr: link.SocketHerdr{Client: &socket.Client{Path: "/nonexistent/herdr.sock"}}, PaneID: "w1:p1"}
+	l := mustLink(t, link.Config{Herdr: link.SocketHerdr{Client: &socket.Client{Path: "/nonexistent/herdr.sock"}}, PaneID: "w1:p1"})
 	if _, err := l.Peers(ctx); code(err) != link.NotInHerdr || !errors.Is(err, socket.ErrUnavailable) {
 		t.Fatalf("no server: %v", err)
 	}

@@ -78,8 +78,8 @@ func (l *Link) waitBudget(ctx context.Context) time.Duration {
 		left := time.Until(dl)
 		return max(left-min(promptReserve, left/2), 0)
 	}
-	if l.LockWait > 0 {
-		return l.LockWait
+	if l.cfg.LockWait > 0 {
+		return l.cfg.LockWait
 	}
 	return defaultLockWait
 }
@@ -89,7 +89,7 @@ func (l *Link) waitBudget(ctx context.Context) time.Duration {
 // waiting (an unsafe lock directory) fails the send: a delivery without
 // serialization could merge with another one.
 func (l *Link) lockDelivery(ctx context.Context, target Agent) (Lease, error) {
-	if l.Locker == nil {
+	if l.cfg.Locker == nil {
 		return noLease{}, nil
 	}
 	// The terminal id follows the pane across moves; a Herdr that does not
@@ -102,7 +102,7 @@ func (l *Link) lockDelivery(ctx context.Context, target Agent) (Lease, error) {
 	}
 	lctx, cancel := context.WithTimeout(ctx, l.waitBudget(ctx))
 	defer cancel()
-	lease, err := l.Locker.Lock(lctx, key, untilDeadline(ctx))
+	lease, err := l.cfg.Locker.Lock(lctx, key, untilDeadline(ctx))
 	switch {
 	case err == nil:
 		return lease, nil
@@ -145,7 +145,7 @@ func untilDeadline(ctx context.Context) time.Duration {
 // answered: the hold, and in confirm mode the watch's budget.
 func (l *Link) leaseAfterPrompt(textBytes int) time.Duration {
 	d := l.submitHold()
-	if l.Delivery == DeliveryConfirm {
+	if l.cfg.Delivery == DeliveryConfirm {
 		d += l.budget(textBytes)
 	}
 	return d
@@ -180,7 +180,7 @@ func (l *Link) awaitReady(ctx context.Context, target Agent) (Agent, error) {
 			return Agent{}, newErr(SendFailed, detailStarting, errNotReady)
 		case <-t.C:
 		}
-		a, err := l.Herdr.GetAgent(wctx, target.PaneID)
+		a, err := l.cfg.Herdr.GetAgent(wctx, target.PaneID)
 		switch {
 		case err != nil && wctx.Err() != nil:
 			continue // the wait's end, reported above

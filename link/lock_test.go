@@ -41,7 +41,7 @@ func TestUnusableLockSaysWhy(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				f := newFake("claude", "idle")
-				l := &link.Link{Herdr: f, PaneID: "w1:p1", Locker: errLocker{tc.err}}
+				l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Locker: errLocker{tc.err}})
 				_, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
 				if err == nil || err.Error() != tc.want || f.prompts != 0 {
 					t.Fatalf("got %v (%d prompts)\nwant %s", err, f.prompts, tc.want)

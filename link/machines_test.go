@@ -51,7 +51,7 @@ func TestOtherMachineNeverAPeer(t *testing.T) {
 // peer, whatever its workspace id says.
 func TestForeignPaneIDNeverAPeer(t *testing.T) {
 	f := &foreignList{newFake("claude", "idle")}
-	l := &link.Link{Herdr: f, PaneID: "w1:p1"}
+	l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1"})
 	if _, err := l.Send(context.Background(), link.SendRequest{To: "remote", Message: "hi"}); code(err) != link.PeerNotFound {
 		t.Fatalf("send to a foreign entry: %v", err)
 	}

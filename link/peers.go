@@ -27,7 +27,7 @@ func (l *Link) Peers(ctx context.Context) (PeersResult, error) {
 		if a := &s.agents[i]; s.isPeer(a) {
 			p := Peer{Name: a.Name, State: State(a.Status)}
 			if held != nil || awaiting != nil {
-				h := l.Outbox.KeyHash(lockKey(*a))
+				h := l.cfg.Outbox.KeyHash(lockKey(*a))
 				p.Held, p.AwaitingReply = held[h], awaiting[h]
 			}
 			out.Peers = append(out.Peers, p)
@@ -53,7 +53,7 @@ func (l *Link) Close(ctx context.Context, agent string) (CloseResult, error) {
 	if !ok {
 		return CloseResult{}, newErr(PeerNotFound, detailPeer, nil)
 	}
-	if err := l.Herdr.ClosePane(ctx, target.PaneID); err != nil {
+	if err := l.cfg.Herdr.ClosePane(ctx, target.PaneID); err != nil {
 		return CloseResult{}, l.herdrError(opClose, "pane.close", err, "pane_id", target.PaneID)
 	}
 	l.log().Info("closed", "agent", agent, "pane_id", target.PaneID)

@@ -74,7 +74,9 @@ func TestNoIDsInModelFacingText(t *testing.T) {
 			}
 			sendAndWait(t, l, targets, add)
 			dir := t.TempDir()
-			l.Dir, l.Home, l.StartTimeout, l.StartPoll = dir, dir, 200*time.Millisecond, time.Millisecond
+			l = relink(t, l, func(c *link.Config) {
+				c.Dir, c.Home, c.StartTimeout, c.StartPoll = dir, dir, 200*time.Millisecond, time.Millisecond
+			})
 			for i, beside := range targets {
 				for _, place := range []string{"", "tab"} {
 					req := link.StartRequest{Name: "new" + strconv.Itoa(i), Kind: "claude", Beside: beside, Placement: place}
@@ -116,37 +118,41 @@ func TestHeldPathErrors(t *testing.T) {
 	)
 	tests := []struct {
 		name    string
-		prepare func(t *testing.T, l *link.Link)
+		prepare func(t *testing.T, l *link.Link) *link.Link
 		before  []link.SendRequest // held first
 		send    link.SendRequest
 		want    string
 	}{
-		{name: "target full", prepare: func(_ *testing.T, l *link.Link) { l.Outbox.MaxPerTarget = 2 },
+		{name: "target full", prepare: func(_ *testing.T, l *link.Link) *link.Link { l.Config().Outbox.MaxPerTarget = 2; return l },
 			before: []link.SendRequest{{To: "busy", Message: "one"}, {To: "busy", Message: "two"}},
 			send:   link.SendRequest{To: "busy", Message: "three"}, want: fullTarget},
-		{name: "target full, from another sender too", prepare: func(_ *testing.T, l *link.Link) { l.Outbox.MaxPerTarget = 1 },
+		{name: "target full, from another sender too", prepare: func(_ *testing.T, l *link.Link) *link.Link { l.Config().Outbox.MaxPerTarget = 1; return l },
 			before: []link.SendRequest{{To: "coder", Message: "one"}},
 			send:   link.SendRequest{To: "coder", Message: "two"}, want: fullTarget},
-		{name: "store full", prepare: func(_ *testing.T, l *link.Link) { l.Outbox.MaxMessages = 2 },
+		{name: "store full", prepare: func(_ *testing.T, l *link.Link) *link.Link { l.Config().Outbox.MaxMessages = 2; return l },
 			before: []link.SendRequest{{To: "busy", Message: "one"}, {To: "stuck", Message: "two"}},
 			send:   link.SendRequest{To: "coder", Message: "three"}, want: full},
-		{name: "bytes full", prepare: func(_ *testing.T, l *link.Link) { l.Outbox.MaxBytes = 2048 },
+		{name: "bytes full", prepare: func(_ *testing.T, l *link.Link) *link.Link { l.Config().Outbox.MaxBytes = 2048; return l },
 			before: []link.SendRequest{{To: "busy", Message: strings.Repeat("a", 1000)}},
 			send:   link.SendRequest{To: "coder", Message: strings.Repeat("b", 1200)}, want: full},
-		{name: "no outbox", prepare: func(_ *testing.T, l *link.Link) { l.Outbox = nil },
+		{name: "no outbox", prepare: func(t *testing.T, l *link.Link) *link.Link {
+			return relink(t, l, func(c *link.Config) { c.Outbox = nil })
+		},
 			send: link.SendRequest{To: "busy", Message: "wait for me"}, want: noOutbox},
-		{name: "outbox gone", prepare: func(t *testing.T, l *link.Link) {
-			if err := os.RemoveAll(l.Outbox.Dir); err != nil {
+		{name: "outbox gone", prepare: func(t *testing.T, l *link.Link) *link.Link {
+			if err := os.RemoveAll(l.Config().Outbox.Dir); err != nil {
 				t.Fatal(err)
 			}
+			return l
 		}, send: link.SendRequest{To: "busy", Message: "wait for me"}, want: noOutbox},
-		{name: "outbox replaced by a file", prepare: func(t *testing.T, l *link.Link) {
-			if err := os.RemoveAll(l.Outbox.Dir); err != nil {
+		{name: "outbox replaced by a file", prepare: func(t *testing.T, l *link.Link) *link.Link {
+			if err := os.RemoveAll(l.Config().Outbox.Dir); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(l.Outbox.Dir, []byte("w1:p3 term_x"), 0o600); err != nil {
+			if err := os.WriteFile(l.Config().Outbox.Dir, []byte("w1:p3 term_x"), 0o600); err != nil {
 				t.Fatal(err)
 			}
+			return l
 		}, send: link.SendRequest{To: "stuck", Message: "wait for me"}, want: noOutbox},
 	}
 	for _, tt := range tests {
@@ -162,7 +168,7 @@ func TestHeldPathErrors(t *testing.T) {
 					t.Fatalf("before: %+v", r)
 				}
 			}
-			tt.prepare(t, brain)
+			brain = tt.prepare(t, brain)
 			_, err := brain.Send(context.Background(), tt.send)
 			if err == nil || err.Error() != tt.want || code(err) != link.SendFailed {
 				t.Fatalf("Send = %v\nwant %s", err, tt.want)
@@ -200,14 +206,16 @@ func TestNoIDsInHeldPaths(t *testing.T) {
 	}
 	outboxes := []struct {
 		name string
-		set  func(t *testing.T, l *link.Link)
+		set  func(t *testing.T, l *link.Link) *link.Link
 	}{
-		{"default", func(*testing.T, *link.Link) {}},
-		{"one per target", func(_ *testing.T, l *link.Link) { l.Outbox.MaxPerTarget = 1 }},
-		{"two in all", func(_ *testing.T, l *link.Link) { l.Outbox.MaxMessages = 2 }},
-		{"small", func(_ *testing.T, l *link.Link) { l.Outbox.MaxBytes = 1500 }},
-		{"none", func(_ *testing.T, l *link.Link) { l.Outbox = nil }},
-		{"gone", func(t *testing.T, l *link.Link) { _ = os.RemoveAll(l.Outbox.Dir) }},
+		{"default", func(_ *testing.T, l *link.Link) *link.Link { return l }},
+		{"one per target", func(_ *testing.T, l *link.Link) *link.Link { l.Config().Outbox.MaxPerTarget = 1; return l }},
+		{"two in all", func(_ *testing.T, l *link.Link) *link.Link { l.Config().Outbox.MaxMessages = 2; return l }},
+		{"small", func(_ *testing.T, l *link.Link) *link.Link { l.Config().Outbox.MaxBytes = 1500; return l }},
+		{"none", func(t *testing.T, l *link.Link) *link.Link {
+			return relink(t, l, func(c *link.Config) { c.Outbox = nil })
+		}},
+		{"gone", func(t *testing.T, l *link.Link) *link.Link { _ = os.RemoveAll(l.Config().Outbox.Dir); return l }},
 	}
 	// An idle target (each send to one is a whole delivery) from brain only.
 	targets := []string{"busy", "coder", "stuck", "nobody", "w1:p3", "term_1", ""}
@@ -236,7 +244,7 @@ func TestNoIDsInHeldPaths(t *testing.T) {
 				texts = append(texts, regexp.MustCompile(`"id":"hl_[a-z0-9_]+"`).ReplaceAllString(string(b), ""))
 			}
 			brain, writer := e.link(t, "w1:p1"), e.link(t, "w1:p2")
-			ob.set(t, brain)
+			brain = ob.set(t, brain)
 			for _, l := range []*link.Link{brain, writer, brain} {
 				for _, to := range targets {
 					add(l.Send(ctx, link.SendRequest{To: to, Message: "hello " + to + strings.Repeat(".", 600)}))
@@ -247,12 +255,12 @@ func TestNoIDsInHeldPaths(t *testing.T) {
 				add(brain.Send(ctx, link.SendRequest{To: to, Message: "hello " + to}))
 			}
 			// A target whose lock another delivery holds: held for that.
-			if a, err := writer.Herdr.GetAgent(ctx, "w1:p6"); err == nil {
+			if a, err := writer.Config().Herdr.GetAgent(ctx, "w1:p6"); err == nil {
 				key := a.TerminalID
 				if key == "" {
 					key = "pane:" + a.PaneID
 				}
-				lease, err := writer.Locker.Lock(ctx, key, time.Second)
+				lease, err := writer.Config().Locker.Lock(ctx, key, time.Second)
 				if err == nil {
 					add(writer.Send(ctx, link.SendRequest{To: "quick", Message: "after the lock"}))
 					lease.Unlock()
@@ -282,7 +290,7 @@ func sendAndWait(t *testing.T, l *link.Link, targets []string, add func(any, err
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.Outbox = st
+	l = relink(t, l, func(c *link.Config) { c.Outbox = st })
 	add(l.Peers(ctx))
 	var sent []string
 	for _, to := range targets {

@@ -66,7 +66,7 @@ func TestSendIntoRawTUI(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				f := newFake(tt.kind, "idle")
 				f.script = after(300*time.Millisecond, "working")
-				l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: newLocker()}
+				l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: newLocker()})
 				res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "please\nreview", When: link.WhenNow})
 				if err != nil {
 					t.Fatal(err)

@@ -19,20 +19,20 @@ type snapshot struct {
 // pane.get resolves the id to the pane's current record.
 func (l *Link) resolve(ctx context.Context) (snapshot, error) {
 	var s snapshot
-	agents, err := l.Herdr.ListAgents(ctx)
+	agents, err := l.cfg.Herdr.ListAgents(ctx)
 	if err != nil {
 		return s, l.fail(opLookup, "agent.list", err)
 	}
-	s.agents, s.pane = agents, l.PaneID
+	s.agents, s.pane = agents, l.cfg.PaneID
 	for i := range agents {
-		if agents[i].PaneID == l.PaneID {
+		if agents[i].PaneID == l.cfg.PaneID {
 			s.self, s.ws = &agents[i], agents[i].WorkspaceID
 			return s, nil
 		}
 	}
-	pane, err := l.Herdr.GetPane(ctx, l.PaneID)
+	pane, err := l.cfg.Herdr.GetPane(ctx, l.cfg.PaneID)
 	if err != nil {
-		return s, l.herdrError(opSelfPane, "pane.get", err, "pane_id", l.PaneID)
+		return s, l.herdrError(opSelfPane, "pane.get", err, "pane_id", l.cfg.PaneID)
 	}
 	s.ws, s.pane = pane.WorkspaceID, pane.PaneID
 	for i := range agents {
@@ -41,8 +41,8 @@ func (l *Link) resolve(ctx context.Context) (snapshot, error) {
 			break
 		}
 	}
-	if pane.PaneID != l.PaneID {
-		l.log().Debug("caller's pane moved", "pane_id", l.PaneID, "current_pane_id", pane.PaneID, "workspace_id", pane.WorkspaceID)
+	if pane.PaneID != l.cfg.PaneID {
+		l.log().Debug("caller's pane moved", "pane_id", l.cfg.PaneID, "current_pane_id", pane.PaneID, "workspace_id", pane.WorkspaceID)
 	}
 	return s, nil
 }

@@ -35,7 +35,7 @@ func newScaleSession(tb testing.TB, agents, workspaces int) scaleSession {
 	// can take longer).
 	c := srv.Client()
 	c.Timeout = 2 * time.Minute
-	l := &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: self.PaneID}
+	l := mustLink(tb, link.Config{Herdr: link.SocketHerdr{Client: c}, PaneID: self.PaneID})
 	raw, err := c.RoundTrip(context.Background(), listRequest)
 	if err != nil {
 		tb.Fatal(err)

@@ -44,8 +44,8 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 		return SendResult{}, newErr(PeerNotFound, detailPeer, nil)
 	}
 	now := time.Now
-	if l.Now != nil {
-		now = l.Now
+	if l.cfg.Now != nil {
+		now = l.cfg.Now
 	}
 	env := Envelope{Protocol: Protocol, ID: NewMessageID(now()), From: self, To: req.To, ReplyTo: req.ReplyTo, Message: req.Message}
 	text, err := Wrap(env)
@@ -65,14 +65,14 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	rec, rerr := recorded()
 	if err != nil {
 		if rec != nil {
-			_ = l.Outbox.ForgetRequest(*rec)
+			_ = l.cfg.Outbox.ForgetRequest(*rec)
 		}
 		return SendResult{}, err
 	}
 	if rerr == nil {
 		rerr = l.checkPinned(hctx, target)
 		if rerr != nil && rec != nil {
-			_ = l.Outbox.ForgetRequest(*rec)
+			_ = l.cfg.Outbox.ForgetRequest(*rec)
 		}
 	}
 	if rerr != nil {

@@ -167,7 +167,7 @@ func TestTargetChangesBeforeDelivery(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := setup(t)
 			l := e.link("w1:p1")
-			l.Herdr = hooked{Herdr: l.Herdr, before: func() { tt.change(e.w) }}
+			l = relink(t, l, func(c *link.Config) { c.Herdr = hooked{Herdr: l.Config().Herdr, before: func() { tt.change(e.w) }} })
 			res, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "hi"})
 			if code(err) != tt.want {
 				t.Fatalf("send: %v, want %s", err, tt.want)
@@ -192,7 +192,9 @@ func TestTargetChangesBeforeDelivery(t *testing.T) {
 	t.Run("close target vanished", func(t *testing.T) {
 		e := setup(t)
 		l := e.link("w1:p1")
-		l.Herdr = hooked{Herdr: l.Herdr, before: func() { _ = e.w.Close("w1:p2") }}
+		l = relink(t, l, func(c *link.Config) {
+			c.Herdr = hooked{Herdr: l.Config().Herdr, before: func() { _ = e.w.Close("w1:p2") }}
+		})
 		if _, err := l.Close(ctx, "reviewer"); code(err) != link.PeerNotFound {
 			t.Fatalf("close: %v", err)
 		}

@@ -22,7 +22,7 @@ func (l *Link) typeLocked(ctx, hctx context.Context, target Agent, env Envelope,
 			// a request typed by a process that did not record it yet.
 			e := rec.Entry()
 			l.background(func() {
-				if err := l.Outbox.MarkTyped(e, at, seq); err != nil {
+				if err := l.cfg.Outbox.MarkTyped(e, at, seq); err != nil {
 					l.log().Warn("request: typing not recorded", "id", e.ID, "err", err)
 				}
 			})
@@ -31,5 +31,5 @@ func (l *Link) typeLocked(ctx, hctx context.Context, target Agent, env Envelope,
 			l.markRepliedID(env.ReplyTo, env.From, env.To)
 		}
 	}
-	return l.typeWatched(ctx, hctx, target, text, lease, l.Delivery == DeliveryConfirm, typed)
+	return l.typeWatched(ctx, hctx, target, text, lease, l.cfg.Delivery == DeliveryConfirm, typed)
 }

@@ -14,8 +14,8 @@ import (
 const DefaultSettleGap = 100 * time.Millisecond
 
 func (l *Link) settleGap() time.Duration {
-	if l.SettleGap != 0 {
-		return max(l.SettleGap, 0)
+	if l.cfg.SettleGap != 0 {
+		return max(l.cfg.SettleGap, 0)
 	}
 	return DefaultSettleGap
 }
@@ -35,7 +35,7 @@ func (l *Link) settled(ctx context.Context, first Agent) (Agent, bool) {
 		return first, false
 	case <-t.C:
 	}
-	a, err := l.Herdr.GetAgent(ctx, first.PaneID)
+	a, err := l.cfg.Herdr.GetAgent(ctx, first.PaneID)
 	if err != nil {
 		return first, false
 	}

@@ -89,7 +89,7 @@ func (l *Link) Start(ctx context.Context, req StartRequest) (StartResult, error)
 	if err != nil {
 		return StartResult{}, err
 	}
-	st, ok := l.Herdr.(Starter)
+	st, ok := l.cfg.Herdr.(Starter)
 	if !ok {
 		return StartResult{}, newErr(NotInHerdr, detailNoMethod, nil)
 	}
@@ -191,8 +191,8 @@ func herdrStartTimeout(budget time.Duration) time.Duration {
 }
 
 func (l *Link) startTimeout() time.Duration {
-	if l.StartTimeout > 0 {
-		return min(l.StartTimeout, 300*time.Second)
+	if l.cfg.StartTimeout > 0 {
+		return min(l.cfg.StartTimeout, 300*time.Second)
 	}
 	return DefaultStartTimeout
 }
@@ -306,7 +306,7 @@ func (l *Link) findLost(ctx context.Context, st Starter, plan startPlan, anchor,
 func (l *Link) rollback(ctx context.Context, p Pane) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.callTimeout())
 	defer cancel()
-	if err := l.Herdr.ClosePane(rctx, p.PaneID); err != nil {
+	if err := l.cfg.Herdr.ClosePane(rctx, p.PaneID); err != nil {
 		l.log().Error("rollback: the started agent's pane could not be closed", "pane_id", p.PaneID, "err", err)
 		return
 	}
@@ -351,13 +351,13 @@ func (l *Link) startError(op string, err error) error {
 // pending launch, is not yet; idle or done with interactive_ready is
 // ready; blocked, an exit, another occupant or a lost name fail.
 func (l *Link) awaitStarted(ctx context.Context, started Agent) (Agent, error) {
-	poll := l.StartPoll
+	poll := l.cfg.StartPoll
 	if poll <= 0 {
 		poll = 100 * time.Millisecond
 	}
 	for {
 		cctx, cancel := l.bound(ctx)
-		a, err := l.Herdr.GetAgent(cctx, started.PaneID)
+		a, err := l.cfg.Herdr.GetAgent(cctx, started.PaneID)
 		cancel()
 		if dl, ok := ctx.Deadline(); ctx.Err() != nil || err != nil && ok && !time.Now().Before(dl) {
 			<-ctx.Done()

@@ -25,13 +25,13 @@ func (e env) startLink(t *testing.T, pane string) *link.Link {
 	// production default, not e.link's short one, so load cannot fail it.
 	c := e.srv.Client()
 	c.Timeout = link.DefaultCallTimeout
-	l.Herdr, l.CallTimeout = link.SocketHerdr{Client: c}, c.Timeout
-	l.Home = t.TempDir()
-	l.Dir = filepath.Join(l.Home, "repo")
-	if err := os.MkdirAll(filepath.Join(l.Dir, "sub"), 0o755); err != nil {
+	l = relink(t, l, func(cf *link.Config) { cf.Herdr, cf.CallTimeout = link.SocketHerdr{Client: c}, c.Timeout })
+	l = relink(t, l, func(c *link.Config) { c.Home = t.TempDir() })
+	l = relink(t, l, func(c *link.Config) { c.Dir = filepath.Join(l.Config().Home, "repo") })
+	if err := os.MkdirAll(filepath.Join(l.Config().Dir, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	l.StartTimeout, l.StartPoll = 2*time.Second, 5*time.Millisecond
+	l = relink(t, l, func(c *link.Config) { c.StartTimeout, c.StartPoll = 2*time.Second, 5*time.Millisecond })
 	return l
 }
 
@@ -192,7 +192,7 @@ func TestStartCwd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want, _ := filepath.EvalSymlinks(filepath.Join(l.Dir, "sub")); p.CWD == nil || *p.CWD != want {
+	if want, _ := filepath.EvalSymlinks(filepath.Join(l.Config().Dir, "sub")); p.CWD == nil || *p.CWD != want {
 		t.Errorf("cwd %v, want %s", p.CWD, want)
 	}
 }
@@ -246,9 +246,11 @@ func TestStartRollback(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := setup(t)
 			l := e.startLink(t, "w1:p1")
-			l.StartTimeout = 300 * time.Millisecond
+			l = relink(t, l, func(c *link.Config) { c.StartTimeout = 300 * time.Millisecond })
 			if tt.start != nil {
-				l.Herdr = startFault{SocketHerdr: l.Herdr.(link.SocketHerdr), srv: e.srv, fault: *tt.start}
+				l = relink(t, l, func(c *link.Config) {
+					c.Herdr = startFault{SocketHerdr: l.Config().Herdr.(link.SocketHerdr), srv: e.srv, fault: *tt.start}
+				})
 			}
 			if tt.world != nil {
 				tt.world(e.w)

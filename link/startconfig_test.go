@@ -50,8 +50,8 @@ func TestStartConfigured(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := setup(t)
 			l := e.startLink(t, "w1:p1")
-			writeConfig(t, filepath.Dir(l.Dir), tt.config) // the home, one above
-			l.Dir = filepath.Join(l.Dir, "sub")
+			writeConfig(t, filepath.Dir(l.Config().Dir), tt.config) // the home, one above
+			l = relink(t, l, func(c *link.Config) { c.Dir = filepath.Join(l.Config().Dir, "sub") })
 			for i := range max(1, len(tt.argv)) {
 				before := e.w.PaneIDs()
 				_, err := l.Start(context.Background(), link.StartRequest{Name: "t" + string(rune('a'+i)), Agent: tt.agent})
@@ -74,7 +74,7 @@ func TestStartConfigured(t *testing.T) {
 func TestStartConfigStopsAtHome(t *testing.T) {
 	e := setup(t)
 	l := e.startLink(t, "w1:p1")
-	writeConfig(t, filepath.Dir(l.Home), `{"agents":{"rev":{"kind":"codex"}}}`)
+	writeConfig(t, filepath.Dir(l.Config().Home), `{"agents":{"rev":{"kind":"codex"}}}`)
 	_, err := l.Start(context.Background(), link.StartRequest{Name: "tester", Agent: "rev"})
 	if code(err) != link.StartConfigNotFound {
 		t.Fatalf("got %v", err)
@@ -86,7 +86,7 @@ func FuzzStartRequest(f *testing.F) {
 	f.Add("Tester", "", "rev", "\x00", "tab", "reviewer", "/", " ")
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, name, kind, agent, arg, place, beside, cwd, msg string) {
-		l := &link.Link{Herdr: noStarter{}, Dir: dir, Home: dir}
+		l := mustLink(t, link.Config{Herdr: noStarter{}, Dir: dir, Home: dir})
 		_, err := l.Start(context.Background(), link.StartRequest{Name: name, Kind: kind, Agent: agent, Args: []string{arg}, Placement: place, Beside: beside, Cwd: cwd, Message: msg})
 		if err == nil {
 			t.Fatal("started without a Herdr")
@@ -106,7 +106,7 @@ func FuzzAgentConfig(f *testing.F) {
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, cfg, key string) {
 		writeConfig(t, dir, cfg)
-		l := &link.Link{Herdr: noStarter{}, Dir: dir, Home: dir}
+		l := mustLink(t, link.Config{Herdr: noStarter{}, Dir: dir, Home: dir})
 		_, err := l.Start(context.Background(), link.StartRequest{Name: "tester", Agent: key})
 		if err == nil {
 			t.Fatal("started without a Herdr")

@@ -59,7 +59,7 @@ func (l *Link) planStart(req StartRequest) (startPlan, error) {
 // dirs returns the caller's working directory and the user's home, both
 // with symbolic links resolved ("" for a home that cannot be found).
 func (l *Link) dirs() (string, string, error) {
-	dir := l.Dir
+	dir := l.cfg.Dir
 	if dir == "" {
 		var err error
 		if dir, err = os.Getwd(); err != nil {
@@ -70,7 +70,7 @@ func (l *Link) dirs() (string, string, error) {
 	if err != nil {
 		return "", "", err
 	}
-	home := l.Home
+	home := l.cfg.Home
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}

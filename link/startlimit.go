@@ -19,7 +19,7 @@ type startRate struct {
 }
 
 func (l *Link) startLimit() (int, time.Duration) {
-	n, w := l.StartLimit, l.StartWindow
+	n, w := l.cfg.StartLimit, l.cfg.StartWindow
 	if n <= 0 {
 		n = DefaultStartLimit
 	}

@@ -20,7 +20,7 @@ func TestStartRateBound(t *testing.T) { synctest.Test(t, testStartRateBound) }
 func testStartRateBound(t *testing.T) {
 	e := setup(t)
 	l := e.startLink(t, "w1:p1")
-	l.StartLimit, l.StartWindow = 3, 10*time.Second
+	l = relink(t, l, func(c *link.Config) { c.StartLimit, c.StartWindow = 3, 10*time.Second })
 	start := func(name string) error {
 		_, err := l.Start(t.Context(), link.StartRequest{Name: name, Kind: "claude"})
 		return err

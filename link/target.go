@@ -30,7 +30,7 @@ func (l *Link) typeWatched(ctx, hctx context.Context, target Agent, text string,
 	ev := l.openWatch(hctx, target, watch)
 	defer ev.close()
 	sent := time.Now()
-	got, err := l.Herdr.Prompt(hctx, target.PaneID, text)
+	got, err := l.cfg.Herdr.Prompt(hctx, target.PaneID, text)
 	accepted := time.Now()
 	lease.Extend(l.leaseAfterPrompt(len(text)))
 	if err != nil {
@@ -106,7 +106,7 @@ func (l *Link) release(_ string, accepted time.Time, hold time.Duration, unlock 
 // agent session. An agent that exited leaves its name bound for a while
 // (Herdr #4764), so the name alone may already be the next occupant's.
 func (l *Link) checkPinned(ctx context.Context, target Agent) error {
-	a, err := l.Herdr.GetAgent(ctx, target.PaneID)
+	a, err := l.cfg.Herdr.GetAgent(ctx, target.PaneID)
 	if err != nil {
 		return l.probeError(err)
 	}
@@ -164,8 +164,8 @@ func sameSession(pinned string, got Agent) bool {
 }
 
 func (l *Link) holdFor() time.Duration {
-	if l.HoldFor > 0 {
-		return l.HoldFor
+	if l.cfg.HoldFor > 0 {
+		return l.cfg.HoldFor
 	}
 	return DefaultHoldFor
 }
@@ -194,7 +194,7 @@ func refusedBusy(err error) bool {
 // draft in its composer. The caller holds the target's lock; target is
 // updated to what Herdr shows now.
 func (l *Link) blocker(ctx context.Context, target *Agent) (string, error) {
-	if l.Outbox != nil {
+	if l.cfg.Outbox != nil {
 		n, err := l.queuedFor(lockKey(*target))
 		if err != nil {
 			return "", l.outboxError(err)
@@ -203,7 +203,7 @@ func (l *Link) blocker(ctx context.Context, target *Agent) (string, error) {
 			return "messages held before", nil
 		}
 	}
-	a, err := l.Herdr.GetAgent(ctx, target.PaneID)
+	a, err := l.cfg.Herdr.GetAgent(ctx, target.PaneID)
 	if err != nil {
 		return "", l.probeError(err)
 	}
@@ -226,19 +226,19 @@ func (l *Link) blocker(ctx context.Context, target *Agent) (string, error) {
 // queuedFor counts the messages held (or being typed) for the target of
 // lock key key, by any sender.
 func (l *Link) queuedFor(key string) (int, error) {
-	ents, err := l.Outbox.ListForTarget(l.Outbox.KeyHash(key))
+	ents, err := l.cfg.Outbox.ListForTarget(l.cfg.Outbox.KeyHash(key))
 	return len(ents), err
 }
 
 // tryLock takes the target's delivery lock if it is free within
 // tryLockWait; ok is false when another delivery holds it.
 func (l *Link) tryLock(ctx context.Context, target Agent) (Lease, bool, error) {
-	if l.Locker == nil {
+	if l.cfg.Locker == nil {
 		return noLease{}, true, nil
 	}
 	lctx, cancel := context.WithTimeout(ctx, tryLockWait)
 	defer cancel()
-	lease, err := l.Locker.Lock(lctx, lockKey(target), untilDeadline(ctx))
+	lease, err := l.cfg.Locker.Lock(lctx, lockKey(target), untilDeadline(ctx))
 	switch {
 	case err == nil:
 		return lease, true, nil
@@ -278,8 +278,8 @@ func (l *Link) outboxError(err error) error {
 }
 
 func (l *Link) now() time.Time {
-	if l.Now != nil {
-		return l.Now()
+	if l.cfg.Now != nil {
+		return l.cfg.Now()
 	}
 	return time.Now()
 }

@@ -20,7 +20,7 @@ func TestHerdrLacksMethod(t *testing.T) {
 			e.srv.SetMissing(missing)
 			var logs bytes.Buffer
 			l := e.link("w1:p1")
-			l.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+			l = relink(t, l, func(c *link.Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 			var err error
 			switch missing {
 			case schema.MethodAgentPrompt:

@@ -43,7 +43,7 @@ func (l *Link) WaitReply(ctx context.Context, id string, timeout time.Duration, 
 		timeout = DefaultWaitTimeout
 	}
 	timeout = min(timeout, MaxWaitTimeout)
-	if l.Outbox == nil {
+	if l.cfg.Outbox == nil {
 		return WaitResult{}, newErr(InvalidArgument, detailNoRequest, nil)
 	}
 	hctx, cancel := l.bound(ctx)
@@ -52,8 +52,8 @@ func (l *Link) WaitReply(ctx context.Context, id string, timeout time.Duration, 
 	if err != nil {
 		return WaitResult{}, err
 	}
-	e, err := l.Outbox.FindRequest(id)
-	if err != nil || e.Sender != l.Outbox.KeyHash(lockKey(*s.self)) {
+	e, err := l.cfg.Outbox.FindRequest(id)
+	if err != nil || e.Sender != l.cfg.Outbox.KeyHash(lockKey(*s.self)) {
 		return WaitResult{}, newErr(InvalidArgument, detailNoRequest, err)
 	}
 	start := time.Now()
@@ -62,13 +62,13 @@ func (l *Link) WaitReply(ctx context.Context, id string, timeout time.Duration, 
 	tick := time.NewTicker(waitPoll)
 	defer tick.Stop()
 	every := progressEvery
-	if l.ProgressEvery > 0 {
-		every = l.ProgressEvery
+	if l.cfg.ProgressEvery > 0 {
+		every = l.cfg.ProgressEvery
 	}
 	nextProgress := start.Add(every)
 	peer := ""
 	for {
-		r, err := l.Outbox.Request(e)
+		r, err := l.cfg.Outbox.Request(e)
 		switch {
 		case errors.Is(err, outbox.ErrNotFound):
 			return WaitResult{}, newErr(InvalidArgument, detailNoRequest, err)

@@ -37,7 +37,7 @@ func (l *Link) openWatch(hctx context.Context, target Agent, confirm bool) *even
 	if !confirm || State(target.Status) == "working" && WorkingBehaviour(target.Kind) != "" {
 		return nil
 	}
-	pw, ok := l.Herdr.(PaneWatcher)
+	pw, ok := l.cfg.Herdr.(PaneWatcher)
 	if !ok {
 		return nil
 	}

@@ -70,10 +70,10 @@ func TestEventWatch(t *testing.T) {
 				f := newFake(tt.kind, tt.status)
 				f.events = tt.events
 				f.script = tt.script
-				l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: newLocker(),
-					ConfirmBudget: func(int) time.Duration { return link.ConfirmBudget(600) }}
+				l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: newLocker(),
+					ConfirmBudget: func(int) time.Duration { return link.ConfirmBudget(600) }})
 				if tt.after {
-					l.Capabilities = &link.Capabilities{PromptAfterEnter: true}
+					l = relink(t, l, func(c *link.Config) { c.Capabilities = &link.Capabilities{PromptAfterEnter: true} })
 				}
 				start := time.Now()
 				res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "please review", When: link.WhenNow})
@@ -112,7 +112,7 @@ func TestEventWatchRefused(t *testing.T) {
 		f := newFake("claude", "idle")
 		f.watchErr = errors.New("invalid request: unknown variant `events.subscribe`")
 		f.script = at(ms(340), "working")
-		l := &link.Link{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: newLocker()}
+		l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: newLocker()})
 		start := time.Now()
 		res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"})
 		if err != nil || res.Delivery != link.DeliverySubmitted || time.Since(start) != ms(362) {
@@ -122,7 +122,7 @@ func TestEventWatchRefused(t *testing.T) {
 		// Fast mode subscribes to nothing.
 		f2 := newFake("claude", "idle")
 		f2.events = true
-		l2 := &link.Link{Herdr: f2, PaneID: "w1:p1", Locker: newLocker()}
+		l2 := mustLink(t, link.Config{Herdr: f2, PaneID: "w1:p1", Locker: newLocker()})
 		if _, err := l2.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"}); err != nil || f2.watches != 0 {
 			t.Fatalf("fast mode: %v, %d subscriptions", err, f2.watches)
 		}

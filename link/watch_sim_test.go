@@ -78,7 +78,7 @@ func TestEventWatchSimulator(t *testing.T) {
 					h = noEvents{h}
 				}
 				self, _ := s.World.Agent("bench-self")
-				l := &link.Link{Herdr: h, PaneID: self.PaneID, Delivery: link.DeliveryConfirm, Locker: newLocker(), SubmitHold: 20 * time.Millisecond}
+				l := mustLink(t, link.Config{Herdr: h, PaneID: self.PaneID, Delivery: link.DeliveryConfirm, Locker: newLocker(), SubmitHold: 20 * time.Millisecond})
 				ctx := context.Background()
 				if _, err := l.Peers(ctx); err != nil {
 					t.Fatal(err)
@@ -132,8 +132,8 @@ func TestEventWatchRenewedAfterEventsLost(t *testing.T) {
 		defer s.Close()
 		self, _ := s.World.Agent("bench-self")
 		peer, _ := s.World.Agent("bench-peer")
-		l := &link.Link{Herdr: link.SocketHerdr{Client: s.Client()}, PaneID: self.PaneID, Delivery: link.DeliveryConfirm,
-			Locker: newLocker(), SubmitHold: 20 * time.Millisecond}
+		l := mustLink(t, link.Config{Herdr: link.SocketHerdr{Client: s.Client()}, PaneID: self.PaneID, Delivery: link.DeliveryConfirm,
+			Locker: newLocker(), SubmitHold: 20 * time.Millisecond})
 		ctx := t.Context()
 		if _, err := l.Peers(ctx); err != nil {
 			t.Fatal(err)

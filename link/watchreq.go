@@ -56,7 +56,7 @@ func (l *Link) followRequests(ctx context.Context, t *courierTarget, obs *observ
 			if t.heldIDs[id] {
 				continue // its message waits in the outbox
 			}
-			r, err := l.Outbox.Request(w.e)
+			r, err := l.cfg.Outbox.Request(w.e)
 			switch {
 			case errors.Is(err, outbox.ErrNotFound):
 				delete(t.reqs, id)
@@ -160,17 +160,17 @@ func (l *Link) judgeRequest(w *watchedRequest, o observation, now time.Time) (ti
 // that died before it recorded so. It reports whether the request is
 // still pending.
 func (l *Link) followHeld(w *watchedRequest, r outbox.Request) bool {
-	e, err := l.Outbox.Find(r.ID)
+	e, err := l.cfg.Outbox.Find(r.ID)
 	switch {
 	case err == nil && e.Held():
 		return true
 	case err == nil && e.State == outbox.StateEnded:
-		m, err := l.Outbox.Read(e)
+		m, err := l.cfg.Outbox.Read(e)
 		if err != nil {
 			return true
 		}
 		if m.End == outbox.EndMaybeDelivered {
-			_ = l.Outbox.MarkTyped(w.e, l.now(), 0)
+			_ = l.cfg.Outbox.MarkTyped(w.e, l.now(), 0)
 			return true
 		}
 		l.endRequest(w.e, heldOutcome(m.End))
@@ -186,7 +186,7 @@ func (l *Link) followHeld(w *watchedRequest, r outbox.Request) bool {
 				l.endRequest(w.e, outbox.OutcomeCancelled)
 				return false
 			}
-			_ = l.Outbox.MarkTyped(w.e, l.now(), 0)
+			_ = l.cfg.Outbox.MarkTyped(w.e, l.now(), 0)
 		}
 	}
 	return true
@@ -196,7 +196,7 @@ func (l *Link) followHeld(w *watchedRequest, r outbox.Request) bool {
 // aside as damaged before anyone began typing it. It lists the store's
 // directory: it runs once per request, when its held message is missing.
 func (l *Link) heldDamaged(id string) bool {
-	ds, err := l.Outbox.Damaged()
+	ds, err := l.cfg.Outbox.Damaged()
 	if err != nil {
 		return false
 	}

@@ -33,13 +33,13 @@ func BenchmarkToolsCall(b *testing.B) {
 			inR, inW := io.Pipe()
 			outR, outW := io.Pipe()
 			// As the binary runs it: NewSocketHerdr sizes each agent list from the last.
-			l := &link.Link{Herdr: link.NewSocketHerdr(srv.Client()), PaneID: "w1:p1"}
+			l := mustLink(b, link.Config{Herdr: link.NewSocketHerdr(srv.Client()), PaneID: "w1:p1"})
 			if tc.outbox {
 				st, err := outbox.Open(b.TempDir(), "bench")
 				if err != nil {
 					b.Fatal(err)
 				}
-				l.Outbox = st
+				l = relink(b, l, func(c *link.Config) { c.Outbox = st })
 			}
 			opt := mcpserver.Options{Link: l}
 			go func() { _ = mcpserver.Serve(context.Background(), inR, outW, opt); outW.Close() }()

@@ -180,8 +180,8 @@ func startSession(t testing.TB, opt mcpserver.Options) *session {
 }
 
 // fakeLink is a Link on h for pane w1:p1.
-func fakeLink(h *fakeHerdr) *link.Link {
-	return &link.Link{Herdr: h, PaneID: "w1:p1", CallTimeout: 10 * time.Second}
+func fakeLink(t testing.TB, h *fakeHerdr) *link.Link {
+	return mustLink(t, link.Config{Herdr: h, PaneID: "w1:p1", CallTimeout: 10 * time.Second})
 }
 
 func (s *session) send(line string) {

@@ -84,7 +84,7 @@ func start(t testing.TB, o hopt) *harness {
 		if o.timeout > 0 {
 			c.Timeout = o.timeout
 		}
-		opt.Link = &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: pane, CallTimeout: c.Timeout, Outbox: testOutbox(t)}
+		opt.Link = mustLink(t, link.Config{Herdr: link.SocketHerdr{Client: c}, PaneID: pane, CallTimeout: c.Timeout, Outbox: testOutbox(t)})
 	}
 	if o.opts != nil {
 		o.opts(&opt)
@@ -306,4 +306,23 @@ func testOutbox(t testing.TB) *outbox.Store {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// mustLink makes the Link of cfg or fails the test.
+func mustLink(t testing.TB, cfg link.Config) *link.Link {
+	t.Helper()
+	l, err := link.New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return l
+}
+
+// relink makes a Link of l's Config changed by set, for a test that
+// configures a Link its helper made (before it is used).
+func relink(t testing.TB, l *link.Link, set func(*link.Config)) *link.Link {
+	t.Helper()
+	cfg := l.Config()
+	set(&cfg)
+	return mustLink(t, cfg)
 }

@@ -126,7 +126,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opt Options) error 
 // under way has finished.
 func startCourier(ctx context.Context, l *link.Link, log *slog.Logger) <-chan struct{} {
 	done := make(chan struct{})
-	if l == nil || l.Outbox == nil {
+	if l == nil || l.Config().Outbox == nil {
 		close(done)
 		return done
 	}

@@ -147,7 +147,7 @@ func (panicky) ListAgents(context.Context) ([]link.Agent, error) { panic("boom")
 
 func TestToolPanicIsContained(t *testing.T) {
 	h := start(t, hopt{opts: func(o *mcpserver.Options) {
-		o.Link = &link.Link{Herdr: panicky{}, PaneID: "w1:p1"}
+		o.Link = mustLink(t, link.Config{Herdr: panicky{}, PaneID: "w1:p1"})
 	}})
 	h.call(1, "initialize", `{"protocolVersion":"2025-06-18"}`)
 	out := h.call(2, "tools/call", `{"name":"herdr_link_peers"}`)

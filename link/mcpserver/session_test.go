@@ -64,7 +64,7 @@ func TestCancelReachesLiveReusedID(t *testing.T) {
 func TestEOFAnswersRequestsAlreadyRead(t *testing.T) {
 	srv := simtest.New(t, newWorld(t))
 	srv.SetFault(schema.MethodAgentList, sockettest.Fault{Latency: 50 * time.Millisecond})
-	opt := mcpserver.Options{Link: &link.Link{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1"}, ShutdownGrace: 10 * time.Second}
+	opt := mcpserver.Options{Link: mustLink(t, link.Config{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1"}), ShutdownGrace: 10 * time.Second}
 	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}` + "\n" +
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"herdr_link_send","arguments":{"to":"reviewer","message":"piped"}}}` + "\n")
 	outR, outW := io.Pipe()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/link/mcpserver"
 )
 
@@ -54,7 +55,7 @@ func TestFlatInputSchemas(t *testing.T) {
 func TestStartTool(t *testing.T) {
 	dir := t.TempDir()
 	h := start(t, hopt{opts: func(o *mcpserver.Options) {
-		o.Link.Dir, o.Link.Home, o.Link.StartPoll = dir, dir, time.Millisecond
+		o.Link = relink(t, o.Link, func(c *link.Config) { c.Dir, c.Home, c.StartPoll = dir, dir, time.Millisecond })
 	}})
 	h.call(1, "initialize", `{"protocolVersion":"2025-11-25"}`)
 	h.call(2, "tools/call", `{"name":"herdr_link"}`)

@@ -25,7 +25,7 @@ func TestSoak(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	c := srv.Client()
-	opt := mcpserver.Options{Link: &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: "w1:p1"}}
+	opt := mcpserver.Options{Link: mustLink(t, link.Config{Herdr: link.SocketHerdr{Client: c}, PaneID: "w1:p1"})}
 	go func() { _ = mcpserver.Serve(context.Background(), inR, outW, opt); outW.Close() }()
 	cl := mcpclient.New(outR, inW)
 	defer cl.Close()

@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/link/mcpserver"
 )
 
@@ -23,7 +24,7 @@ import (
 func TestPingNotBlockedAndConcurrency(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFakeHerdr()
-		s := startSession(t, mcpserver.Options{Link: fakeLink(f)})
+		s := startSession(t, mcpserver.Options{Link: fakeLink(t, f)})
 		s.activate()
 		f.set(func(f *fakeHerdr) { f.latency = 300 * time.Millisecond })
 		start := time.Now()
@@ -58,7 +59,7 @@ func TestPingNotBlockedAndConcurrency(t *testing.T) {
 func TestCancellation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFakeHerdr()
-		s := startSession(t, mcpserver.Options{Link: fakeLink(f)})
+		s := startSession(t, mcpserver.Options{Link: fakeLink(t, f)})
 		s.activate()
 		f.set(func(f *fakeHerdr) { f.hang = true })
 		s.send(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"herdr_link_peers"}}`)
@@ -90,7 +91,7 @@ func TestEOFEndsServingAndCancelsCalls(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFakeHerdr()
 		const grace = 500 * time.Millisecond
-		s := startSession(t, mcpserver.Options{Link: fakeLink(f), ShutdownGrace: grace})
+		s := startSession(t, mcpserver.Options{Link: fakeLink(t, f), ShutdownGrace: grace})
 		s.activate()
 		f.set(func(f *fakeHerdr) { f.hang = true })
 		s.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"herdr_link_peers"}}`)
@@ -111,8 +112,8 @@ func TestStartupNeverWaitsOnHerdr(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFakeHerdr()
 		f.hang = true
-		l := fakeLink(f)
-		l.PaneID = "w1:p3"
+		l := fakeLink(t, f)
+		l = relink(t, l, func(c *link.Config) { c.PaneID = "w1:p3" })
 		s := startSession(t, mcpserver.Options{Link: l, Bootstrap: true})
 		start := time.Now()
 		s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`)
@@ -131,8 +132,8 @@ func TestStartupNeverWaitsOnHerdr(t *testing.T) {
 func TestBootstrapOnStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFakeHerdr()
-		l := fakeLink(f)
-		l.PaneID = "w1:p3"
+		l := fakeLink(t, f)
+		l = relink(t, l, func(c *link.Config) { c.PaneID = "w1:p3" })
 		s := startSession(t, mcpserver.Options{Link: l, Bootstrap: true})
 		s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`)
 		s.until(`{"jsonrpc":"2.0","id":1,"result"`)
@@ -162,8 +163,8 @@ func TestBootstrapCutShortBySessionEndIsQuiet(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFakeHerdr()
 		f.hang = true
-		l := fakeLink(f)
-		l.PaneID = "w1:p3"
+		l := fakeLink(t, f)
+		l = relink(t, l, func(c *link.Config) { c.PaneID = "w1:p3" })
 		var logs strings.Builder
 		logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 		s := startSession(t, mcpserver.Options{Link: l, Bootstrap: true, Logger: logger})
@@ -227,7 +228,7 @@ func TestServeLeavesNoGoroutines(t *testing.T) {
 		t.Run(end, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				f := newFakeHerdr()
-				l := fakeLink(f)
+				l := fakeLink(t, f)
 				s := startSession(t, mcpserver.Options{Link: l, Bootstrap: true, ShutdownGrace: 100 * time.Millisecond})
 				s.activate()
 				s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)

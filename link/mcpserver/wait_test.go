@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/link/mcpserver"
 )
 
@@ -13,7 +14,9 @@ import (
 // when the call asks for it (with the token as sent), an id that is not a
 // request of the caller refused, and the gateway's wait action the same.
 func TestWaitTool(t *testing.T) {
-	h := start(t, hopt{opts: func(o *mcpserver.Options) { o.Link.ProgressEvery = 40 * time.Millisecond }})
+	h := start(t, hopt{opts: func(o *mcpserver.Options) {
+		o.Link = relink(t, o.Link, func(c *link.Config) { c.ProgressEvery = 40 * time.Millisecond })
+	}})
 	h.call(1, "initialize", `{"protocolVersion":"2025-06-18"}`)
 	out := h.call(2, "tools/call", `{"name":"herdr_link_send","arguments":{"to":"stuck","message":"when you can"}}`)
 	id := regexp.MustCompile(`hl_[a-z0-9]+_[a-z0-9]+`).FindString(out[len(out)-1])

@@ -30,7 +30,10 @@ func liveConsent(c benchConfig, t *target, stdin io.Reader, stderr io.Writer) er
 	if c.sim || sends == 0 {
 		return nil
 	}
-	l := &link.Link{Herdr: link.SocketHerdr{Client: &socket.Client{Path: t.path, Timeout: 10 * time.Second}}, PaneID: t.pane}
+	l, err := link.New(link.Config{Herdr: link.SocketHerdr{Client: &socket.Client{Path: t.path, Timeout: 10 * time.Second}}, PaneID: t.pane})
+	if err != nil {
+		return fmt.Errorf("live target: %w", err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	res, err := l.Peers(ctx)

@@ -27,8 +27,13 @@ func socketRoute(t *target) *route {
 	if t.srv != nil {
 		hold = benchSubmitHold
 	}
-	l := &link.Link{Herdr: link.NewSocketHerdr(c), PaneID: t.pane, Locker: lock, SubmitHold: hold}
-	lc := &link.Link{Herdr: link.NewSocketHerdr(c), PaneID: t.pane, Locker: lock, SubmitHold: hold, Delivery: link.DeliveryConfirm}
+	cfg := link.Config{Herdr: link.NewSocketHerdr(c), PaneID: t.pane, Locker: lock, SubmitHold: hold}
+	l, err := link.New(cfg)
+	cfg.Delivery = link.DeliveryConfirm
+	lc, cerr := link.New(cfg)
+	if err = errors.Join(err, cerr); err != nil {
+		return &route{name: "socket", run: func(context.Context, string) error { return err }}
+	}
 	next := t.rotation()
 	return &route{name: "socket", run: func(ctx context.Context, op string) error {
 		var err error

@@ -145,9 +145,13 @@ func runDeliver(c *deliverConfig, getenv func(string) string, stderr io.Writer) 
 	}
 	defer st.Release()
 	cl := &socket.Client{Path: res.Path, Timeout: deliverCallTimeout, Warn: func(m string) { log.Warn(m) }}
-	l := &link.Link{Herdr: link.NewSocketHerdr(cl), Logger: log, CallTimeout: deliverCallTimeout,
+	l, err := link.New(link.Config{Herdr: link.NewSocketHerdr(cl), Logger: log, CallTimeout: deliverCallTimeout,
 		Locker: link.FileLocks(pl), Outbox: st, CrashAt: e2eCrashAt(),
-		ConfirmBudget: func(n int) time.Duration { return min(link.ConfirmBudget(n), link.OnceBudget) }}
+		ConfirmBudget: func(n int) time.Duration { return min(link.ConfirmBudget(n), link.OnceBudget) }})
+	if err != nil {
+		fmt.Fprintln(stderr, "herdr-link deliver:", err)
+		return 2
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	// Probes and claims stop at this deadline (2.5 s for an event, 18 s

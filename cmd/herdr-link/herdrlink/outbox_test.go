@@ -317,9 +317,9 @@ func TestOutboxCancelledNeverTyped(t *testing.T) {
 	f.cfg.now = time.Now
 	c := srv.Client()
 	c.Timeout = 2 * time.Second
-	l := &link.Link{Herdr: link.SocketHerdr{Client: c}, PaneID: "w1:p1", CallTimeout: c.Timeout, Delivery: link.DeliveryConfirm,
+	l := mustLink(t, link.Config{Herdr: link.SocketHerdr{Client: c}, PaneID: "w1:p1", CallTimeout: c.Timeout, Delivery: link.DeliveryConfirm,
 		SubmitHold: 60 * time.Millisecond, ConfirmBudget: func(int) time.Duration { return 500 * time.Millisecond },
-		Locker: link.FileLocks(&panelock.Locker{Scope: f.sock, Dir: f.cfg.lockDir}), Outbox: f.st, CourierPoll: 20 * time.Millisecond}
+		Locker: link.FileLocks(&panelock.Locker{Scope: f.sock, Dir: f.cfg.lockDir}), Outbox: f.st, CourierPoll: 20 * time.Millisecond})
 	var ids []string
 	for _, text := range []string{"cancel me", "type me"} {
 		r, err := l.Send(context.Background(), link.SendRequest{To: "busy", Message: text})

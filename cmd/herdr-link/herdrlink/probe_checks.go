@@ -169,7 +169,11 @@ func (p *prober) checkSelfAndPeers(ctx context.Context) bool {
 	// The server's own resolution (link.Diagnose), so the probe cannot
 	// disagree with the server it diagnoses.
 	start := time.Now()
-	l := &link.Link{Herdr: link.SocketHerdr{Client: p.client}, PaneID: g.PaneID, CallTimeout: p.timeout}
+	l, err := link.New(link.Config{Herdr: link.SocketHerdr{Client: p.client}, PaneID: g.PaneID, CallTimeout: p.timeout})
+	if err != nil {
+		p.add("self", fail, start, err.Error(), "pass a positive -timeout")
+		return false
+	}
 	d, err := l.Diagnose(ctx)
 	if err != nil {
 		cause := err

@@ -198,10 +198,6 @@ func envOr(key, def string) string {
 	return def
 }
 
-// maxSubmitHold bounds -submit-hold: a hold keeps the target's lock, and
-// the process alive at exit, that long.
-const maxSubmitHold = 30 * time.Second
-
 type serveConfig struct {
 	level   string
 	timeout time.Duration
@@ -240,9 +236,6 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	return fs, c
 }
 
-// maxSettleGap bounds -settle-gap: each held delivery waits for it.
-const maxSettleGap = 5 * time.Second
-
 func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs, c := serveFlags(stderr)
 	if code, done := cliflag.Parse(fs, args, stdout); done {
@@ -252,8 +245,9 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "herdr-link: unexpected arguments %q (see 'herdr-link help')\n", fs.Args())
 		return 2
 	}
-	if c.timeout <= 0 {
-		fmt.Fprintf(stderr, "herdr-link: -timeout %v: must be positive (for example 5s)\n", c.timeout)
+	cfg, msg := c.linkConfig()
+	if msg != "" {
+		fmt.Fprintln(stderr, "herdr-link:", msg)
 		return 2
 	}
 	// A host that closes its end of stderr must not kill the server: with
@@ -274,30 +268,10 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if c.replyGrace <= 0 || c.requestTTL <= 0 {
-		fmt.Fprintf(stderr, "herdr-link: -reply-grace %v, -request-ttl %v: must be positive\n", c.replyGrace, c.requestTTL)
+	l, outside, err := linkFromEnv(os.Getenv, cfg, log)
+	if err != nil {
+		fmt.Fprintln(stderr, "herdr-link:", err)
 		return 2
-	}
-	if c.holdFor <= 0 {
-		fmt.Fprintf(stderr, "herdr-link: -hold %v: must be positive (for example 30m)\n", c.holdFor)
-		return 2
-	}
-	if c.submitHold <= 0 || c.submitHold > maxSubmitHold {
-		fmt.Fprintf(stderr, "herdr-link: -submit-hold %v: must be positive and at most %v\n", c.submitHold, maxSubmitHold)
-		return 2
-	}
-	if c.settleGap < 0 || c.settleGap > maxSettleGap {
-		fmt.Fprintf(stderr, "herdr-link: -settle-gap %v: must be 0 or positive and at most %v\n", c.settleGap, maxSettleGap)
-		return 2
-	}
-	l, outside := linkFromEnv(os.Getenv, c.timeout, log)
-	if l != nil {
-		l.SettleGap = c.settleGap
-		if c.settleGap == 0 {
-			l.SettleGap = -1 // one reading is trusted
-		}
-		l.Delivery, l.SubmitHold, l.HoldFor = c.delivery, c.submitHold, c.holdFor
-		l.ReplyGrace, l.RequestTTL, l.NoNotices = c.replyGrace, c.requestTTL, c.noNotices
 	}
 	stdin, restore := pollable(stdin)
 	defer restore()
@@ -312,22 +286,24 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// linkFromEnv builds the Link of this pane, or nil and the user-facing
-// reason when the environment gate fails (the socket must exist; it is
-// not dialled).
-func linkFromEnv(getenv func(string) string, timeout time.Duration, log *slog.Logger) (*link.Link, string) {
+// linkFromEnv builds the Link of this pane from the flags' cfg, or nil
+// and the user-facing reason when the environment gate fails (the socket
+// must exist; it is not dialled).
+func linkFromEnv(getenv func(string) string, cfg link.Config, log *slog.Logger) (*link.Link, string, error) {
 	g := link.CheckGate(getenv)
 	g.CheckSocket(nil)
 	if !g.OK {
 		log.Warn("not in a Herdr pane: serving an empty tool list", "reason", g.Reason)
-		return nil, g.Advice()
+		return nil, g.Advice(), nil
 	}
 	log.Info("herdr-link", "version", buildinfo.Version(), "socket", g.Socket.Path, "socket_rule", g.Socket.Rule, "pane_id", g.PaneID)
-	c := &socket.Client{Path: g.Socket.Path, Timeout: timeout, Warn: func(m string) { log.Warn(m) },
+	c := &socket.Client{Path: g.Socket.Path, Timeout: cfg.CallTimeout, Warn: func(m string) { log.Warn(m) },
 		AfterLargeAnswer: newReleaser().soon}
 	pl := &panelock.Locker{Scope: g.Socket.Path, Roots: e2eLockRoots()}
-	return &link.Link{Herdr: link.NewSocketHerdr(c), PaneID: g.PaneID, Logger: log, CallTimeout: timeout,
-		Locker: link.FileLocks(pl), Outbox: openOutbox(pl, log), CrashAt: e2eCrashAt()}, ""
+	cfg.Herdr, cfg.PaneID, cfg.Logger = link.NewSocketHerdr(c), g.PaneID, log
+	cfg.Locker, cfg.Outbox, cfg.CrashAt = link.FileLocks(pl), openOutbox(pl, log), e2eCrashAt()
+	l, err := link.New(cfg)
+	return l, "", err
 }
 
 // openOutbox opens the outbox beside the lock directory, or returns nil
