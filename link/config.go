@@ -8,13 +8,15 @@ import (
 	"github.com/herdr-link/herdr-link/internal/outbox"
 )
 
-// Config is what a [Link] is made of (see [New]). Zero means the default
-// everywhere; [Config.Validate] says what is wrong with the rest.
+// Config is what a [Link] is made of (see [New]). A zero field means its
+// default (Herdr excepted: New needs one); [Config.Validate] says what is
+// wrong with the rest.
 type Config struct {
 	// Herdr is the control plane.
 	Herdr Herdr
 	// PaneID is the caller's HERDR_PANE_ID. It may be an alias of a pane
-	// that moved since the process started.
+	// that moved since the process started. Empty: the Link has no self
+	// (it can still deliver held messages).
 	PaneID string
 	// Logger receives operator detail (Herdr's errors, ids); nil discards.
 	Logger *slog.Logger

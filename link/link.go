@@ -88,7 +88,7 @@ type bootCall struct {
 	err  error
 }
 
-// DefaultCallTimeout is a Link's CallTimeout when zero.
+// DefaultCallTimeout is [Config.CallTimeout] when zero.
 const DefaultCallTimeout = socket.DefaultTimeout
 
 func (l *Link) callTimeout() time.Duration {

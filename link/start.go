@@ -23,7 +23,7 @@ const (
 )
 
 // DefaultStartTimeout bounds the wait for a started agent to become ready
-// when Link.StartTimeout is zero (Herdr's own default for agent.start).
+// when Config.StartTimeout is zero (Herdr's own default for agent.start).
 const DefaultStartTimeout = 30 * time.Second
 
 // Starter is the part of Herdr's control plane that creates panes and
