@@ -259,3 +259,36 @@ func TestIndexConcurrentWriters(t *testing.T) {
 		}
 	}
 }
+
+// A look while this process's own change is between its file operation
+// and its journal line does not list the directory again; with none in
+// flight, an undescribed change of the directory does.
+func TestLookDuringOwnChange(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		inFlight bool
+		want     bool // listed again
+	}{
+		{"own change in flight", true, false},
+		{"none in flight", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := open(t)
+			mustAdd(t, s, msg("m1", "rev", "coder", "hi"), t0)
+			list(t, s)
+			if tc.inFlight {
+				defer s.changing()()
+			}
+			if err := os.Chtimes(s.Dir, t0, t0); err != nil {
+				t.Fatal(err)
+			}
+			built := s.built
+			if got := ids(list(t, s)); got != "m1/h" {
+				t.Errorf("list: got %q, want %q", got, "m1/h")
+			}
+			if got := !s.built.Equal(built); got != tc.want {
+				t.Errorf("listed again: got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
