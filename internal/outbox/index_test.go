@@ -2,6 +2,7 @@ package outbox
 
 import (
 	"fmt"
+	"github.com/google/go-cmp/cmp"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -131,7 +132,7 @@ func TestIndexMatchesListing(t *testing.T) {
 				want := viewOf(t, fresh)
 				for k, p := range procs {
 					if got := viewOf(t, p); !reflect.DeepEqual(got, want) {
-						t.Fatalf("step %d: process %d's index differs from a listing:\ngot  %+v\nwant %+v", i, k, got, want)
+						t.Fatalf("step %d: process %d's index differs from a listing (-want +got):\n%s", i, k, cmp.Diff(want, got))
 					}
 				}
 			}
@@ -255,7 +256,7 @@ func TestIndexConcurrentWriters(t *testing.T) {
 	}
 	for k, p := range procs {
 		if got := viewOf(t, p); !reflect.DeepEqual(got, want) {
-			t.Errorf("process %d's index differs from a listing:\ngot  %+v\nwant %+v", k, got, want)
+			t.Errorf("process %d's index differs from a listing (-want +got):\n%s", k, cmp.Diff(want, got))
 		}
 	}
 }
