@@ -3,6 +3,7 @@ module github.com/herdr-link/herdr-link/e2e
 go 1.26.0
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/google/jsonschema-go v0.4.3
 	github.com/herdr-link/herdr-link v0.0.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0

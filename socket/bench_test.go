@@ -1,7 +1,6 @@
 package socket_test
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"testing"
@@ -13,7 +12,7 @@ import (
 // BenchmarkCall measures one call over a real Unix socket against the
 // simulator, response decoding included.
 func BenchmarkCall(b *testing.B) {
-	ctx := context.Background()
+	ctx := b.Context()
 	b.Run("method=ping", func(b *testing.B) {
 		srv := sockettest.NewServer(nil)
 		defer srv.Close()

@@ -1,7 +1,6 @@
 package socket_test
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -20,7 +19,7 @@ func TestCallRawAndTrace(t *testing.T) {
 	c := &socket.Client{Path: srv.Path(), Protocol: socket.ProtocolOff, Trace: func(req, resp []byte) {
 		traced = append(traced, string(req)+" => "+string(resp))
 	}}
-	ctx := context.Background()
+	ctx := t.Context()
 	tests := []struct {
 		name, id, method string
 		params           any

@@ -55,7 +55,7 @@ func TestResolvePath(t *testing.T) {
 
 func TestServerNotRunning(t *testing.T) {
 	dir := t.TempDir()
-	ctx := context.Background()
+	ctx := t.Context()
 	tests := []struct {
 		name string
 		c    *socket.Client
@@ -104,7 +104,7 @@ func rawServer(t *testing.T, reply func(req []byte) []byte) string {
 }
 
 func TestResponseErrors(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	tests := []struct {
 		name  string
 		reply string
@@ -141,7 +141,7 @@ func testDeadlines(t *testing.T) {
 	c.Timeout = 200 * time.Millisecond
 	// The client's default timeout applies when ctx has none.
 	start := time.Now()
-	_, err := c.Ping(context.Background())
+	_, err := c.Ping(t.Context())
 	if !errors.Is(err, socket.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v", err)
 	}
@@ -149,14 +149,14 @@ func testDeadlines(t *testing.T) {
 		t.Fatalf("timed out after %v, want 200ms", el)
 	}
 	// The caller's deadline wins.
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	start = time.Now()
 	if _, err := c.Ping(ctx); !errors.Is(err, socket.ErrTimeout) || time.Since(start) != 50*time.Millisecond {
 		t.Fatalf("ctx deadline: %v after %v", err, time.Since(start))
 	}
 	// Cancellation closes the connection at once.
-	ctx2, cancel2 := context.WithCancel(context.Background())
+	ctx2, cancel2 := context.WithCancel(t.Context())
 	go func() { time.Sleep(30 * time.Millisecond); cancel2() }()
 	start = time.Now()
 	if _, err := c.Ping(ctx2); !errors.Is(err, context.Canceled) || time.Since(start) != 30*time.Millisecond {
@@ -165,7 +165,7 @@ func testDeadlines(t *testing.T) {
 }
 
 func TestProtocolCheck(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	tests := []struct {
 		protocol uint32
 		policy   socket.ProtocolPolicy
@@ -216,17 +216,17 @@ func TestCallAnyMethod(t *testing.T) {
 	srv := simtest.New(t, nil)
 	c := srv.Client()
 	var r schema.ResponseResult
-	if err := c.Call(context.Background(), schema.MethodWorkspaceList, nil, &r); err != nil || r.WorkspaceList == nil {
+	if err := c.Call(t.Context(), schema.MethodWorkspaceList, nil, &r); err != nil || r.WorkspaceList == nil {
 		t.Fatalf("%+v %v", r, err)
 	}
 	// A request Herdr cannot parse comes back as invalid_request.
-	err := c.Call(context.Background(), schema.MethodAgentGet, map[string]int{"target": 1}, nil)
+	err := c.Call(t.Context(), schema.MethodAgentGet, map[string]int{"target": 1}, nil)
 	if !errors.Is(err, socket.ErrInvalidRequest) {
 		t.Fatalf("err = %v", err)
 	}
 	// Params that cannot be encoded fail before dialing.
 	srv.ResetRequests()
-	if err := c.Call(context.Background(), "ping", func() {}, nil); err == nil || len(srv.Requests()) != 0 {
+	if err := c.Call(t.Context(), "ping", func() {}, nil); err == nil || len(srv.Requests()) != 0 {
 		t.Fatalf("unencodable params: %v, %d requests", err, len(srv.Requests()))
 	}
 }
@@ -234,7 +234,7 @@ func TestCallAnyMethod(t *testing.T) {
 // A failure after the request line was written in full carries
 // ErrAfterWrite (Herdr may have acted on it); one before it does not.
 func TestAfterWrite(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	after := []struct {
 		name  string
 		fault sockettest.Fault

@@ -52,7 +52,7 @@ func TestEnvironmentFailuresNamed(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.client.Protocol = socket.ProtocolOff
-			err := tt.client.Call(context.Background(), "agent.prompt", tt.params, nil)
+			err := tt.client.Call(t.Context(), "agent.prompt", tt.params, nil)
 			if !errors.Is(err, tt.is) {
 				t.Fatalf("err %v, want %v", err, tt.is)
 			}

@@ -1,7 +1,6 @@
 package socket_test
 
 import (
-	"context"
 	"errors"
 	"net"
 	"path/filepath"
@@ -60,7 +59,7 @@ func TestEndlessAnswerBounded(t *testing.T) {
 				}
 			}()
 			c := &socket.Client{Path: path, Timeout: 5 * time.Second, MaxResponseBytes: max}
-			_, err = c.AgentList(context.Background())
+			_, err = c.AgentList(t.Context())
 			if !errors.Is(err, socket.ErrResponseTooLarge) {
 				t.Errorf("AgentList: %v, want ErrResponseTooLarge", err)
 			}

@@ -1,7 +1,6 @@
 package socket_test
 
 import (
-	"context"
 	"errors"
 	"os"
 	"testing"
@@ -19,7 +18,7 @@ func TestLiveHerdr(t *testing.T) {
 		t.Skip("set HERDR_LINK_LIVE=1 to test against a live Herdr")
 	}
 	c := &socket.Client{Timeout: 5 * time.Second, Protocol: socket.ProtocolLenient, Warn: func(m string) { t.Log(m) }}
-	ctx := context.Background()
+	ctx := t.Context()
 	pong, err := c.ServerInfo(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/google/go-cmp/cmp"
 	"reflect"
 	"strings"
 	"testing"
@@ -138,7 +139,7 @@ func TestStreamTypedAgreesWithOneBuffer(t *testing.T) {
 				t.Errorf("tags: streamed %q, from the line %q; want %q", tag, resultTag("x", []byte(tt.line)), tt.tag)
 			}
 			if !reflect.DeepEqual(streamed, fast) {
-				t.Errorf("streamed result differs:\n got %+v\nwant %+v", streamed, fast)
+				t.Errorf("streamed result mismatch (-want +got):\n%s", cmp.Diff(fast, streamed))
 			}
 		})
 	}

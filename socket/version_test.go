@@ -1,7 +1,6 @@
 package socket_test
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -20,14 +19,14 @@ func TestMethodUnsupported(t *testing.T) {
 	srv := simtest.New(t, nil)
 	srv.SetMissing(schema.MethodAgentRename)
 	c := srv.Client()
-	_, err := c.AgentRename(context.Background(), "brain", nil)
+	_, err := c.AgentRename(t.Context(), "brain", nil)
 	var mu *socket.MethodUnsupportedError
 	if !errors.As(err, &mu) || mu.Method != schema.MethodAgentRename || !errors.Is(err, socket.ErrMethodUnsupported) ||
 		!errors.Is(err, socket.ErrInvalidRequest) || socket.CodeOf(err) != "method_unsupported" {
 		t.Fatalf("err = %v (%T)", err, err)
 	}
 	// Another invalid_request stays one.
-	err = c.Call(context.Background(), schema.MethodAgentGet, map[string]int{"target": 1}, nil)
+	err = c.Call(t.Context(), schema.MethodAgentGet, map[string]int{"target": 1}, nil)
 	if errors.Is(err, socket.ErrMethodUnsupported) || !errors.Is(err, socket.ErrInvalidRequest) {
 		t.Fatalf("a params error: %v", err)
 	}
@@ -48,19 +47,19 @@ func TestResultTolerance(t *testing.T) {
 		wantErr     error
 	}{
 		{"extra agent fields", `{"id":"%ID%","result":{"type":"agent_info","agent":{"terminal_id":"term_1","agent_status":"blocked","workspace_id":"w1","tab_id":"w1:t1","pane_id":"w1:p1","focused":false,"state_change_seq":1,"revision":0,"completion_seq":4,"agent_instance_id":{"a":[1]}},"hint":"x"}}`,
-			func(c *socket.Client) error { _, err := c.AgentGet(context.Background(), "x"); return err }, nil},
+			func(c *socket.Client) error { _, err := c.AgentGet(t.Context(), "x"); return err }, nil},
 		{"unknown status", `{"id":"%ID%","result":{"type":"agent_info","agent":{"terminal_id":"term_1","agent_status":"thinking","workspace_id":"w1","tab_id":"w1:t1","pane_id":"w1:p1","focused":false,"state_change_seq":1,"revision":0}}}`,
-			func(c *socket.Client) error { _, err := c.AgentGet(context.Background(), "x"); return err }, nil},
+			func(c *socket.Client) error { _, err := c.AgentGet(t.Context(), "x"); return err }, nil},
 		{"unknown result tag", `{"id":"%ID%","result":{"type":"agent_info_v2","agent":{"terminal_id":"term_1","agent_status":"idle","workspace_id":"w1","tab_id":"w1:t1","pane_id":"w1:p1","focused":false,"state_change_seq":1,"revision":0}}}`,
-			func(c *socket.Client) error { _, err := c.AgentGet(context.Background(), "x"); return err }, nil},
+			func(c *socket.Client) error { _, err := c.AgentGet(t.Context(), "x"); return err }, nil},
 		{"known wrong tag", `{"id":"%ID%","result":{"type":"pane_info","pane":{}}}`,
-			func(c *socket.Client) error { _, err := c.AgentGet(context.Background(), "x"); return err }, socket.ErrProtocol},
+			func(c *socket.Client) error { _, err := c.AgentGet(t.Context(), "x"); return err }, socket.ErrProtocol},
 		{"pong without capabilities", `{"id":"%ID%","result":{"type":"pong","version":"0.9.9","protocol":24}}`,
-			func(c *socket.Client) error { _, err := c.Ping(context.Background()); return err }, nil},
+			func(c *socket.Client) error { _, err := c.Ping(t.Context()); return err }, nil},
 		{"pong with odd capabilities", `{"id":"%ID%","result":{"type":"pong","version":"1.0.0","protocol":30,"capabilities":{"live_handoff":"yes","detached_server_daemon":true,"graphics":{"max":2},"endpoint_protocol_generation":null}}}`,
-			func(c *socket.Client) error { _, err := c.Ping(context.Background()); return err }, nil},
+			func(c *socket.Client) error { _, err := c.Ping(t.Context()); return err }, nil},
 		{"pong with capabilities a list", `{"id":"%ID%","result":{"type":"pong","version":"1.0.0","protocol":30,"capabilities":[1]}}`,
-			func(c *socket.Client) error { _, err := c.Ping(context.Background()); return err }, nil},
+			func(c *socket.Client) error { _, err := c.Ping(t.Context()); return err }, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,7 +86,7 @@ func TestResultTolerance(t *testing.T) {
 		return []byte(`{"id":"` + req.ID + `","result":{"type":"pong","version":"1.0.0","protocol":30,"capabilities":{"live_handoff":"yes","detached_server_daemon":true}}}` + "\n")
 	})
 	defer srv.Close()
-	pong, err := (&socket.Client{Path: srv.Path(), Protocol: socket.ProtocolOff}).Ping(context.Background())
+	pong, err := (&socket.Client{Path: srv.Path(), Protocol: socket.ProtocolOff}).Ping(t.Context())
 	if err != nil || pong.Capabilities == nil || pong.Capabilities.LiveHandoff || !pong.Capabilities.DetachedServerDaemon || pong.Protocol != 30 {
 		t.Fatalf("pong %+v %v", pong, err)
 	}
@@ -103,12 +102,12 @@ func TestEveryProtocolAccepted(t *testing.T) {
 			}
 		})
 		c := srv.Client()
-		pong, err := c.ServerInfo(context.Background())
+		pong, err := c.ServerInfo(t.Context())
 		want, _ := sockettest.PongFor(p)
 		if err != nil || pong.Protocol != p || pong.Version != want.Version || pong.Capabilities == nil {
 			t.Errorf("protocol %d: %+v %v", p, pong, err)
 		}
-		if _, err := c.AgentList(context.Background()); err != nil {
+		if _, err := c.AgentList(t.Context()); err != nil {
 			t.Errorf("protocol %d: agent.list: %v", p, err)
 		}
 	}

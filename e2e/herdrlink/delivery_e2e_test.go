@@ -323,7 +323,7 @@ func TestLargeMessageConfirmed(t *testing.T) {
 	}
 	srv, w := deliveryServer(t)
 	s := senders(t, srv, w, 1)[0]
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
 	defer cancel()
 	msg := strings.Repeat("review this line please\n", link.MaxMessageBytes/24)
 	start := time.Now()

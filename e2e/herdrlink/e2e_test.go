@@ -91,7 +91,7 @@ func connectWith(t *testing.T, srv *sockettest.Server, pane string, args []strin
 		cmd.Env = append(cmd.Env, srv.Env(pane)...)
 	}
 	cmd.Env = append(cmd.Env, extraEnv...)
-	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+	ctx, cancel := context.WithTimeout(t.Context(), hangBound)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -122,7 +122,7 @@ func connectEnv(t *testing.T, env ...string) (session, *strings.Builder) {
 
 func toolNames(t *testing.T, s session) string {
 	t.Helper()
-	res, err := s.ListTools(context.Background(), nil)
+	res, err := s.ListTools(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func toolNames(t *testing.T, s session) string {
 
 func call(t *testing.T, s session, name string, args map[string]any) (string, bool, map[string]any) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+	ctx, cancel := context.WithTimeout(t.Context(), hangBound)
 	defer cancel()
 	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
@@ -246,7 +246,7 @@ func TestEndToEndWithGoSDK(t *testing.T) {
 		t.Fatal("reviewer still there")
 	}
 	// An unknown tool is a protocol error.
-	if _, err := brain.CallTool(context.Background(), &mcp.CallToolParams{Name: "nope"}); err == nil {
+	if _, err := brain.CallTool(t.Context(), &mcp.CallToolParams{Name: "nope"}); err == nil {
 		t.Fatal("unknown tool accepted")
 	}
 }

@@ -3,7 +3,6 @@
 package herdrlink
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -346,7 +345,7 @@ func TestHeldWhileBlocked(t *testing.T) {
 	p := ob.procs(t, srv, w, 1)[0]
 	c := srv.Client()
 	report := func(to string, st schema.PaneAgentState) error {
-		return c.PaneReportAgent(context.Background(), schema.PaneReportAgentParams{PaneID: paneOf(w, to), Source: "herdr:codex", Agent: "codex", State: st})
+		return c.PaneReportAgent(t.Context(), schema.PaneReportAgentParams{PaneID: paneOf(w, to), Source: "herdr:codex", Agent: "codex", State: st})
 	}
 	for _, tc := range []struct {
 		to             string
@@ -393,7 +392,7 @@ func TestHeldBehindADraft(t *testing.T) {
 	ob := newOutboxEnv(t)
 	p := ob.procs(t, srv, w, 1)[0]
 	c := srv.Client()
-	ctx := context.Background()
+	ctx := t.Context()
 	const draft = "my own half-written question"
 	for _, s := range specs {
 		to := s[0]

@@ -57,7 +57,7 @@ func startProc(t *testing.T, bin string, srv *sockettest.Server, pane string, ar
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(append(append(os.Environ(), "HERDR_LINK_LOG=warn"), srv.Env(pane)...), env...)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {

@@ -2,7 +2,6 @@ package herdrlink
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -69,7 +68,7 @@ func TestServesEveryProtocol(t *testing.T) {
 		t.Run(fmt.Sprintf("protocol %d", p), func(t *testing.T) {
 			sock := startSim(t, e2eWorld, "--protocol", fmt.Sprint(p))
 			c := &socket.Client{Path: sock}
-			if pong, err := c.ServerInfo(context.Background()); err != nil || pong.Protocol != uint32(p) {
+			if pong, err := c.ServerInfo(t.Context()); err != nil || pong.Protocol != uint32(p) {
 				t.Fatalf("ping: %+v %v", pong, err)
 			}
 			brain := connect(t, nil, "", "HERDR_ENV=1", "HERDR_SOCKET_PATH="+sock, "HERDR_PANE_ID=w1:p1")
@@ -84,7 +83,7 @@ func TestServesEveryProtocol(t *testing.T) {
 			if isErr || sent["status"] != "sent" {
 				t.Fatalf("send: %v", sent)
 			}
-			read, err := c.PaneRead(context.Background(), schema.PaneReadParams{PaneID: "w1:p2", Source: schema.ReadSourceRecent})
+			read, err := c.PaneRead(t.Context(), schema.PaneReadParams{PaneID: "w1:p2", Source: schema.ReadSourceRecent})
 			if err != nil || !strings.Contains(read.Text, "protocol check") {
 				t.Fatalf("reviewer's pane: %q %v", read.Text, err)
 			}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/google/go-cmp/cmp"
 	"io"
 	"os"
 	"os/exec"
@@ -288,7 +289,7 @@ func TestRequestBlockedAndGoneNotices(t *testing.T) {
 	}
 	for _, n := range ns {
 		if want[n.About] != n {
-			t.Errorf("notice %+v, want %+v", n, want[n.About])
+			t.Errorf("notice about %s mismatch (-want +got):\n%s", n.About, cmp.Diff(want[n.About], n))
 		}
 		delete(want, n.About)
 	}

@@ -59,7 +59,7 @@ func TestSoakDefaultDelivery(t *testing.T) {
 	}
 	srv := simtest.New(t, w) // Herdr's own 300 ms Enter
 	cl, pid, idle := startActivated(t, srv.Env(paneOf(w, "brain")), "-no-bootstrap", "-log-level", "error")
-	ctx := context.Background()
+	ctx := t.Context()
 
 	sem := make(chan struct{}, inFlight)
 	var wg sync.WaitGroup

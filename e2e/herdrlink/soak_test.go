@@ -43,7 +43,7 @@ func TestSoakBinary(t *testing.T) {
 	// longer, so 16 sends in flight to one reviewer do not queue behind
 	// confirmation watches. The soak measures robustness, not delivery.
 	cl, pid, idle := startActivated(t, srv.Env("w1:p1"), "-no-bootstrap", "-log-level", "error", "-delivery", "fast", "-submit-hold", "3ms")
-	ctx := context.Background()
+	ctx := t.Context()
 
 	sem := make(chan struct{}, inFlight)
 	var wg sync.WaitGroup
@@ -138,7 +138,7 @@ func startActivated(t *testing.T, env []string, args ...string) (*mcpclient.Clie
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cl.Close() })
-	ctx := context.Background()
+	ctx := t.Context()
 	if _, err := cl.Initialize(ctx, "2025-06-18"); err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func corpus(t testing.TB) [][]byte {
 	srv.Start()
 	defer srv.Close()
 	c := srv.Client()
-	ctx := context.Background()
+	ctx := t.Context()
 	sub, err := c.Subscribe(ctx, schema.EventsSubscribeParams{Subscriptions: []schema.Subscription{
 		{PaneClosed: &schema.SubscriptionPaneClosed{}}, {PaneUpdated: &schema.SubscriptionPaneUpdated{}},
 		{PaneAgentStatusChanged: &schema.SubscriptionPaneAgentStatusChanged{PaneID: "w1:p2"}},

@@ -217,12 +217,33 @@ func (s *Store) fresh() error {
 	switch {
 	case err != nil:
 		return s.rebuild()
+	case n == 0 && !st.ModTime().Equal(s.mtime) && s.ops > 0:
+		// A change of this process's own is between its file operation
+		// and its journal line: that line (changed) takes the new time.
+		return nil
 	case n == 0 && !st.ModTime().Equal(s.mtime):
 		// The directory changed and nobody said how.
 		return s.rebuild()
 	}
 	s.mtime = st.ModTime()
 	return nil
+}
+
+// changing notes a change of this process's in flight until the
+// returned function runs (after its journal line): a look meanwhile
+// (fresh) does not take the directory's new time for a change nobody
+// described and list it all. Another process's undescribed change then
+// is listed at the periodic rebuild, as when changed's look at the time
+// takes it in.
+func (s *Store) changing() func() {
+	s.mu.Lock()
+	s.ops++
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		s.ops--
+		s.mu.Unlock()
+	}
 }
 
 // journalUnchanged reports whether the journal ends where this process

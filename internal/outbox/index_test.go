@@ -2,6 +2,7 @@ package outbox
 
 import (
 	"fmt"
+	"github.com/google/go-cmp/cmp"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -131,7 +132,7 @@ func TestIndexMatchesListing(t *testing.T) {
 				want := viewOf(t, fresh)
 				for k, p := range procs {
 					if got := viewOf(t, p); !reflect.DeepEqual(got, want) {
-						t.Fatalf("step %d: process %d's index differs from a listing:\ngot  %+v\nwant %+v", i, k, got, want)
+						t.Fatalf("step %d: process %d's index differs from a listing (-want +got):\n%s", i, k, cmp.Diff(want, got))
 					}
 				}
 			}
@@ -255,7 +256,40 @@ func TestIndexConcurrentWriters(t *testing.T) {
 	}
 	for k, p := range procs {
 		if got := viewOf(t, p); !reflect.DeepEqual(got, want) {
-			t.Errorf("process %d's index differs from a listing:\ngot  %+v\nwant %+v", k, got, want)
+			t.Errorf("process %d's index differs from a listing (-want +got):\n%s", k, cmp.Diff(want, got))
 		}
+	}
+}
+
+// A look while this process's own change is between its file operation
+// and its journal line does not list the directory again; with none in
+// flight, an undescribed change of the directory does.
+func TestLookDuringOwnChange(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		inFlight bool
+		want     bool // listed again
+	}{
+		{"own change in flight", true, false},
+		{"none in flight", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := open(t)
+			mustAdd(t, s, msg("m1", "rev", "coder", "hi"), t0)
+			list(t, s)
+			if tc.inFlight {
+				defer s.changing()()
+			}
+			if err := os.Chtimes(s.Dir, t0, t0); err != nil {
+				t.Fatal(err)
+			}
+			built := s.built
+			if got := ids(list(t, s)); got != "m1/h" {
+				t.Errorf("list: got %q, want %q", got, "m1/h")
+			}
+			if got := !s.built.Equal(built); got != tc.want {
+				t.Errorf("listed again: got %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -82,6 +82,7 @@ func (r Request) Entry() Entry {
 // (kept only for a late wait) make room, and with none left it is
 // [ErrFull].
 func (s *Store) AddRequest(r Request, now time.Time) (Request, error) {
+	defer s.changing()()
 	if !validID(r.ID) {
 		return Request{}, fmt.Errorf("%w: %q", ErrBadID, r.ID)
 	}
@@ -291,6 +292,7 @@ func (s *Store) EndRequest(e Entry, outcome string, now time.Time, before func(R
 	}
 	to := fileName(r.Seq, r.Target, r.Sender, r.Owner, r.ID, StateAnswered)
 	from := r.name
+	defer s.changing()()
 	if err := os.Rename(filepath.Join(s.Dir, from), filepath.Join(s.Dir, to)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Request{}, false, fmt.Errorf("outbox: %w", err)
 	}
@@ -302,6 +304,7 @@ func (s *Store) EndRequest(e Entry, outcome string, now time.Time, before func(R
 // ForgetRequest removes the record of a request that was never handed
 // over (its typing failed before anything reached the pane).
 func (s *Store) ForgetRequest(r Request) error {
+	defer s.changing()()
 	err := os.Remove(filepath.Join(s.Dir, r.name))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("outbox: %w", err)

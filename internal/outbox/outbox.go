@@ -171,6 +171,9 @@ type Store struct {
 	joff  int64
 	mtime time.Time
 	built time.Time
+	// ops counts this process's changes between their file operation
+	// and their journal line (see changing).
+	ops int
 	// journalMax overrides the journal's size bound (tests).
 	journalMax int64
 
@@ -269,6 +272,7 @@ func (e *FullError) Is(target error) bool { return target == ErrFull }
 // messages (held, or tracked as requests: a held request counts once)
 // and MaxBytes of held files in the store.
 func (s *Store) Add(m Message, now time.Time) (Message, error) {
+	defer s.changing()()
 	if !validID(m.ID) {
 		return Message{}, fmt.Errorf("%w: %q", ErrBadID, m.ID)
 	}
@@ -374,6 +378,7 @@ func (s *Store) Unclaim(m *Message) error {
 
 // move renames m's file to state st.
 func (s *Store) move(m *Message, st byte, what string) error {
+	defer s.changing()()
 	old := m.name
 	name := fileName(m.Seq, m.Target, m.Sender, m.Owner, m.ID, st)
 	if err := os.Rename(filepath.Join(s.Dir, old), filepath.Join(s.Dir, name)); err != nil {
@@ -394,6 +399,7 @@ func (s *Store) move(m *Message, st byte, what string) error {
 
 // Done removes a message that was typed.
 func (s *Store) Done(m Message) error {
+	defer s.changing()()
 	err := os.Remove(filepath.Join(s.Dir, m.name))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("outbox: %w", err)
@@ -406,6 +412,7 @@ func (s *Store) Done(m Message) error {
 // unknown), why, and removes its held or typing file. The ended record
 // keeps everything but the text.
 func (s *Store) End(m Message, why string, now time.Time) error {
+	defer s.changing()()
 	old := m.name
 	m.End, m.Ended, m.Text = why, now, ""
 	m.name, m.State = fileName(m.Seq, m.Target, m.Sender, m.Owner, m.ID, StateEnded), StateEnded

@@ -3,6 +3,7 @@ package outbox
 import (
 	"errors"
 	"fmt"
+	"github.com/google/go-cmp/cmp"
 	"os"
 	"path/filepath"
 	"slices"
@@ -234,7 +235,7 @@ func TestReadRoundTrip(t *testing.T) {
 	}
 	got.Accepted, added.Accepted = time.Time{}, time.Time{}
 	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", added) {
-		t.Errorf("Read = %+v\nAdd  = %+v", got, added)
+		t.Errorf("Read mismatch (-Add +Read):\n%s", cmp.Diff(added, got, cmp.AllowUnexported(Message{})))
 	}
 	tok, _ := s.Token()
 	if got.State != StateHeld || got.Owner != tok || got.Target != s.KeyHash("term_rev") || got.Sender != s.KeyHash("term_brain") {

@@ -3,7 +3,6 @@
 package panelock
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -135,7 +134,7 @@ func TestLockDirRule(t *testing.T) {
 			t.Setenv("TMPDIR", t.TempDir())
 			l := &Locker{Scope: "s", Roots: r}
 			dir, err := l.DirPath()
-			le, lerr := l.Lock(context.Background(), "t", time.Minute)
+			le, lerr := l.Lock(t.Context(), "t", time.Minute)
 			if tc.want == "" {
 				if !errors.Is(err, ErrUnsafeDir) || !errors.Is(lerr, ErrUnsafeDir) {
 					t.Fatalf("DirPath = %s, %v; Lock: %v; want ErrUnsafeDir", dir, err, lerr)

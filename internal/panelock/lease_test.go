@@ -165,7 +165,7 @@ func TestSweepsFilesOfKilledHolders(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	held, err := l.Lock(context.Background(), "live", time.Minute)
+	held, err := l.Lock(t.Context(), "live", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestSweepsFilesOfKilledHolders(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 5; i++ {
-		le, err := l.Lock(context.Background(), "other", time.Minute)
+		le, err := l.Lock(t.Context(), "other", time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}

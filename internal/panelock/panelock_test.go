@@ -75,7 +75,7 @@ func TestMutualExclusion(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := 0; j < 10; j++ {
-				le, err := l.Lock(context.Background(), "term_1", time.Minute)
+				le, err := l.Lock(t.Context(), "term_1", time.Minute)
 				if err != nil {
 					t.Error(err)
 					return
@@ -110,12 +110,12 @@ func TestOtherTargetsAndScopesDoNotBlock(t *testing.T) {
 	dir := privateDir(t)
 	a := &Locker{Scope: "/run/a.sock", Dir: dir}
 	b := &Locker{Scope: "/run/b.sock", Dir: dir}
-	u1, err := a.Lock(context.Background(), "term_1", time.Minute)
+	u1, err := a.Lock(t.Context(), "term_1", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer u1.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 	defer cancel()
 	u2, err := a.Lock(ctx, "term_2", time.Minute)
 	if err != nil {
@@ -138,12 +138,12 @@ func TestOtherTargetsAndScopesDoNotBlock(t *testing.T) {
 
 func TestWaitIsBoundedByContext(t *testing.T) {
 	l := &Locker{Scope: "s", Dir: privateDir(t)}
-	le, err := l.Lock(context.Background(), "t", time.Minute)
+	le, err := l.Lock(t.Context(), "t", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer le.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
 	if _, err := l.Lock(ctx, "t", time.Minute); !errors.Is(err, context.DeadlineExceeded) {
@@ -173,7 +173,7 @@ func TestCrashedHolderNeverBlocks(t *testing.T) {
 		t.Fatalf("helper: %q", line)
 	}
 	l := &Locker{Scope: "s", Dir: dir, Poll: time.Millisecond}
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	if _, err := l.Lock(ctx, "term_x", time.Minute); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("lock held by another process was taken: %v", err)
 	}
@@ -182,7 +182,7 @@ func TestCrashedHolderNeverBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel = context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	le, err := l.Lock(ctx, "term_x", time.Minute)
 	if err != nil {
@@ -214,7 +214,7 @@ func TestUnsafeDirectories(t *testing.T) {
 	}
 	for _, dir := range []string{open, link, file} {
 		l := &Locker{Scope: "s", Dir: dir}
-		if _, err := l.Lock(context.Background(), "t", time.Minute); !errors.Is(err, ErrUnsafeDir) {
+		if _, err := l.Lock(t.Context(), "t", time.Minute); !errors.Is(err, ErrUnsafeDir) {
 			t.Errorf("%s: err = %v, want ErrUnsafeDir", filepath.Base(dir), err)
 		}
 	}
@@ -224,7 +224,7 @@ func TestUnsafeDirectories(t *testing.T) {
 	if err := os.Symlink(target, filepath.Join(private, l.Key("t"))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Lock(context.Background(), "t", time.Minute); err == nil {
+	if _, err := l.Lock(t.Context(), "t", time.Minute); err == nil {
 		t.Fatal("lock through a symbolic link")
 	}
 	if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
@@ -250,7 +250,7 @@ func TestEnvironmentDoesNotMoveTheLock(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
 	t.Setenv("TMPDIR", t.TempDir())
 	l := &Locker{Scope: scope, Poll: time.Millisecond}
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
 	if le, err := l.Lock(ctx, "term_env", time.Minute); !errors.Is(err, context.DeadlineExceeded) {
 		if err == nil {

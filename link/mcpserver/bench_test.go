@@ -1,7 +1,6 @@
 package mcpserver_test
 
 import (
-	"context"
 	"io"
 	"testing"
 
@@ -42,10 +41,10 @@ func BenchmarkToolsCall(b *testing.B) {
 				l = relink(b, l, func(c *link.Config) { c.Outbox = st })
 			}
 			opt := mcpserver.Options{Link: l}
-			go func() { _ = mcpserver.Serve(context.Background(), inR, outW, opt); outW.Close() }()
+			go func() { _ = mcpserver.Serve(b.Context(), inR, outW, opt); outW.Close() }()
 			cl := mcpclient.New(outR, inW)
 			defer cl.Close()
-			ctx := context.Background()
+			ctx := b.Context()
 			if _, err := cl.Initialize(ctx, "2025-06-18"); err != nil {
 				b.Fatal(err)
 			}

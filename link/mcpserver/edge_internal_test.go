@@ -47,7 +47,7 @@ func TestJSONRPC2AloneNeedsTheEdge(t *testing.T) {
 					}
 					return struct{}{}, nil
 				})
-				conn := jsonrpc2.NewConn(context.Background(), jsonrpc2.NewPlainObjectStream(server), h, jsonrpc2.SetLogger(discardLogger{}))
+				conn := jsonrpc2.NewConn(t.Context(), jsonrpc2.NewPlainObjectStream(server), h, jsonrpc2.SetLogger(discardLogger{}))
 				go func() {
 					_, _ = io.WriteString(client, tt.in+"\n"+`{"jsonrpc":"2.0","id":99,"method":"ping"}`+"\n")
 				}()

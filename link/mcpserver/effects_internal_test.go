@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"github.com/google/go-cmp/cmp"
 	"testing"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
@@ -108,7 +109,7 @@ func TestAnnotationsMatchEffects(t *testing.T) {
 	}
 	// The dormant gateway is the same tool: same annotations.
 	if d := gatewayTool(false).Annotations; d != gatewayTool(true).Annotations {
-		t.Errorf("dormant gateway annotations %+v differ from active %+v", d, gatewayTool(true).Annotations)
+		t.Errorf("dormant gateway annotations mismatch (-active +dormant):\n%s", cmp.Diff(gatewayTool(true).Annotations, d))
 	}
 }
 

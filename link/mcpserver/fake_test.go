@@ -159,7 +159,7 @@ type session struct {
 
 func startSession(t testing.TB, opt mcpserver.Options) *session {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	s := &session{t: t, lines: make(chan string, 1024), done: make(chan error, 1), cancel: cancel}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

@@ -2,7 +2,6 @@ package mcpserver_test
 
 import (
 	"bufio"
-	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -95,7 +94,7 @@ func start(t testing.TB, o hopt) *harness {
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		h.done <- mcpserver.Serve(context.Background(), inR, outW, opt)
+		h.done <- mcpserver.Serve(t.Context(), inR, outW, opt)
 		outW.Close()
 	}()
 	go func() {

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"bufio"
-	"context"
 	"io"
 	"testing"
 	"testing/synctest"
@@ -20,7 +19,7 @@ func TestHandlerPanicBecomesInternalError(t *testing.T) {
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
 		done := make(chan struct{})
-		go func() { _ = Serve(context.Background(), inR, outW, opt); outW.Close(); close(done) }()
+		go func() { _ = Serve(t.Context(), inR, outW, opt); outW.Close(); close(done) }()
 		sc := bufio.NewScanner(outR)
 		next := func() string {
 			t.Helper()

@@ -2,7 +2,6 @@ package mcpserver_test
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"regexp"
@@ -69,7 +68,7 @@ func TestEOFAnswersRequestsAlreadyRead(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"herdr_link_send","arguments":{"to":"reviewer","message":"piped"}}}` + "\n")
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- mcpserver.Serve(context.Background(), in, outW, opt); outW.Close() }()
+	go func() { done <- mcpserver.Serve(t.Context(), in, outW, opt); outW.Close() }()
 	var lines []string
 	sc := bufio.NewScanner(outR)
 	for sc.Scan() {

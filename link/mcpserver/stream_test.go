@@ -26,10 +26,10 @@ func TestSoak(t *testing.T) {
 	outR, outW := io.Pipe()
 	c := srv.Client()
 	opt := mcpserver.Options{Link: mustLink(t, link.Config{Herdr: link.SocketHerdr{Client: c}, PaneID: "w1:p1"})}
-	go func() { _ = mcpserver.Serve(context.Background(), inR, outW, opt); outW.Close() }()
+	go func() { _ = mcpserver.Serve(t.Context(), inR, outW, opt); outW.Close() }()
 	cl := mcpclient.New(outR, inW)
 	defer cl.Close()
-	ctx := context.Background()
+	ctx := t.Context()
 	if _, err := cl.Initialize(ctx, "2025-06-18"); err != nil {
 		t.Fatal(err)
 	}
@@ -106,12 +106,12 @@ func FuzzStream(f *testing.F) {
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
 		go func() {
-			_ = mcpserver.Serve(context.Background(), inR, outW, mcpserver.Options{MaxLineBytes: 1024})
+			_ = mcpserver.Serve(t.Context(), inR, outW, mcpserver.Options{MaxLineBytes: 1024})
 			outW.Close()
 		}()
 		cl := mcpclient.New(outR, inW)
 		go func() { _, _ = inW.Write(append(append([]byte{}, in...), '\n')) }()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
 		// The input may use the client's own ids (1, 2, …): an error answer
 		// to one of its lines can then reach the client's ping. The server

@@ -1,7 +1,6 @@
 package mcpserver_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -191,7 +190,7 @@ func TestBrokenOutputEndsSession(t *testing.T) {
 		outR, outW := io.Pipe()
 		outR.Close()
 		done := make(chan error, 1)
-		go func() { done <- mcpserver.Serve(context.Background(), inR, outW, mcpserver.Options{}) }()
+		go func() { done <- mcpserver.Serve(t.Context(), inR, outW, mcpserver.Options{}) }()
 		_, _ = inW.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"))
 		if err := <-done; err != nil {
 			t.Fatal(err)
@@ -204,7 +203,7 @@ func TestLastLineWithoutNewline(t *testing.T) {
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
 		go func() {
-			_ = mcpserver.Serve(context.Background(), inR, outW, mcpserver.Options{})
+			_ = mcpserver.Serve(t.Context(), inR, outW, mcpserver.Options{})
 			outW.Close()
 		}()
 		go func() {

@@ -1,7 +1,6 @@
 package sockettest_test
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -18,7 +17,7 @@ import (
 func TestAgentListAndGet(t *testing.T) {
 	srv := simtest.New(t, newWorld(t))
 	c := srv.Client()
-	ctx := context.Background()
+	ctx := t.Context()
 	agents, err := c.AgentList(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +96,7 @@ func TestAgentPrompt(t *testing.T) { synctest.Test(t, testAgentPrompt) }
 func testAgentPrompt(t *testing.T) {
 	srv := simtest.New(t, newWorld(t), sockettest.InMemory, func(s *sockettest.Server) { s.SubmitDelay = 20 * time.Millisecond })
 	c := srv.Client()
-	ctx := context.Background()
+	ctx := t.Context()
 	tests := []struct {
 		target, text, code, msg string
 	}{
@@ -163,7 +162,7 @@ func testAgentPrompt(t *testing.T) {
 func TestAgentRename(t *testing.T) {
 	srv := simtest.New(t, newWorld(t))
 	c := srv.Client()
-	ctx := context.Background()
+	ctx := t.Context()
 	tests := []struct {
 		target string
 		name   *string
@@ -213,7 +212,7 @@ func TestRenameWithoutLabel(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := simtest.New(t, w)
-	_, err = srv.Client().AgentRename(context.Background(), "starting", ptr("other"))
+	_, err = srv.Client().AgentRename(t.Context(), "starting", ptr("other"))
 	var he *socket.Error
 	if !errors.As(err, &he) || he.Code != "agent_not_found" || he.Message != "agent target does not currently host an agent" {
 		t.Fatalf("rename of a name without an agent label: %v", err)

@@ -48,7 +48,7 @@ func testAgentPromptWait(t *testing.T) {
 		s.EffectTimeout = 100 * time.Millisecond
 	})
 	c := srv.Client()
-	ctx := context.Background()
+	ctx := t.Context()
 	wait := func(until []schema.AgentStatus, ms uint64) *schema.AgentPromptWaitOptions {
 		o := &schema.AgentPromptWaitOptions{Until: until}
 		if ms > 0 {
@@ -102,7 +102,7 @@ func TestAgentWait(t *testing.T) { synctest.Test(t, testAgentWait) }
 func testAgentWait(t *testing.T) {
 	srv := simtest.New(t, newWorld(t), sockettest.InMemory, func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
 	c := srv.Client()
-	ctx := context.Background()
+	ctx := t.Context()
 	ms := uint64(50)
 	var r schema.ResultAgentInfo
 	// Already in the default until set: immediate.
@@ -133,7 +133,7 @@ func TestAgentLifecycle(t *testing.T) { synctest.Test(t, testAgentLifecycle) }
 func testAgentLifecycle(t *testing.T) {
 	srv := simtest.New(t, newWorld(t), sockettest.InMemory, func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
 	c := srv.Client()
-	ctx := context.Background()
+	ctx := t.Context()
 	w := srv.World
 	get := func(target string) schema.AgentInfo {
 		t.Helper()
@@ -224,7 +224,7 @@ func testServerWaiting(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		var r schema.ResultAgentInfo
-		done <- srv.Client().Call(context.Background(), schema.MethodAgentWait, schema.AgentWaitParams{Target: "brain"}, &r)
+		done <- srv.Client().Call(t.Context(), schema.MethodAgentWait, schema.AgentWaitParams{Target: "brain"}, &r)
 	}()
 	waitFor(t, func() bool { return srv.Waiting() == 1 })
 	select {

@@ -38,7 +38,7 @@ func testLifecycleEvents(t *testing.T) {
 	srv := simtest.New(t, newWorld(t), sockettest.InMemory, func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
 	w := srv.World
 	c := srv.Client()
-	ctx := context.Background()
+	ctx := t.Context()
 	check := func(name string, do func(), want string, contains ...string) {
 		t.Helper()
 		n := len(w.EventLines())
@@ -103,7 +103,7 @@ func testLiveFields(t *testing.T) {
 	srv := simtest.New(t, nil, sockettest.InMemory)
 	raw := func(method string, params any) string {
 		var r jsonx.RawMessage
-		if err := srv.Client().Call(context.Background(), method, params, &r); err != nil {
+		if err := srv.Client().Call(t.Context(), method, params, &r); err != nil {
 			t.Fatal(err)
 		}
 		return string(r)

@@ -43,7 +43,7 @@ func testBuiltinAgentKinds(t *testing.T) {
 	srv := simtest.New(t, worldOf(t, "idle", kinds...), sockettest.InMemory)
 	c := srv.Client()
 	for i, k := range kinds {
-		_, err := c.AgentPrompt(context.Background(), schema.AgentPromptParams{Target: fmt.Sprintf("a%d", i), Text: "hello"})
+		_, err := c.AgentPrompt(t.Context(), schema.AgentPromptParams{Target: fmt.Sprintf("a%d", i), Text: "hello"})
 		want := ""
 		if i >= len(accepted) {
 			want = "agent_not_ready"
@@ -58,14 +58,14 @@ func testBuiltinAgentKinds(t *testing.T) {
 // a function reading the next event's status (or "" after timeout).
 func statusSub(t *testing.T, srv *sockettest.Server, paneID string, filter *schema.AgentStatus) func(time.Duration) schema.AgentStatus {
 	t.Helper()
-	sub, err := srv.Client().Subscribe(context.Background(), schema.EventsSubscribeParams{Subscriptions: []schema.Subscription{
+	sub, err := srv.Client().Subscribe(t.Context(), schema.EventsSubscribeParams{Subscriptions: []schema.Subscription{
 		{PaneAgentStatusChanged: &schema.SubscriptionPaneAgentStatusChanged{PaneID: paneID, AgentStatus: filter}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sub.Close() })
 	return func(d time.Duration) schema.AgentStatus {
-		ctx, cancel := context.WithTimeout(context.Background(), d)
+		ctx, cancel := context.WithTimeout(t.Context(), d)
 		defer cancel()
 		ev, err := sub.Next(ctx)
 		if err != nil {
@@ -136,7 +136,7 @@ func testAgentWaitSeesTransientStatus(t *testing.T) {
 	done := make(chan result, 1)
 	go func() {
 		var r schema.ResultAgentInfo
-		err := srv.Client().Call(context.Background(), schema.MethodAgentWait,
+		err := srv.Client().Call(t.Context(), schema.MethodAgentWait,
 			schema.AgentWaitParams{Target: "brain", Until: []schema.AgentStatus{schema.AgentStatusIdle}, TimeoutMS: ptr(uint64(3000))}, &r)
 		done <- result{r.Agent, err}
 	}()
@@ -208,10 +208,10 @@ func TestAggregateStatusRank(t *testing.T) {
 		srv := simtest.New(t, w)
 		var wl schema.ResultWorkspaceList
 		var tl schema.ResultTabList
-		if err := srv.Client().Call(context.Background(), schema.MethodWorkspaceList, nil, &wl); err != nil {
+		if err := srv.Client().Call(t.Context(), schema.MethodWorkspaceList, nil, &wl); err != nil {
 			t.Fatal(err)
 		}
-		if err := srv.Client().Call(context.Background(), schema.MethodTabList, nil, &tl); err != nil {
+		if err := srv.Client().Call(t.Context(), schema.MethodTabList, nil, &tl); err != nil {
 			t.Fatal(err)
 		}
 		if wl.Workspaces[0].AgentStatus != tt.want || tl.Tabs[0].AgentStatus != tt.want {
@@ -226,7 +226,7 @@ func TestAggregateStatusRank(t *testing.T) {
 func TestLoosePaneIDs(t *testing.T) {
 	srv := simtest.New(t, newWorld(t))
 	c := srv.Client()
-	ctx := context.Background()
+	ctx := t.Context()
 	for arg, want := range map[string]string{
 		"w1:p1": "w1:p1", "1:p1": "w1:p1", "w_1:p1": "w1:p1", "w1-1": "w1:p1", "1-10": "w1:pA",
 		"w_2:p2": "w2:p2", "2-2": "w2:p2", "w2-1": "w2:p1",

@@ -1,7 +1,6 @@
 package sockettest_test
 
 import (
-	"context"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -29,7 +28,7 @@ func testPromptFlap(t *testing.T) {
 	if err := w.SetPromptFlap("w1:p1", 100*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	c := srv.Client()
 	before, err := c.AgentGet(ctx, "w1:p1")
 	if err != nil {

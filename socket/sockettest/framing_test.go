@@ -2,7 +2,6 @@ package sockettest_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -217,7 +216,7 @@ func TestSocketFile(t *testing.T) {
 	if err := s2.StartAt(stale); err != nil {
 		t.Fatalf("start over a stale socket: %v", err)
 	}
-	if _, err := s2.Client().Ping(context.Background()); err != nil {
+	if _, err := s2.Client().Ping(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	s2.Close()
@@ -235,7 +234,7 @@ func TestConcurrentClients(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			ctx := context.Background()
+			ctx := t.Context()
 			for j := 0; j < 5; j++ {
 				switch (i + j) % 4 {
 				case 0:
@@ -297,7 +296,7 @@ func testPollRead(t *testing.T) {
 func TestServerStop(t *testing.T) {
 	srv := simtest.New(t, nil)
 	c := srv.Client()
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := c.Call(ctx, schema.MethodServerStop, nil, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package sockettest_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/herdr-link/herdr-link/socket/sockettest"
@@ -30,7 +29,7 @@ func TestGeneratedWorld(t *testing.T) {
 			t.Fatalf("%d/%d: %v", tt.agents, tt.workspaces, err)
 		}
 		srv := sockettest.NewServer(w)
-		agents, err := srv.Client().AgentList(context.Background())
+		agents, err := srv.Client().AgentList(t.Context())
 		srv.Close()
 		if err != nil {
 			t.Fatal(err)

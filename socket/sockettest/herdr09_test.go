@@ -89,7 +89,7 @@ func TestHerdrReleases(t *testing.T) {
 }
 
 func promptAfterEnter(t *testing.T, s *sockettest.Server) bool {
-	if _, err := s.Client().AgentPrompt(context.Background(), schema.AgentPromptParams{Target: "reviewer", Text: "hi"}); err != nil {
+	if _, err := s.Client().AgentPrompt(t.Context(), schema.AgentPromptParams{Target: "reviewer", Text: "hi"}); err != nil {
 		t.Fatal(err)
 	}
 	return strings.Contains(s.World.Typed("w1:p2"), "hi\n")
@@ -101,7 +101,7 @@ func pendingFailsOnClose(t *testing.T, s *sockettest.Server) bool {
 	}
 	errc := make(chan error, 1)
 	go func() {
-		_, err := s.Client().AgentPrompt(context.Background(), schema.AgentPromptParams{Target: "reviewer", Text: "hi"})
+		_, err := s.Client().AgentPrompt(t.Context(), schema.AgentPromptParams{Target: "reviewer", Text: "hi"})
 		errc <- err
 	}()
 	for deadline := time.Now().Add(2 * time.Second); s.World.Queued("w1:p2") == 0 && time.Now().Before(deadline); {
@@ -124,7 +124,7 @@ func expiredRefused(t *testing.T, s *sockettest.Server) bool {
 	ms := uint64(400)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := s.Client().AgentPrompt(context.Background(), schema.AgentPromptParams{Target: "reviewer", Text: "late",
+		_, err := s.Client().AgentPrompt(t.Context(), schema.AgentPromptParams{Target: "reviewer", Text: "late",
 			Wait: &schema.AgentPromptWaitOptions{TimeoutMS: &ms}})
 		errc <- err
 	}()
@@ -152,7 +152,7 @@ func recentIncludesViewport(t *testing.T, s *sockettest.Server) bool {
 	if _, err := s.World.Prompt("reviewer", "short output"); err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.Client().PaneRead(context.Background(), schema.PaneReadParams{PaneID: "w1:p2", Source: schema.ReadSourceRecent})
+	r, err := s.Client().PaneRead(t.Context(), schema.PaneReadParams{PaneID: "w1:p2", Source: schema.ReadSourceRecent})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func noReplay(t *testing.T, s *sockettest.Server) bool {
 	if err := s.World.Close("w1:p4"); err != nil { // a retained pane_closed
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 	defer cancel()
 	sub, err := s.Client().Subscribe(ctx, schema.EventsSubscribeParams{Subscriptions: []schema.Subscription{{PaneClosed: &schema.SubscriptionPaneClosed{}}}})
 	if err != nil {
@@ -190,7 +190,7 @@ func linkResolves(t *testing.T, s *sockettest.Server) bool {
 			Row, StartCol, EndCol int
 		} `json:"regions"`
 	}
-	err := s.Client().Call(context.Background(), sockettest.MethodPaneLinkResolve, map[string]any{"pane_id": "w1:p2", "viewport_row": 0, "col": 8}, &res)
+	err := s.Client().Call(t.Context(), sockettest.MethodPaneLinkResolve, map[string]any{"pane_id": "w1:p2", "viewport_row": 0, "col": 8}, &res)
 	if err != nil {
 		var se *socket.Error
 		if !errors.As(err, &se) || se.Code != "invalid_request" || !strings.Contains(se.Message, "unknown variant `pane.link.resolve`") {
@@ -203,7 +203,7 @@ func linkResolves(t *testing.T, s *sockettest.Server) bool {
 
 func pingCaps22(t *testing.T, s *sockettest.Server) bool {
 	var raw jsonx.RawMessage
-	if err := s.Client().Call(context.Background(), schema.MethodPing, nil, &raw); err != nil {
+	if err := s.Client().Call(t.Context(), schema.MethodPing, nil, &raw); err != nil {
 		t.Fatal(err)
 	}
 	return strings.Contains(string(raw), `"protocol":22`) && strings.Contains(string(raw), `"endpoint_protocol_generation":1`)

@@ -20,7 +20,7 @@ import (
 func TestInputMethods(t *testing.T) {
 	srv := simtest.New(t, nil) // the built-in world
 	c := srv.Client()
-	ctx := context.Background()
+	ctx := t.Context()
 	tests := []struct {
 		name   string
 		call   func() error
@@ -71,7 +71,7 @@ func TestInputMethods(t *testing.T) {
 func TestAgentSendKeysNotReady(t *testing.T) {
 	srv := simtest.New(t, nil)
 	c := srv.Client()
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := c.PaneReportAgent(ctx, schema.PaneReportAgentParams{PaneID: "w1:p4", Source: "custom:mine", Agent: "mybot", State: schema.PaneAgentStateIdle}); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestReportAgent(t *testing.T) { synctest.Test(t, testReportAgent) }
 func testReportAgent(t *testing.T) {
 	srv := simtest.New(t, nil, sockettest.InMemory)
 	c := srv.Client()
-	ctx := context.Background()
+	ctx := t.Context()
 	sub, err := c.Subscribe(ctx, schema.EventsSubscribeParams{Subscriptions: []schema.Subscription{
 		{PaneAgentDetected: &schema.SubscriptionPaneAgentDetected{}},
 		{PaneAgentStatusChanged: &schema.SubscriptionPaneAgentStatusChanged{PaneID: "w1:p4"}},
@@ -231,7 +231,7 @@ func nextEvents(t *testing.T, sub *socket.Subscription, n int) []string {
 	t.Helper()
 	var out []string
 	for range n {
-		nctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		nctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		ev, err := sub.Next(nctx)
 		cancel()
 		if err != nil {

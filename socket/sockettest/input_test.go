@@ -43,7 +43,7 @@ type inputSession struct {
 func newInputSession(t *testing.T, kind string) *inputSession {
 	w := receiverWorld(t, `{"kind":"`+kind+`","name":"a","status":"idle","turn_ms":3000}`)
 	srv := simtest.New(t, w, sockettest.InMemory)
-	return &inputSession{t: t, srv: srv, c: srv.Client(), ctx: context.Background()}
+	return &inputSession{t: t, srv: srv, c: srv.Client(), ctx: t.Context()}
 }
 
 func (s *inputSession) text(text string) {

@@ -43,7 +43,7 @@ func TestInMemoryServer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := simtest.New(t, nil, sockettest.InMemory)
 		c := srv.Client()
-		ctx := context.Background()
+		ctx := t.Context()
 		if _, err := c.Ping(ctx); err != nil {
 			t.Fatal(err)
 		}

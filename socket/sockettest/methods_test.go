@@ -1,7 +1,6 @@
 package sockettest_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -59,7 +58,7 @@ func TestWorldFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := simtest.New(t, w)
-	agents, err := srv.Client().AgentList(context.Background())
+	agents, err := srv.Client().AgentList(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

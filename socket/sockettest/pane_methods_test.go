@@ -18,7 +18,7 @@ import (
 func TestPanes(t *testing.T) {
 	srv := simtest.New(t, newWorld(t))
 	c := srv.Client()
-	ctx := context.Background()
+	ctx := t.Context()
 	p, err := c.PaneGet(ctx, "w1:p3")
 	if err != nil || p.AgentStatus != schema.AgentStatusUnknown || p.Agent != nil {
 		t.Fatalf("shell pane: %+v %v", p, err)
@@ -80,7 +80,7 @@ func TestPanes(t *testing.T) {
 func TestListsAndSnapshot(t *testing.T) {
 	srv := simtest.New(t, newWorld(t))
 	c := srv.Client()
-	ctx := context.Background()
+	ctx := t.Context()
 	ws, err := c.WorkspaceList(ctx)
 	if err != nil || len(ws) != 2 || ws[0].Number != 1 || ws[0].PaneCount != 10 || ws[1].Label != "other" || !ws[0].Focused {
 		t.Fatalf("workspace.list %+v %v", ws, err)
@@ -108,7 +108,7 @@ func TestEvents(t *testing.T) { synctest.Test(t, testEvents) }
 func testEvents(t *testing.T) {
 	srv := simtest.New(t, newWorld(t), sockettest.InMemory, func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
 	c := srv.Client()
-	ctx := context.Background()
+	ctx := t.Context()
 	// A closed pane before subscribing is replayed (plain kinds start at 0).
 	if err := srv.World.Close("w1:p3"); err != nil {
 		t.Fatal(err)
@@ -179,7 +179,7 @@ func testFaultsAndLog(t *testing.T) {
 	srv := simtest.New(t, newWorld(t), sockettest.InMemory)
 	c := srv.Client()
 	c.Timeout = 300 * time.Millisecond
-	ctx := context.Background()
+	ctx := t.Context()
 	tests := []struct {
 		name  string
 		fault sockettest.Fault
@@ -250,7 +250,7 @@ func TestCloseAndMoveEvents(t *testing.T) { synctest.Test(t, testCloseAndMoveEve
 func testCloseAndMoveEvents(t *testing.T) {
 	srv := simtest.New(t, newWorld(t), sockettest.InMemory, func(s *sockettest.Server) { s.Tick = 2 * time.Millisecond })
 	c := srv.Client()
-	ctx := context.Background()
+	ctx := t.Context()
 	before, _ := c.AgentGet(ctx, "brain")
 	res, err := c.PaneMove(ctx, schema.PaneMoveParams{PaneID: "w1:p1", Destination: schema.PaneMoveDestination{Tab: &schema.PaneMoveDestinationTab{TabID: "w2:t1", Split: schema.SplitDirectionRight}}})
 	if err != nil {

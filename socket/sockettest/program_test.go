@@ -1,7 +1,6 @@
 package sockettest_test
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"sync"
@@ -108,7 +107,7 @@ func TestProgramSeam(t *testing.T) { synctest.Test(t, testProgramSeam) }
 
 func testProgramSeam(t *testing.T) {
 	srv, prog := startPrograms(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	if srv.Program("w1:p1") != sockettest.Program(prog) || srv.Program("w1:p2") != nil {
 		t.Fatal("Program lookup")
 	}
@@ -168,7 +167,7 @@ func TestProgramExitAndClose(t *testing.T) { synctest.Test(t, testProgramExitAnd
 
 func testProgramExitAndClose(t *testing.T) {
 	srv, prog := startPrograms(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	prog.exit()
 	waitProg(t, "the agent to leave", func() bool { _, ok := srv.World.Agent("reviewer"); return !ok })
 	if _, err := srv.Client().AgentPrompt(ctx, schema.AgentPromptParams{Target: "w1:p1", Text: "x"}); socket.CodeOf(err) != "agent_not_found" {

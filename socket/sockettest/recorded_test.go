@@ -108,7 +108,7 @@ func testRecordedEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := simtest.New(t, w, sockettest.InMemory, func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
-	sub, err := srv.Client().Subscribe(context.Background(), schema.EventsSubscribeParams{Subscriptions: []schema.Subscription{
+	sub, err := srv.Client().Subscribe(t.Context(), schema.EventsSubscribeParams{Subscriptions: []schema.Subscription{
 		{PaneUpdated: &schema.SubscriptionPaneUpdated{}},
 		{PaneAgentStatusChanged: &schema.SubscriptionPaneAgentStatusChanged{PaneID: "w1:p3"}},
 	}})
@@ -126,7 +126,7 @@ func testRecordedEvents(t *testing.T) {
 	}
 	for i, rec := range lines {
 		triggers[i]()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		ev, err := sub.Next(ctx)
 		cancel()
 		if err != nil {

@@ -2,7 +2,6 @@ package sockettest_test
 
 import (
 	"bufio"
-	"context"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -72,7 +71,7 @@ func testStateChangeSeqOnlyOnChange(t *testing.T) {
 		}
 	}()
 	ms := uint64(10000)
-	_, err := srv.Client().AgentPrompt(context.Background(), schema.AgentPromptParams{Target: "finished", Text: "x",
+	_, err := srv.Client().AgentPrompt(t.Context(), schema.AgentPromptParams{Target: "finished", Text: "x",
 		Wait: &schema.AgentPromptWaitOptions{TimeoutMS: &ms}})
 	if codeOf(err) != "agent_prompt_stalled" || !strings.Contains(err.Error(), "status is idle and state_change_seq remained") {
 		t.Fatalf("prompt with wait to an agent that never changes: %v", err)
@@ -87,7 +86,7 @@ func TestRevision(t *testing.T) { synctest.Test(t, testRevision) }
 func testRevision(t *testing.T) {
 	srv := simtest.New(t, newWorld(t), sockettest.InMemory, func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
 	c := srv.Client()
-	ctx := context.Background()
+	ctx := t.Context()
 	w := srv.World
 	if err := w.SetBehaviour("w2:p1", sockettest.Behaviour{TurnTime: 20 * time.Millisecond, SubmitLatency: new(time.Duration)}); err != nil {
 		t.Fatal(err)
@@ -208,7 +207,7 @@ func testPromptWaitThroughTheModel(t *testing.T) {
 		s.EffectTimeout = 300 * time.Millisecond
 	})
 	c := srv.Client()
-	ctx := context.Background()
+	ctx := t.Context()
 	ms := uint64(10000)
 	wait := &schema.AgentPromptWaitOptions{TimeoutMS: &ms}
 	info, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "quick", Text: "go", Wait: wait})

@@ -1,7 +1,6 @@
 package sockettest_test
 
 import (
-	"context"
 	"slices"
 	"testing"
 	"time"
@@ -32,7 +31,7 @@ func u64(n uint64) *uint64 { return &n }
 func TestAgentStartRefusals(t *testing.T) {
 	_, srv := startSetup(t)
 	c := srv.Client()
-	ctx := context.Background()
+	ctx := t.Context()
 	tests := []struct {
 		p    schema.AgentStartParams
 		want string
@@ -77,7 +76,7 @@ func TestAgentStartLaunch(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := simtest.New(t, w).Client()
-		ctx := context.Background()
+		ctx := t.Context()
 		w.SetStartOutcome("codex", tt.outcome)
 		w.SetStartDelay(10 * time.Millisecond)
 		r, err := c.AgentStart(ctx, schema.AgentStartParams{Name: "tester", Kind: "codex", Args: []string{"--full-auto"}, PaneID: "w1:p2", TimeoutMS: u64(3001)})
@@ -105,7 +104,7 @@ func TestAgentStartLaunch(t *testing.T) {
 func TestSplitAndTab(t *testing.T) {
 	w, srv := startSetup(t)
 	c := srv.Client()
-	ctx := context.Background()
+	ctx := t.Context()
 	anchor, cwd := "w1:p1", "/elsewhere"
 	p, err := c.PaneSplit(ctx, schema.PaneSplitParams{TargetPaneID: &anchor, Direction: schema.SplitDirectionDown, CWD: &cwd})
 	if err != nil || p.PaneID != "w1:p3" || p.Agent != nil || p.CWD == nil || *p.CWD != cwd {

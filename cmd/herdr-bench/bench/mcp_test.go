@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"strings"
 	"testing"
@@ -34,7 +33,7 @@ func TestHandshake(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	code := handshake(context.Background(), []string{self, "serve", "-no-bootstrap"}, false, &out, &errb)
+	code := handshake(t.Context(), []string{self, "serve", "-no-bootstrap"}, false, &out, &errb)
 	for _, w := range []string{"initialize", "notifications/tools/list_changed", "tools/list (active)", "ping"} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("lacks %q", w)

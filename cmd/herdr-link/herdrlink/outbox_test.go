@@ -280,7 +280,7 @@ func TestOutboxCancelJSON(t *testing.T) {
 func TestOutboxCancelWaitsForTheLock(t *testing.T) {
 	f := newOutboxFixture(t, "")
 	f.seed(t)
-	lease, err := f.cfg.locker(f.sock).Lock(context.Background(), "term_reviewer", time.Minute)
+	lease, err := f.cfg.locker(f.sock).Lock(t.Context(), "term_reviewer", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,13 +322,13 @@ func TestOutboxCancelledNeverTyped(t *testing.T) {
 		Locker: link.FileLocks(&panelock.Locker{Scope: f.sock, Dir: f.cfg.lockDir}), Outbox: f.st, CourierPoll: 20 * time.Millisecond})
 	var ids []string
 	for _, text := range []string{"cancel me", "type me"} {
-		r, err := l.Send(context.Background(), link.SendRequest{To: "busy", Message: text})
+		r, err := l.Send(t.Context(), link.SendRequest{To: "busy", Message: text})
 		if err != nil || r.Delivery != link.DeliveryHeld {
 			t.Fatalf("send %q: %+v %v", text, r, err)
 		}
 		ids = append(ids, r.ID)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = l.Deliver(ctx) }()

@@ -234,7 +234,7 @@ func TestProbeWatch(t *testing.T) {
 	srv := simtest.New(t, nil, func(s *sockettest.Server) { s.Tick = 5 * time.Millisecond })
 	setPane(t, srv, "w1:p1")
 	p := &prober{getenv: os.Getenv, timeout: time.Second}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	var out, errb syncBuffer
 	done := make(chan int)
 	go func() { done <- p.watch(ctx, &out, &errb) }()

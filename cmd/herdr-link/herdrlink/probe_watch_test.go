@@ -28,7 +28,7 @@ func TestProbeWatchSubscribesBeforeSnapshot(t *testing.T) {
 			})
 			setPane(t, srv, "w1:p1")
 			p := &prober{getenv: os.Getenv, timeout: time.Second}
-			ctx, cancel := context.WithCancel(context.Background())
+			ctx, cancel := context.WithCancel(t.Context())
 			var out, errb syncBuffer
 			done := make(chan int)
 			go func() { done <- p.watch(ctx, &out, &errb) }()

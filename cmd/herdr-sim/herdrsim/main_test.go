@@ -3,7 +3,6 @@ package herdrsim
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"net"
 	"os"
@@ -41,7 +40,7 @@ func TestCLIVerbs(t *testing.T) {
 	t.Setenv("HERDR_SOCKET_PATH", srv.Path())
 	// The same JSON a direct agent.list answers, as herdr prints it.
 	out, _, code := runCLI(t, "agent", "list")
-	want, err := srv.Client().RoundTrip(context.Background(), []byte(`{"id":"cli:agent:list","method":"agent.list","params":{}}`))
+	want, err := srv.Client().RoundTrip(t.Context(), []byte(`{"id":"cli:agent:list","method":"agent.list","params":{}}`))
 	if code != 0 || err != nil || strings.TrimSpace(out) != string(want) {
 		t.Fatalf("agent list: exit %d\n got %s\nwant %s", code, out, want)
 	}

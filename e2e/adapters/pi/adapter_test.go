@@ -83,7 +83,7 @@ func drive(t *testing.T, nodeBin, linkBin string, env []string) report {
 	t.Helper()
 	ext, _ := filepath.Abs(filepath.Join("..", "..", "..", "adapters", "pi", "herdr-link.ts"))
 	driver, _ := filepath.Abs(filepath.Join("testdata", "driver.mjs"))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, nodeBin, driver, ext)
 	cmd.Env = append(os.Environ(), append(env, "HERDR_LINK_BIN="+linkBin)...)

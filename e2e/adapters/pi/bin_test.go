@@ -22,7 +22,7 @@ func driveFile(t *testing.T, nodeBin, src, envBin string) []string {
 		t.Fatal(err)
 	}
 	driver, _ := filepath.Abs(filepath.Join("testdata", "driver.mjs"))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, nodeBin, driver, ext)
 	cmd.Env = append(os.Environ(), "HERDR_LINK_BIN="+envBin)

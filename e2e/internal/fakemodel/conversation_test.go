@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"github.com/google/go-cmp/cmp"
 	"io"
 	"net/http"
 	"reflect"
@@ -123,7 +124,7 @@ func TestAnthropicConversation(t *testing.T) {
 	}
 	// A retry of the same request gets the same answer and does not advance.
 	if again := anthropicTurn(t, s.URL, dormant, msgs); again != c2 {
-		t.Fatalf("retry answered %+v, want %+v", again, c2)
+		t.Fatalf("retry answer mismatch (-want +got):\n%s", cmp.Diff(c2, again, cmp.AllowUnexported(toolCall{})))
 	}
 	call(c2)
 	result(c2.id, `{"peers":[]}`)

@@ -3,6 +3,7 @@ package fakemodel
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/google/go-cmp/cmp"
 	"reflect"
 	"testing"
 )
@@ -143,7 +144,7 @@ func TestParseRecordedShapes(t *testing.T) {
 				t.Errorf("%d deferred tools, want %d", deferred, tt.wantDeferN)
 			}
 			if !reflect.DeepEqual(p.newResults, tt.wantResults) {
-				t.Errorf("results %+v, want %+v", p.newResults, tt.wantResults)
+				t.Errorf("results mismatch (-want +got):\n%s", cmp.Diff(tt.wantResults, p.newResults))
 			}
 			if p.resultCount != tt.wantCount {
 				t.Errorf("result count %d, want %d", p.resultCount, tt.wantCount)

@@ -64,7 +64,7 @@ func TestHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := Config{Cache: cache, LinkBin: linkBin, SimBin: simBin, Root: out, Repo: repo, Reference: ref}
-	ctx, cancel := context.WithTimeout(context.Background(), RunnerBudget)
+	ctx, cancel := context.WithTimeout(t.Context(), RunnerBudget)
 	defer cancel()
 	if v := os.Getenv("HERDR_LINK_HOSTS_WAITLIMIT"); v != "" {
 		probe, ok := Probes[v]

@@ -1,8 +1,8 @@
 package hosttest
 
 import (
-	"context"
 	"encoding/json"
+	"github.com/google/go-cmp/cmp"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -56,7 +56,7 @@ func TestMeasure(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := measure(tt.reqs); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("measure:\n got %+v\nwant %+v", got, tt.want)
+				t.Errorf("measure mismatch (-want +got):\n%s", cmp.Diff(tt.want, got))
 			}
 		})
 	}
@@ -269,7 +269,7 @@ func TestInstallFailureIsClear(t *testing.T) {
 	cache := t.TempDir()
 	h := &Host{Name: "nohost", Display: "No Host", Version: "0.0.0", Bin: "nohost",
 		Packages: []string{"file:" + filepath.Join(cache, "does-not-exist")}}
-	err := h.Install(context.Background(), cache)
+	err := h.Install(t.Context(), cache)
 	if err == nil {
 		t.Fatal("install of a missing package succeeded")
 	}

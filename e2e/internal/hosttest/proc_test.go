@@ -3,7 +3,6 @@
 package hosttest
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,7 +51,7 @@ func TestRunTimeout(t *testing.T) {
 	dir := t.TempDir()
 	h := &Host{Name: "sleeper", Bin: "sleep", Command: func(s *Session) (*exec.Cmd, error) { return exec.Command(sleep, "60"), nil }}
 	s := &Session{Host: h, Dir: dir, Home: filepath.Join(dir, "home"), Work: dir, Marker: "HERDR_LINK_HOSTTEST=timeout-" + t.Name()}
-	o := run(context.Background(), s, 300*time.Millisecond)
+	o := run(t.Context(), s, 300*time.Millisecond)
 	if o.Err == nil || !strings.Contains(o.Err.Error(), "did not finish within") {
 		t.Fatalf("err %v", o.Err)
 	}

@@ -74,7 +74,7 @@ func composerSteps(h tui.Host) []composerStep {
 		{name: "idle-paste-cleared", act: clearComposer, done: hasNot(pasteSign), want: link.ComposerEmpty},
 		{name: "working-empty", act: func(t *testing.T, r *rig) {
 			r.tap.SetDelay(busyDelay)
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 			defer cancel()
 			if _, err := r.srv.Client().AgentPrompt(ctx, schema.AgentPromptParams{Target: "reviewer", Text: "Start a long task."}); err != nil {
 				t.Fatal(err)
@@ -95,7 +95,7 @@ func composerSteps(h tui.Host) []composerStep {
 		// Code" (an OSC the simulator's emulator once drew into the
 		// composer row): the composer is still empty.
 		steps = append(steps, composerStep{name: "idle-settled", act: func(t *testing.T, r *rig) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 			defer cancel()
 			if !waitUntil(ctx, 30*time.Second, func() bool {
 				ts := r.tap.Turns()
@@ -119,7 +119,7 @@ func TestComposerRealTUI(t *testing.T) {
 	for _, h := range []tui.Host{tui.Claude, tui.Codex} {
 		t.Run(string(h), func(t *testing.T) {
 			r := newRig(t, h)
-			ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+			ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
 			defer cancel()
 			for _, st := range composerSteps(h) {
 				st.act(t, r)

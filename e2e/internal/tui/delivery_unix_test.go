@@ -81,7 +81,7 @@ func newRig(t *testing.T, h tui.Host) *rig {
 			_ = w.SetStatus(reviewerPane, "idle")
 		}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	if err := tui.WaitReady(ctx, h, r.pane); err != nil {
 		t.Fatal(err)
@@ -146,7 +146,7 @@ func (r *rig) waitOrEnter(t *testing.T, ctx context.Context, text string, first 
 // log of model requests.
 func (r *rig) play(t *testing.T, sc Scenario) (Outcome, []sent) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
 	defer cancel()
 	senders := make([]*mcpclient.Client, sc.senders())
 	for i := range senders {

@@ -36,7 +36,7 @@ func hostBinary(t *testing.T, h tui.Host) string {
 	if host == nil {
 		t.Fatalf("the host runner does not know %s", h)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	if err := host.Install(ctx, cache); err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func TestTUIRecipes(t *testing.T) {
 			}
 			srv := simtest.New(t, w, sockettest.WithPrograms(ptypane.Start))
 			pane := srv.Program("w1:p1").(*ptypane.Pane)
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 			defer cancel()
 			if err := tui.WaitReady(ctx, h, pane); err != nil {
 				t.Fatal(err)

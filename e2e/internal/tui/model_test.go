@@ -59,7 +59,7 @@ func playModel(t *testing.T, kind string, sc Scenario, flip string) (Outcome, []
 	t.Helper()
 	w := modelWorld(t, kind, sc, flip)
 	srv := simtest.New(t, w)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	senders := make([]*mcpclient.Client, sc.senders())
 	for i := range senders {

@@ -71,7 +71,7 @@ func sender(t *testing.T, srv *sockettest.Server, name string) *mcpclient.Client
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	if _, err := c.Initialize(ctx, "2025-06-18"); err != nil {
 		t.Fatal(err)

@@ -65,7 +65,7 @@ func TestTapTurns(t *testing.T) {
 		events = append(events, fmt.Sprintf("end %d %v", x.Seq, x.Completed))
 		mu.Unlock()
 	})
-	ctx := context.Background()
+	ctx := t.Context()
 	bodies := []string{
 		// Claude Code's first turn: a reminder sharing the paste's block.
 		`{"tools":[{"name":"x"}],"messages":[{"role":"user","content":[{"type":"text","text":` + q(reminder+"\n\n<pasted_content id=\"a\">\nhello\n</pasted_content id=\"a\">\n") + `}]}]}`,
@@ -119,7 +119,7 @@ func TestTapSlowAndCut(t *testing.T) {
 	up := eventServer(t, 5)
 	tap := newTap(t, up.URL)
 	tap.SetDelay(200 * time.Millisecond)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	req, _ := http.NewRequestWithContext(ctx, "POST", tap.URL+"/v1/responses", strings.NewReader(`{"tools":[{"name":"x"}],"input":"go"}`))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -130,12 +130,12 @@ func TestTapSlowAndCut(t *testing.T) {
 	if !strings.Contains(string(buf[:n]), `"i":0`) {
 		t.Fatalf("first read %q", buf[:n])
 	}
-	if err := tap.Wait(context.Background(), func(ts []tui.Turn) bool { return len(ts) == 1 && ts[0].End.IsZero() }); err != nil {
+	if err := tap.Wait(t.Context(), func(ts []tui.Turn) bool { return len(ts) == 1 && ts[0].End.IsZero() }); err != nil {
 		t.Fatal(err)
 	}
 	cancel()
 	resp.Body.Close()
-	wctx, wcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	wctx, wcancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer wcancel()
 	if err := tap.Wait(wctx, func(ts []tui.Turn) bool { return len(ts) == 1 && !ts[0].End.IsZero() }); err != nil {
 		t.Fatal(err)

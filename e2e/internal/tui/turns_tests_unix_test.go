@@ -24,7 +24,7 @@ import (
 func TestWorkingCodexFinishesFirst(t *testing.T) {
 	srv, ps := liveWorld(t, []liveSpec{{h: tui.Codex, id: reviewerPane, name: "reviewer", warm: true}, {id: "w1:p2", name: "brain"}})
 	cx := ps[reviewerPane]
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
 	defer cancel()
 	brain := sender(t, srv, "brain")
 	begin := time.Now()
@@ -87,7 +87,7 @@ func TestWorkingCodexFinishesFirst(t *testing.T) {
 func TestClaudeDraftThenMessage(t *testing.T) {
 	srv, ps := liveWorld(t, []liveSpec{{h: tui.Claude, id: reviewerPane, name: "reviewer", warm: true}, {id: "w1:p2", name: "brain"}})
 	cl := ps[reviewerPane]
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
 	defer cancel()
 	brain := sender(t, srv, "brain")
 	// The user's turn lasts a second or two, as a real model's does: the
@@ -193,7 +193,7 @@ func TestCodexHandledNoticeToClaude(t *testing.T) {
 		{h: tui.Codex, id: reviewerPane, name: "reviewer", warm: true},
 	})
 	cl, cx := ps["w1:p2"], ps[reviewerPane]
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
 	defer cancel()
 	// Turns of a second or two, as a real model's: "handled" must wait
 	// for the end of Codex's turn, the notice for Claude Code's.

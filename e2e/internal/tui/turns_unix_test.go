@@ -299,7 +299,7 @@ func liveWorld(t *testing.T, specs []liveSpec) (*sockettest.Server, map[string]*
 		t.Fatal(err)
 	}
 	srv := simtest.New(t, w, sockettest.WithPrograms(ptypane.Start))
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel)
 	for id, p := range prepared {
 		p.pane = srv.Program(id).(*ptypane.Pane)

@@ -1,7 +1,6 @@
 package herdrstate_test
 
 import (
-	"context"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -30,7 +29,7 @@ func TestHandle(t *testing.T) {
 		{"pane.report_agent_session", `{"pane_id":"w1:p1","source":"s","agent":"a"}`, "not_implemented_in_simulator"},
 	}
 	for _, tt := range tests {
-		res, e := w.Handle(context.Background(), env, tt.method, jsonx.RawMessage(tt.params))
+		res, e := w.Handle(t.Context(), env, tt.method, jsonx.RawMessage(tt.params))
 		got := ""
 		if e != nil {
 			got = e.Code

@@ -50,7 +50,7 @@ func helperCommand(t *testing.T, mode string) *sockettest.CommandSpec {
 }
 
 func ctxT(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
+	ctx, cancel := context.WithTimeout(t.Context(), d)
 	t.Cleanup(cancel)
 	return ctx
 }
@@ -138,7 +138,7 @@ func TestTerminalAnswersQueries(t *testing.T) {
 // every paste as typed keys).
 func TestTerminalAnswersKittyQuery(t *testing.T) {
 	_, pane := start(t, "kittyquery")
-	if err := pane.WaitOutput(context.Background(), func(b []byte) bool { return bytes.Count(b, []byte("[kq:")) == 2 }); err != nil {
+	if err := pane.WaitOutput(t.Context(), func(b []byte) bool { return bytes.Count(b, []byte("[kq:")) == 2 }); err != nil {
 		t.Fatalf("no answers: %v; output %q", err, pane.Output())
 	}
 	out := string(pane.Output())

@@ -1,6 +1,7 @@
 package receiver
 
 import (
+	"github.com/google/go-cmp/cmp"
 	"strings"
 	"testing"
 )
@@ -56,7 +57,7 @@ func TestInputParser(t *testing.T) {
 			got = append(got, p.feed(w)...)
 		}
 		if !sameEvents(normalize(got), tt.want) {
-			t.Errorf("%q: %+v, want %+v", tt.in, got, tt.want)
+			t.Errorf("events for %q mismatch (-want +got):\n%s", tt.in, cmp.Diff(tt.want, normalize(got), cmp.AllowUnexported(inputEvent{})))
 		}
 	}
 }
@@ -82,7 +83,7 @@ func FuzzInputParser(f *testing.F) {
 		var split inputParser
 		b := normalize(append(split.feed(data[:cut]), split.feed(data[cut:])...))
 		if !sameEvents(a, b) {
-			t.Fatalf("split at %d: %+v vs %+v", cut, a, b)
+			t.Fatalf("split at %d: events mismatch (-whole +split):\n%s", cut, cmp.Diff(a, b, cmp.AllowUnexported(inputEvent{})))
 		}
 		if whole.inPaste != split.inPaste || string(whole.esc) != string(split.esc) {
 			t.Fatalf("state differs after split at %d", cut)

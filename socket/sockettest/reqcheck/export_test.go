@@ -2,6 +2,7 @@ package reqcheck
 
 import (
 	"bytes"
+	"github.com/google/go-cmp/cmp"
 	"reflect"
 	"testing"
 
@@ -17,7 +18,7 @@ func CheckParsers(t *testing.T, line []byte) {
 		t.Fatalf("fast path accepts %q, serde path rejects it: %v", line, err)
 	}
 	if ok && (fast.ID != slow.ID || fast.Method != slow.Method || !bytes.Equal(fast.Params, slow.Params)) {
-		t.Fatalf("parsers disagree on %q: %+v vs %+v", line, fast, slow)
+		t.Fatalf("parsers disagree on %q (-serde +fast):\n%s", line, cmp.Diff(slow, fast))
 	}
 }
 
