@@ -1,7 +1,6 @@
 package link_test
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -33,7 +32,7 @@ func TestBadSelfNameNotRenamed(t *testing.T) {
 			}
 			e := env{srv: simtest.New(t, w), w: w}
 			l := e.link("w1:p1")
-			ctx := context.Background()
+			ctx := t.Context()
 			calls := map[string]func() error{
 				"bootstrap": func() error { _, err := l.Bootstrap(ctx); return err },
 				"peers":     func() error { _, err := l.Peers(ctx); return err },

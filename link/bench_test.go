@@ -1,7 +1,6 @@
 package link_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -25,7 +24,7 @@ func BenchmarkResolvePeers(b *testing.B) {
 			srv := sockettest.NewServer(w)
 			defer srv.Close()
 			l := mustLink(b, link.Config{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1"})
-			ctx := context.Background()
+			ctx := b.Context()
 			if _, err := l.Peers(ctx); err != nil {
 				b.Fatal(err)
 			}
@@ -52,7 +51,7 @@ func BenchmarkSendWhen(b *testing.B) {
  {"id":"w1:p1","agent":{"kind":"claude","name":"brain","status":"idle"}},
  {"id":"w1:p2","agent":{"kind":"claude","name":"quick","status":"idle","turn_ms":2,"submit_ms":1}}]}]}]}`, "w1:p1")
 			world := srv.World
-			ctx := context.Background()
+			ctx := b.Context()
 			b.ReportAllocs()
 			sent := 0
 			for b.Loop() {
@@ -77,7 +76,7 @@ func BenchmarkSend(b *testing.B) {
 	srv := sockettest.NewServer(nil)
 	defer srv.Close()
 	l := mustLink(b, link.Config{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1"})
-	ctx := context.Background()
+	ctx := b.Context()
 	if _, err := l.Peers(ctx); err != nil {
 		b.Fatal(err)
 	}
@@ -95,7 +94,7 @@ func BenchmarkClose(b *testing.B) {
 	srv := sockettest.NewServer(nil)
 	defer srv.Close()
 	l := mustLink(b, link.Config{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1"})
-	ctx := context.Background()
+	ctx := b.Context()
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
@@ -194,7 +193,7 @@ func benchConfirmed(b *testing.B, v string, tick time.Duration, events bool) {
 	// No delivery lock: the sends go to the peers in turn, and a lock's
 	// hold after each would not be the watch's cost.
 	l := mustLink(b, link.Config{Herdr: h, PaneID: self.PaneID, Delivery: link.DeliveryConfirm, SubmitHold: 20 * time.Millisecond})
-	ctx := context.Background()
+	ctx := b.Context()
 	if _, err := l.Peers(ctx); err != nil {
 		b.Fatal(err)
 	}
@@ -245,7 +244,7 @@ func BenchmarkPeersWithLedger(b *testing.B) {
 			}
 			fillLedger(b, st, n)
 			l := mustLink(b, link.Config{Herdr: link.SocketHerdr{Client: srv.Client()}, PaneID: "w1:p1", Outbox: st})
-			ctx := context.Background()
+			ctx := b.Context()
 			if _, err := l.Peers(ctx); err != nil {
 				b.Fatal(err)
 			}
@@ -310,7 +309,7 @@ func BenchmarkWaitReplyLatency(b *testing.B) {
 	if !ok {
 		b.Fatal("no brain")
 	}
-	ctx := context.Background()
+	ctx := b.Context()
 	var lat []time.Duration
 	i := 0
 	for b.Loop() {

@@ -38,7 +38,7 @@ func TestLinkComposer(t *testing.T) {
 	} {
 		h := &screenHerdr{screen: tc.screen, err: tc.err}
 		l := mustLink(t, Config{Herdr: h})
-		got, err := l.composer(context.Background(), Agent{Kind: tc.kind, PaneID: "w1:p2"})
+		got, err := l.composer(t.Context(), Agent{Kind: tc.kind, PaneID: "w1:p2"})
 		if got != tc.want || !errors.Is(err, tc.err) || h.reads != tc.reads {
 			t.Errorf("%s: %v, %v, %d reads; want %v, %v, %d", tc.name, got, err, h.reads, tc.want, tc.err, tc.reads)
 		}

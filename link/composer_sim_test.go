@@ -1,7 +1,6 @@
 package link_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
@@ -39,7 +38,7 @@ func TestComposerSimulator(t *testing.T) {
 	}
 	h := link.SocketHerdr{Client: simtest.New(t, w).Client()}
 	for _, p := range all {
-		screen, err := h.ReadScreen(context.Background(), p.id)
+		screen, err := h.ReadScreen(t.Context(), p.id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +53,7 @@ func TestComposerSimulator(t *testing.T) {
 			t.Errorf("%s %s draft %q: %v, want %v; screen:\n%s", p.kind, p.status, p.draft, got, want, screen)
 		}
 	}
-	if _, err := h.ReadScreen(context.Background(), "w9:p9"); err == nil {
+	if _, err := h.ReadScreen(t.Context(), "w9:p9"); err == nil {
 		t.Error("ReadScreen of a pane that does not exist: no error")
 	}
 }

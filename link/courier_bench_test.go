@@ -24,7 +24,7 @@ func BenchmarkSendExpectReply(b *testing.B) {
 			}
 			l, _ := benchLink(b, `{"workspaces":[{"id":"w1","tabs":[{"id":"w1:t1","panes":[`+strings.Join(panes, ",")+`]}]}]}`, "w1:p0")
 			l = relink(b, l, func(c *link.Config) { c.ReplyGrace = time.Hour })
-			ctx, cancel := context.WithCancel(context.Background())
+			ctx, cancel := context.WithCancel(b.Context())
 			done := make(chan struct{})
 			go func() { defer close(done); _ = l.Deliver(ctx) }()
 			defer func() { cancel(); <-done }()

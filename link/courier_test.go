@@ -72,7 +72,7 @@ func (e courierEnv) link(t *testing.T, pane string) *link.Link {
 
 // run runs l's courier until the test ends.
 func run(t *testing.T, l *link.Link) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = l.Deliver(ctx) }()
@@ -104,7 +104,7 @@ func held(t *testing.T, l *link.Link, peer string) int {
 // listed.
 func peerOf(t *testing.T, l *link.Link, peer string) (link.Peer, bool) {
 	t.Helper()
-	r, err := l.Peers(context.Background())
+	r, err := l.Peers(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func peerOf(t *testing.T, l *link.Link, peer string) (link.Peer, bool) {
 
 func mustSend(t *testing.T, l *link.Link, req link.SendRequest) link.SendResult {
 	t.Helper()
-	r, err := l.Send(context.Background(), req)
+	r, err := l.Send(t.Context(), req)
 	if err != nil {
 		t.Fatalf("send %+v: %v", req, err)
 	}
@@ -188,7 +188,7 @@ func testWhenIdleAndNow(t *testing.T) {
 	if r := mustSend(t, brain, link.SendRequest{To: "coder", Message: "stop", When: link.WhenNow}); r.Delivery != link.DeliveryInterrupting {
 		t.Errorf("now, to a working codex: %+v", r)
 	}
-	if _, err := brain.Send(context.Background(), link.SendRequest{To: "stuck", Message: "x", When: link.WhenNow}); code(err) != link.SendFailed {
+	if _, err := brain.Send(t.Context(), link.SendRequest{To: "stuck", Message: "x", When: link.WhenNow}); code(err) != link.SendFailed {
 		t.Errorf("now, to a blocked agent: %v", err)
 	}
 }

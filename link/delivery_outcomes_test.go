@@ -75,7 +75,7 @@ func TestDeliveryOutcomes(t *testing.T) {
 				l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk, SubmitHold: tc.hold,
 					ConfirmBudget: func(int) time.Duration { return link.ConfirmBudget(600) }})
 				start := time.Now()
-				res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
+				res, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
 				took := time.Since(start)
 				if err != nil || res.Delivery != tc.want || took < tc.took-50*time.Millisecond || took > tc.took+60*time.Millisecond {
 					t.Fatalf("%+v %v after %v, want %s after %v", res, err, took, tc.want, tc.took)
@@ -100,12 +100,12 @@ func TestDeliveryOutcomes(t *testing.T) {
 func TestLockWaitFollowsTheDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		lk := newLocker()
-		held, _ := lk.Lock(context.Background(), "term_2", 0)
+		held, _ := lk.Lock(t.Context(), "term_2", 0)
 		defer held.Unlock()
 		f := newFake("codex", "idle")
 		l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Locker: lk, CallTimeout: 30 * time.Second})
 		start := time.Now()
-		_, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
+		_, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
 		if el := time.Since(start); !errors.Is(err, link.ErrSendFailed) || el != 29*time.Second || f.prompts != 0 {
 			t.Fatalf("%v after %v, %d prompts", err, el, f.prompts)
 		}
@@ -118,7 +118,7 @@ func TestUnusableLockFailsClosed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake("claude", "idle")
 		l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Locker: brokenLocker{}})
-		_, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
+		_, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
 		want := "SEND_FAILED: the delivery lock is unavailable: herdr-link found no directory private to this user (another user may have made the one it must use); nothing was delivered. The operator can see which directory failed which check with 'herdr-link outbox' and fix it (remove a directory another user made, or give this user a private /run/user directory or a home directory)"
 		if err == nil || err.Error() != want || f.prompts != 0 {
 			t.Fatalf("%v, %d prompts", err, f.prompts)
@@ -131,7 +131,7 @@ func TestLostLeaseTypesNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake("claude", "idle")
 		l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Locker: lostLocker{}})
-		_, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
+		_, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
 		if !errors.Is(err, link.ErrSendFailed) || f.prompts != 0 {
 			t.Fatalf("%v, %d prompts", err, f.prompts)
 		}
@@ -170,7 +170,7 @@ func TestNotReadyTarget(t *testing.T) {
 				f.script = after(300*time.Millisecond, "working")
 				l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: newLocker(), CallTimeout: 5 * time.Second})
 				start := time.Now()
-				res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
+				res, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
 				el := time.Since(start)
 				if tc.want != "" {
 					if err == nil || err.Error() != tc.want || f.prompts != 0 || el != 4*time.Second {

@@ -232,7 +232,7 @@ func TestDeliveryValues(t *testing.T) {
 				l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: tt.mode, Locker: lk,
 					ConfirmBudget: func(int) time.Duration { return link.ConfirmBudget(600) }})
 				start := time.Now()
-				res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: msg, When: link.WhenNow})
+				res, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: msg, When: link.WhenNow})
 				took := time.Since(start)
 				if err != nil {
 					t.Fatal(err)
@@ -288,7 +288,7 @@ func TestConfirmOutlivesDeadlineNotCancellation(t *testing.T) {
 		f := newFake("claude", "idle")
 		f.script = after(time.Second, "working")
 		l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm})
-		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 		defer cancel()
 		res, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "x"})
 		if err != nil || res.Delivery != link.DeliverySubmitted {
@@ -296,7 +296,7 @@ func TestConfirmOutlivesDeadlineNotCancellation(t *testing.T) {
 		}
 		f2 := newFake("claude", "idle")
 		l2 := mustLink(t, link.Config{Herdr: f2, PaneID: "w1:p1", Delivery: link.DeliveryConfirm})
-		ctx2, cancel2 := context.WithCancel(context.Background())
+		ctx2, cancel2 := context.WithCancel(t.Context())
 		go func() { time.Sleep(200 * time.Millisecond); cancel2() }()
 		start := time.Now()
 		res, err = l2.Send(ctx2, link.SendRequest{To: "reviewer", Message: "x"})
@@ -318,7 +318,7 @@ func TestConfirmOccupantReplaced(t *testing.T) {
 		}
 		l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm})
 		start := time.Now()
-		res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"})
+		res, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "x"})
 		if err != nil || res.Delivery != link.DeliveryUnconfirmed || time.Since(start) > 200*time.Millisecond {
 			t.Fatalf("%+v %v after %v", res, err, time.Since(start))
 		}

@@ -73,7 +73,7 @@ func TestDeliveryLock(t *testing.T) {
 			lk := newLocker()
 			f.locked = lk.isHeld
 			l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk})
-			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow}); err != nil {
+			if _, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow}); err != nil {
 				t.Fatal(err)
 			}
 			if len(f.lockedAt) != 1 || !f.lockedAt[0] || len(lk.keys) != 1 || lk.keys[0] != "term_2" {
@@ -82,7 +82,7 @@ func TestDeliveryLock(t *testing.T) {
 			time.Sleep(link.SubmitHold)
 			// Without a terminal id, the pane id keys the lock.
 			f.target.TerminalID = ""
-			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow}); err != nil || lk.keys[1] != "pane:w1:p2" {
+			if _, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow}); err != nil || lk.keys[1] != "pane:w1:p2" {
 				t.Fatalf("%v, keys %v", err, lk.keys)
 			}
 			time.Sleep(link.SubmitHold)
@@ -92,10 +92,10 @@ func TestDeliveryLock(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			f := newFake("codex", "idle")
 			lk := newLocker()
-			held, _ := lk.Lock(context.Background(), "term_2", 0) // another sender
+			held, _ := lk.Lock(t.Context(), "term_2", 0) // another sender
 			defer held.Unlock()
 			l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk})
-			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+			ctx, cancel := context.WithTimeout(t.Context(), 4*time.Second)
 			defer cancel()
 			start := time.Now()
 			_, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
@@ -114,11 +114,11 @@ func TestDeliveryLock(t *testing.T) {
 	t.Run("the call's deadline, not LockWait, bounds the wait", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			lk := newLocker()
-			held, _ := lk.Lock(context.Background(), "term_2", 0)
+			held, _ := lk.Lock(t.Context(), "term_2", 0)
 			defer held.Unlock()
 			l := mustLink(t, link.Config{Herdr: newFake("codex", "idle"), PaneID: "w1:p1", Locker: lk, LockWait: 2 * time.Second})
 			start := time.Now()
-			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow}); !errors.Is(err, link.ErrSendFailed) || time.Since(start) != 4*time.Second {
+			if _, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow}); !errors.Is(err, link.ErrSendFailed) || time.Since(start) != 4*time.Second {
 				t.Fatalf("err = %v after %v", err, time.Since(start))
 			}
 		})
@@ -129,11 +129,11 @@ func TestDeliveryLock(t *testing.T) {
 			lk := newLocker()
 			l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Locker: lk})
 			f.promptFn = func() error { return &socket.Error{Code: "agent_prompt_failed", Message: "no capacity"} }
-			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow}); !errors.Is(err, link.ErrSendFailed) || lk.isHeld() {
+			if _, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow}); !errors.Is(err, link.ErrSendFailed) || lk.isHeld() {
 				t.Fatalf("refused: %v, held %v", err, lk.isHeld())
 			}
 			f.promptFn = func() error { return socket.AfterWrite(socket.ErrTimeout) }
-			_, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
+			_, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
 			if !errors.Is(err, link.ErrSendFailed) || !lk.isHeld() {
 				t.Fatalf("after the write: %v, held %v", err, lk.isHeld())
 			}
@@ -150,19 +150,19 @@ func TestWaitForHolds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		lk := newLocker()
 		l := mustLink(t, link.Config{Herdr: newFake("claude", "idle"), PaneID: "w1:p1", Locker: lk}) // fast mode
-		if err := l.Wait(context.Background()); err != nil {
+		if err := l.Wait(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow}); err != nil || !lk.isHeld() {
+		if _, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow}); err != nil || !lk.isHeld() {
 			t.Fatalf("%v, held %v", err, lk.isHeld())
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), link.SubmitHold/2)
+		ctx, cancel := context.WithTimeout(t.Context(), link.SubmitHold/2)
 		defer cancel()
 		if err := l.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Wait before the hold ended: %v", err)
 		}
-		if err := l.Wait(context.Background()); err != nil || time.Since(start) != link.SubmitHold || lk.isHeld() {
+		if err := l.Wait(t.Context()); err != nil || time.Since(start) != link.SubmitHold || lk.isHeld() {
 			t.Fatalf("Wait: %v after %v, held %v", err, time.Since(start), lk.isHeld())
 		}
 		if l.LongestHold() != link.SubmitHold {
@@ -181,14 +181,14 @@ func TestQueuedDeliveryHoldsPastTheEnterOnly(t *testing.T) {
 		lk := newLocker()
 		l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk})
 		start := time.Now()
-		res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
+		res, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
 		if err != nil || res.Delivery != link.DeliveryQueued || time.Since(start) != 0 {
 			t.Fatalf("%+v %v after %v", res, err, time.Since(start))
 		}
 		// A second sender joins the queued turn once Herdr's Enter is
 		// past, not after the running turn.
 		l2 := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk})
-		res, err = l2.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "y", When: link.WhenNow})
+		res, err = l2.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "y", When: link.WhenNow})
 		if el := time.Since(start); err != nil || el < link.SubmitHold || el > link.SubmitHold+50*time.Millisecond || res.Delivery != link.DeliveryQueued {
 			t.Fatalf("second send %+v %v after %v", res, err, el)
 		}

@@ -1,7 +1,6 @@
 package link_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/herdr-link/herdr-link/link"
@@ -13,7 +12,7 @@ import (
 // and counts what it leaves out.
 func TestDiagnoseAgreesWithPeers(t *testing.T) {
 	srv := simtest.New(t, sockettest.DefaultWorld())
-	ctx := context.Background()
+	ctx := t.Context()
 	tests := []struct {
 		pane               string
 		self               string // "" : no valid name

@@ -174,7 +174,7 @@ func TestNoSecondRenameFromStaleSnapshot(t *testing.T) {
 		return nil
 	}
 	l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1"})
-	ctx := context.Background()
+	ctx := t.Context()
 	type res struct {
 		r   link.PeersResult
 		err error
@@ -221,14 +221,14 @@ func TestRenameWaitersGiveUpAlone(t *testing.T) {
 			return nil
 		}
 		l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1"})
-		actx, cancelA := context.WithCancel(context.Background())
+		actx, cancelA := context.WithCancel(t.Context())
 		aErr := make(chan error, 1)
 		go func() { _, err := l.Peers(actx); aErr <- err }()
 		<-entered
 		bRes := make(chan error, 1)
 		var bName string
 		go func() {
-			r, err := l.Peers(context.Background())
+			r, err := l.Peers(t.Context())
 			bName = r.Self.Name
 			bRes <- err
 		}()
@@ -284,7 +284,7 @@ func TestOneDeadlinePerCall(t *testing.T) {
 				f.latency = timeout * 6 / 10
 				l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", CallTimeout: timeout})
 				start := time.Now()
-				err := op.run(context.Background(), l)
+				err := op.run(t.Context(), l)
 				if el := time.Since(start); el != timeout {
 					t.Fatalf("took %v, want exactly the %v deadline (err %v)", el, timeout, err)
 				}
@@ -319,7 +319,7 @@ func TestUnreportedWorkspaceFailsClosed(t *testing.T) {
 			{PaneID: "p2", Name: "reviewer", Status: "idle"},
 		},
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	for name, agents := range worlds {
 		t.Run(name, func(t *testing.T) {
 			f := &fake{agents: agents}
@@ -346,7 +346,7 @@ func TestUnreportedWorkspaceFailsClosed(t *testing.T) {
 func TestEnvironmentFailureTexts(t *testing.T) {
 	dir := t.TempDir()
 	l := mustLink(t, link.Config{Herdr: link.SocketHerdr{Client: &socket.Client{Path: dir}}, PaneID: "w1:p1"})
-	_, err := l.Peers(context.Background())
+	_, err := l.Peers(t.Context())
 	if err == nil || err.Error() != "NOT_IN_HERDR: Herdr did not answer; is the Herdr server running?" {
 		t.Fatalf("model text %v", err)
 	}
@@ -364,7 +364,7 @@ func TestOversizeRequestNotSent(t *testing.T) {
 	e := setup(t)
 	l := e.link("w1:p1")
 	msg := strings.Repeat("\x01", link.MaxMessageBytes)
-	_, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: msg})
+	_, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: msg})
 	if !errors.Is(err, link.ErrInvalidArgument) {
 		t.Fatalf("err %v (cause %v)", err, errors.Unwrap(err))
 	}
@@ -396,7 +396,7 @@ func TestLargeAgentListStreamed(t *testing.T) {
 			t.Fatal(err)
 		}
 		h := link.SocketHerdr{Client: &socket.Client{Path: srv.Path(), Protocol: socket.ProtocolOff, Timeout: time.Minute}}
-		agents, err := h.ListAgents(context.Background())
+		agents, err := h.ListAgents(t.Context())
 		srv.Close()
 		if err != nil {
 			t.Fatalf("%d agents (%d bytes): %v", n, len(list), err)
@@ -412,7 +412,7 @@ func TestLargeAgentListStreamed(t *testing.T) {
 				return []byte(`{"id":"` + req.ID + `","result":{"type":"agent_list","agents":[` + list + `]}}` + "\n")
 			})
 			small.Client.Path = srv2.Path()
-			if _, err := small.ListAgents(context.Background()); !errors.Is(err, socket.ErrResponseTooLarge) {
+			if _, err := small.ListAgents(t.Context()); !errors.Is(err, socket.ErrResponseTooLarge) {
 				t.Fatalf("over the bound: %v", err)
 			}
 			srv2.Close()

@@ -53,11 +53,11 @@ func TestHoldFollowsHerdr(t *testing.T) {
 			l := e.link("w1:p1")
 			l = relink(t, l, func(c *link.Config) { c.Delivery = link.DeliveryFast })
 			started := time.Now()
-			if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "hello"}); err != nil {
+			if _, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "hello"}); err != nil {
 				t.Fatal(err)
 			}
 			took := time.Since(started)
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 			defer cancel()
 			held := l.Wait(ctx) != nil
 			if want := v == "0.8.2"; held != want {
@@ -89,7 +89,7 @@ func testTerminalClosedDuringSubmission(t *testing.T) {
 	}
 	errc := make(chan error, 1)
 	go func() {
-		_, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "hello"})
+		_, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "hello"})
 		errc <- err
 	}()
 	synctest.Wait() // the send is queued behind the stalled input
@@ -129,11 +129,11 @@ func TestTurnStartedBeforeAnswer(t *testing.T) {
 			c := tc.caps
 			l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Capabilities: &c})
 			start := time.Now()
-			r, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "hi"})
+			r, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "hi"})
 			if err != nil || r.Delivery != link.DeliverySubmitted || time.Since(start) != tc.took {
 				t.Errorf("Herdr %s: delivery %q, %v after %v; want submitted after %v", c.Version, r.Delivery, err, time.Since(start), tc.took)
 			}
-			_ = l.Wait(context.Background())
+			_ = l.Wait(t.Context())
 		})
 	}
 	// Working in the answer: queued, on either release.

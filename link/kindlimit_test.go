@@ -1,7 +1,6 @@
 package link_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -50,7 +49,7 @@ func TestTypedLimitPerKind(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.to, func(t *testing.T) {
 			before := len(w.Inputs(tc.pane))
-			res, err := l.Send(context.Background(), link.SendRequest{To: tc.to, Message: strings.Repeat("a", tc.size), When: tc.when})
+			res, err := l.Send(t.Context(), link.SendRequest{To: tc.to, Message: strings.Repeat("a", tc.size), When: tc.when})
 			typed := len(w.Inputs(tc.pane)) > before
 			if tc.refused == "" {
 				if err != nil || res.Status != "sent" || !typed {

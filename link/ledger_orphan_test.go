@@ -1,7 +1,6 @@
 package link_test
 
 import (
-	"context"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -37,7 +36,7 @@ func testOrphanRequestWithNoTurnEnds(t *testing.T) {
 	l := e.ledgerLink(t, "w1:p1")
 	l = relink(t, l, func(c *link.Config) { c.CallTimeout = 300 * time.Millisecond })
 	run(t, l)
-	w, err := l.WaitReply(context.Background(), id, 10*time.Second, nil)
+	w, err := l.WaitReply(t.Context(), id, 10*time.Second, nil)
 	if err != nil || w.State != outbox.OutcomeHandled {
 		t.Fatalf("wait: %+v, %v", w, err)
 	}

@@ -44,7 +44,7 @@ func testRequestReplied(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := mustSend(t, brain, link.SendRequest{To: "quick", Message: "what is 2+2?"})
-	r, err := brain.Peers(context.Background())
+	r, err := brain.Peers(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func testRequestReplied(t *testing.T) {
 	if rep.Delivery == "" {
 		t.Fatal(rep)
 	}
-	w, err := brain.WaitReply(context.Background(), req.ID, 5*time.Second, nil)
+	w, err := brain.WaitReply(t.Context(), req.ID, 5*time.Second, nil)
 	if err != nil || w != (link.WaitResult{ID: req.ID, Peer: "quick", State: outbox.OutcomeReplied}) {
 		t.Fatalf("wait: %+v, %v", w, err)
 	}
@@ -67,7 +67,7 @@ func testRequestReplied(t *testing.T) {
 		t.Fatalf("notices %+v for a replied request", n)
 	}
 	// The answer expected no reply: nothing tracks it.
-	if _, err := quick.WaitReply(context.Background(), rep.ID, time.Millisecond, nil); !errors.Is(err, link.ErrInvalidArgument) {
+	if _, err := quick.WaitReply(t.Context(), rep.ID, time.Millisecond, nil); !errors.Is(err, link.ErrInvalidArgument) {
 		t.Errorf("wait on an answer: %v", err)
 	}
 }
@@ -82,7 +82,7 @@ func testRequestHandledNotice(t *testing.T) {
 	run(t, brain)
 	req := mustSend(t, brain, link.SendRequest{To: "quick", Message: "fyi, no answer needed"})
 	start := time.Now()
-	w, err := brain.WaitReply(context.Background(), req.ID, 5*time.Second, nil)
+	w, err := brain.WaitReply(t.Context(), req.ID, 5*time.Second, nil)
 	if err != nil || w.State != outbox.OutcomeHandled {
 		t.Fatalf("wait: %+v, %v", w, err)
 	}
@@ -126,7 +126,7 @@ func testRequestBlockedAndGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	for id, want := range map[string]string{blocked.ID: "blocked", gone.ID: "gone"} {
-		if w, err := brain.WaitReply(context.Background(), id, 10*time.Second, nil); err != nil || w.State != want {
+		if w, err := brain.WaitReply(t.Context(), id, 10*time.Second, nil); err != nil || w.State != want {
 			t.Errorf("wait %s: %+v, %v; want %s", id, w, err, want)
 		}
 	}
@@ -203,7 +203,7 @@ func testWaitBounds(t *testing.T) {
 	e := newCourierEnv(t)
 	brain, writer := e.ledgerLink(t, "w1:p1"), e.ledgerLink(t, "w1:p2")
 	req := mustSend(t, brain, link.SendRequest{To: "busy", Message: "long job"})
-	if w, err := brain.WaitReply(context.Background(), req.ID, 50*time.Millisecond, nil); err != nil || w.State != link.RequestPending || w.Peer != "busy" {
+	if w, err := brain.WaitReply(t.Context(), req.ID, 50*time.Millisecond, nil); err != nil || w.State != link.RequestPending || w.Peer != "busy" {
 		t.Fatalf("%+v %v", w, err)
 	}
 	var texts []string
@@ -211,7 +211,7 @@ func testWaitBounds(t *testing.T) {
 		l  *link.Link
 		id string
 	}{{writer, req.ID}, {brain, "hl_zzz_000"}, {brain, "nope"}} {
-		_, err := c.l.WaitReply(context.Background(), c.id, time.Millisecond, nil)
+		_, err := c.l.WaitReply(t.Context(), c.id, time.Millisecond, nil)
 		if !errors.Is(err, link.ErrInvalidArgument) {
 			t.Fatalf("wait %s: %v", c.id, err)
 		}
@@ -220,7 +220,7 @@ func testWaitBounds(t *testing.T) {
 	if texts[0] != texts[1] {
 		t.Errorf("another sender's request reads %q, an unknown one %q", texts[0], texts[1])
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
 		_, err := brain.WaitReply(ctx, req.ID, 40*time.Second, nil)
@@ -275,7 +275,7 @@ func TestRequestRecordAroundTheLock(t *testing.T) {
 			t.Fatal(err)
 		}
 		lk := newLocker()
-		held, _ := lk.Lock(context.Background(), "term_2", 0)
+		held, _ := lk.Lock(t.Context(), "term_2", 0)
 		l := mustLink(t, link.Config{Herdr: newFake("codex", "idle"), PaneID: "w1:p1", Locker: lk, Outbox: st, LockWait: time.Second})
 		ctx := t.Context()
 		if _, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow}); !errors.Is(err, link.ErrSendFailed) {

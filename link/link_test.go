@@ -94,7 +94,7 @@ func code(err error) link.Code {
 
 func TestPeers(t *testing.T) {
 	e := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	l := e.link("w1:p1")
 	res, err := l.Peers(ctx)
 	if err != nil {
@@ -119,7 +119,7 @@ func TestPeers(t *testing.T) {
 
 func mustPeers(t *testing.T, l *link.Link) link.PeersResult {
 	t.Helper()
-	r, err := l.Peers(context.Background())
+	r, err := l.Peers(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func mustPeers(t *testing.T, l *link.Link) link.PeersResult {
 
 func TestSelfMovedAcrossWorkspaces(t *testing.T) {
 	e := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	l := e.link("w1:p1") // HERDR_PANE_ID stays w1:p1 for the process's life
 	newID, err := e.w.Move("w1:p1", "w2")
 	if err != nil {
@@ -164,7 +164,7 @@ func TestSelfMovedAcrossWorkspaces(t *testing.T) {
 
 func TestClose(t *testing.T) {
 	e := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	// The caller needs no name: a plain shell pane can close peers.
 	shell := e.link("w1:p4")
 	e.roundTrips()

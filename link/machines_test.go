@@ -28,7 +28,7 @@ func TestOtherMachineNeverAPeer(t *testing.T) {
 		}
 		b := simtest.New(t, other, opt) // another machine, its own w1
 		l := a.link("w1:p1")
-		ps, err := l.Peers(context.Background())
+		ps, err := l.Peers(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +37,7 @@ func TestOtherMachineNeverAPeer(t *testing.T) {
 				t.Fatalf("an agent of another machine is a peer: %+v", ps)
 			}
 		}
-		if _, err := l.Send(context.Background(), link.SendRequest{To: "remote", Message: "hi"}); code(err) != link.PeerNotFound {
+		if _, err := l.Send(t.Context(), link.SendRequest{To: "remote", Message: "hi"}); code(err) != link.PeerNotFound {
 			t.Fatalf("send to another machine's agent: %v", err)
 		}
 		if n := len(b.World.Submissions("w1:p1")); n != 0 {
@@ -52,10 +52,10 @@ func TestOtherMachineNeverAPeer(t *testing.T) {
 func TestForeignPaneIDNeverAPeer(t *testing.T) {
 	f := &foreignList{newFake("claude", "idle")}
 	l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1"})
-	if _, err := l.Send(context.Background(), link.SendRequest{To: "remote", Message: "hi"}); code(err) != link.PeerNotFound {
+	if _, err := l.Send(t.Context(), link.SendRequest{To: "remote", Message: "hi"}); code(err) != link.PeerNotFound {
 		t.Fatalf("send to a foreign entry: %v", err)
 	}
-	ps, err := l.Peers(context.Background())
+	ps, err := l.Peers(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

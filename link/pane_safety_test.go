@@ -1,7 +1,6 @@
 package link_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -30,7 +29,7 @@ func TestNothingRawReachesThePane(t *testing.T) {
 	for _, m := range msgs {
 		e := setup(t)
 		l := e.link("w1:p1")
-		if _, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: m}); err != nil {
+		if _, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: m}); err != nil {
 			t.Fatalf("send %q: %v", m, err)
 		}
 		ins := e.w.Inputs("w1:p2")

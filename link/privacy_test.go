@@ -1,7 +1,6 @@
 package link_test
 
 import (
-	"context"
 	"os"
 	"regexp"
 	"strconv"
@@ -33,7 +32,7 @@ func leaks(text string, ids map[string]bool) []string {
 // world, against every kind of Herdr answer, and checks that no result or
 // error text contains an id of the world.
 func TestNoIDsInModelFacingText(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	faults := []struct {
 		method string
 		fault  sockettest.Fault
@@ -169,7 +168,7 @@ func TestHeldPathErrors(t *testing.T) {
 				}
 			}
 			brain = tt.prepare(t, brain)
-			_, err := brain.Send(context.Background(), tt.send)
+			_, err := brain.Send(t.Context(), tt.send)
 			if err == nil || err.Error() != tt.want || code(err) != link.SendFailed {
 				t.Fatalf("Send = %v\nwant %s", err, tt.want)
 			}
@@ -191,7 +190,7 @@ func TestHeldPathErrors(t *testing.T) {
 // errors of a full or unusable outbox, and Herdr's failures on the way
 // (their messages carry ids), from several senders. Long: one world and one store serve the whole property, so every path shares its set-up.
 func TestNoIDsInHeldPaths(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	faults := []struct {
 		method string
 		fault  sockettest.Fault
@@ -285,7 +284,7 @@ func TestNoIDsInHeldPaths(t *testing.T) {
 // outbox: held messages and requests then show in peers, and it waits on
 // them, on other ids and on ids that are not ids.
 func sendAndWait(t *testing.T, l *link.Link, targets []string, add func(any, error)) {
-	ctx := context.Background()
+	ctx := t.Context()
 	st, err := outbox.Open(t.TempDir(), "privacy")
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package link_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -67,7 +66,7 @@ func TestSendIntoRawTUI(t *testing.T) {
 				f := newFake(tt.kind, "idle")
 				f.script = after(300*time.Millisecond, "working")
 				l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: newLocker()})
-				res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "please\nreview", When: link.WhenNow})
+				res, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "please\nreview", When: link.WhenNow})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,7 +1,6 @@
 package link_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -36,7 +35,7 @@ func newScaleSession(tb testing.TB, agents, workspaces int) scaleSession {
 	c := srv.Client()
 	c.Timeout = 2 * time.Minute
 	l := mustLink(tb, link.Config{Herdr: link.SocketHerdr{Client: c}, PaneID: self.PaneID})
-	raw, err := c.RoundTrip(context.Background(), listRequest)
+	raw, err := c.RoundTrip(tb.Context(), listRequest)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -68,7 +67,7 @@ func BenchmarkPeersAtScale(b *testing.B) {
 	for _, size := range []struct{ agents, workspaces int }{{1000, 50}, {10000, 500}} {
 		b.Run(fmt.Sprintf("agents=%d/workspaces=%d", size.agents, size.workspaces), func(b *testing.B) {
 			s := newScaleSession(b, size.agents, size.workspaces)
-			ctx := context.Background()
+			ctx := b.Context()
 			if _, err := s.link.Peers(ctx); err != nil {
 				b.Fatal(err)
 			}
@@ -106,7 +105,7 @@ func TestPeersAllocsLinear(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a 10,000-agent session")
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	per := map[int]float64{}
 	for _, size := range []struct{ agents, workspaces int }{{100, 5}, {1000, 50}, {10000, 500}} {
 		s := newScaleSession(t, size.agents, size.workspaces)

@@ -13,7 +13,7 @@ import (
 
 func TestSend(t *testing.T) {
 	e := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	brain, reviewer := e.link("w1:p1"), e.link("w1:p2")
 	e.roundTrips()
 	res, err := brain.Send(ctx, link.SendRequest{To: "reviewer", Message: "Please review\nthe diff."})
@@ -50,7 +50,7 @@ func TestSend(t *testing.T) {
 
 func TestPrivacyOfTargets(t *testing.T) {
 	e := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	l := e.link("w1:p1")
 	var texts []string
 	for _, to := range []string{"ops", "nobody", "Bad Name", "brain", "w1:p2", "", strings.Repeat("a", 40)} {
@@ -105,7 +105,7 @@ func TestPrivacyOfTargets(t *testing.T) {
 
 func TestSendFailures(t *testing.T) {
 	e := setup(t, func(s *sockettest.Server) { s.SubmitDelay = time.Millisecond })
-	ctx := context.Background()
+	ctx := t.Context()
 	l := e.link("w1:p1")
 	tests := []struct {
 		to   string
@@ -151,7 +151,7 @@ func (h hooked) ClosePane(ctx context.Context, pane string) error {
 }
 
 func TestTargetChangesBeforeDelivery(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	tests := []struct {
 		name   string
 		change func(w *sockettest.World)

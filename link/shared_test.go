@@ -1,7 +1,6 @@
 package link_test
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -22,7 +21,7 @@ func TestListAgentsOutlivesTheBuffer(t *testing.T) {
 	srv := sockettest.NewServer(w)
 	t.Cleanup(srv.Close)
 	h := link.SocketHerdr{Client: srv.Client()}
-	ctx := context.Background()
+	ctx := t.Context()
 	first, err := h.ListAgents(ctx)
 	if err != nil {
 		t.Fatal(err)

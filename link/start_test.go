@@ -38,7 +38,7 @@ func (e env) startLink(t *testing.T, pane string) *link.Link {
 // tabs returns the tab ids of workspace ws.
 func (e env) tabs(t *testing.T, ws string) []string {
 	t.Helper()
-	ts, err := e.srv.Client().TabList(context.Background(), ws)
+	ts, err := e.srv.Client().TabList(t.Context(), ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func privateIn(t *testing.T, w *sockettest.World, text string) {
 }
 
 func TestStartPlacements(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, place := range []string{"", link.PlaceRight, link.PlaceDown, link.PlaceTab} {
 		for _, msg := range []string{"", "please run the tests"} {
 			t.Run(place+"/message="+msg, func(t *testing.T) {
@@ -116,14 +116,14 @@ func TestStartPlacements(t *testing.T) {
 func TestStartBeside(t *testing.T) {
 	e := setup(t)
 	l := e.startLink(t, "w1:p1")
-	if _, err := l.Start(context.Background(), link.StartRequest{Name: "tester", Kind: "codex", Beside: "reviewer", Placement: "down"}); err != nil {
+	if _, err := l.Start(t.Context(), link.StartRequest{Name: "tester", Kind: "codex", Beside: "reviewer", Placement: "down"}); err != nil {
 		t.Fatal(err)
 	}
 	if ids := e.w.PaneIDs(); ids[2] != "w1:p9" {
 		t.Errorf("not beside reviewer: %v", ids)
 	}
 	// A peer of another workspace is no anchor.
-	_, err := l.Start(context.Background(), link.StartRequest{Name: "tester2", Kind: "codex", Beside: "ops"})
+	_, err := l.Start(t.Context(), link.StartRequest{Name: "tester2", Kind: "codex", Beside: "ops"})
 	if code(err) != link.PeerNotFound {
 		t.Errorf("beside ops: %v", err)
 	}
@@ -165,7 +165,7 @@ func TestStartRefusedBeforeCreating(t *testing.T) {
 			e := setup(t)
 			l := e.startLink(t, "w1:p1")
 			before := e.w.PaneIDs()
-			_, err := l.Start(context.Background(), tt.req)
+			_, err := l.Start(t.Context(), tt.req)
 			if code(err) != tt.want {
 				t.Fatalf("got %v, want %s", err, tt.want)
 			}
@@ -185,10 +185,10 @@ func TestStartRefusedBeforeCreating(t *testing.T) {
 func TestStartCwd(t *testing.T) {
 	e := setup(t)
 	l := e.startLink(t, "w1:p1")
-	if _, err := l.Start(context.Background(), link.StartRequest{Name: "tester", Kind: "claude", Cwd: "sub"}); err != nil {
+	if _, err := l.Start(t.Context(), link.StartRequest{Name: "tester", Kind: "claude", Cwd: "sub"}); err != nil {
 		t.Fatal(err)
 	}
-	p, err := e.srv.Client().PaneGet(context.Background(), "w1:p9")
+	p, err := e.srv.Client().PaneGet(t.Context(), "w1:p9")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestStartRollback(t *testing.T) {
 				e.srv.SetFault(tt.method, refuse)
 			}
 			before, beforeTabs := e.w.PaneIDs(), e.tabs(t, "w1")
-			_, err := l.Start(context.Background(), link.StartRequest{Name: "tester", Kind: "claude", Placement: tt.place, Message: "hello"})
+			_, err := l.Start(t.Context(), link.StartRequest{Name: "tester", Kind: "claude", Placement: tt.place, Message: "hello"})
 			if code(err) != tt.want {
 				t.Fatalf("got %v, want %s", err, tt.want)
 			}
@@ -278,7 +278,7 @@ func TestStartRollback(t *testing.T) {
 			// The name is free again.
 			e.w.SetStartOutcome("", sockettest.StartReady)
 			e.w.SetStartOutcome("claude", sockettest.StartReady)
-			if _, err := e.startLink(t, "w1:p1").Start(context.Background(), link.StartRequest{Name: "tester", Kind: "claude"}); err != nil {
+			if _, err := e.startLink(t, "w1:p1").Start(t.Context(), link.StartRequest{Name: "tester", Kind: "claude"}); err != nil {
 				t.Errorf("a second start: %v", err)
 			}
 		})
@@ -289,10 +289,10 @@ func TestStartRollback(t *testing.T) {
 func TestStartUnnamedCaller(t *testing.T) {
 	e := setup(t)
 	l := e.startLink(t, "w1:p3")
-	if _, err := l.Start(context.Background(), link.StartRequest{Name: "tester", Kind: "claude", Message: "hi"}); err != nil {
+	if _, err := l.Start(t.Context(), link.StartRequest{Name: "tester", Kind: "claude", Message: "hi"}); err != nil {
 		t.Fatal(err)
 	}
-	a, err := e.srv.Client().AgentGet(context.Background(), "w1:p3")
+	a, err := e.srv.Client().AgentGet(t.Context(), "w1:p3")
 	if err != nil || a.Name == nil || !strings.HasPrefix(*a.Name, "hl-") {
 		t.Errorf("caller not named: %v %v", a.Name, err)
 	}
@@ -309,7 +309,7 @@ func TestStartCancelledRollsBack(t *testing.T) {
 	l := e.startLink(t, "w1:p1")
 	e.w.SetStartOutcome("", sockettest.StartNever)
 	before := e.w.PaneIDs()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
 		_, err := l.Start(ctx, link.StartRequest{Name: "tester", Kind: "claude"})

@@ -1,7 +1,6 @@
 package link_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,7 +53,7 @@ func TestStartConfigured(t *testing.T) {
 			l = relink(t, l, func(c *link.Config) { c.Dir = filepath.Join(l.Config().Dir, "sub") })
 			for i := range max(1, len(tt.argv)) {
 				before := e.w.PaneIDs()
-				_, err := l.Start(context.Background(), link.StartRequest{Name: "t" + string(rune('a'+i)), Agent: tt.agent})
+				_, err := l.Start(t.Context(), link.StartRequest{Name: "t" + string(rune('a'+i)), Agent: tt.agent})
 				if code(err) != tt.want {
 					t.Fatalf("got %v, want %q", err, tt.want)
 				}
@@ -75,7 +74,7 @@ func TestStartConfigStopsAtHome(t *testing.T) {
 	e := setup(t)
 	l := e.startLink(t, "w1:p1")
 	writeConfig(t, filepath.Dir(l.Config().Home), `{"agents":{"rev":{"kind":"codex"}}}`)
-	_, err := l.Start(context.Background(), link.StartRequest{Name: "tester", Agent: "rev"})
+	_, err := l.Start(t.Context(), link.StartRequest{Name: "tester", Agent: "rev"})
 	if code(err) != link.StartConfigNotFound {
 		t.Fatalf("got %v", err)
 	}
@@ -87,7 +86,7 @@ func FuzzStartRequest(f *testing.F) {
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, name, kind, agent, arg, place, beside, cwd, msg string) {
 		l := mustLink(t, link.Config{Herdr: noStarter{}, Dir: dir, Home: dir})
-		_, err := l.Start(context.Background(), link.StartRequest{Name: name, Kind: kind, Agent: agent, Args: []string{arg}, Placement: place, Beside: beside, Cwd: cwd, Message: msg})
+		_, err := l.Start(t.Context(), link.StartRequest{Name: name, Kind: kind, Agent: agent, Args: []string{arg}, Placement: place, Beside: beside, Cwd: cwd, Message: msg})
 		if err == nil {
 			t.Fatal("started without a Herdr")
 		}
@@ -107,7 +106,7 @@ func FuzzAgentConfig(f *testing.F) {
 	f.Fuzz(func(t *testing.T, cfg, key string) {
 		writeConfig(t, dir, cfg)
 		l := mustLink(t, link.Config{Herdr: noStarter{}, Dir: dir, Home: dir})
-		_, err := l.Start(context.Background(), link.StartRequest{Name: "tester", Agent: key})
+		_, err := l.Start(t.Context(), link.StartRequest{Name: "tester", Agent: key})
 		if err == nil {
 			t.Fatal("started without a Herdr")
 		}

@@ -2,7 +2,6 @@ package link_test
 
 import (
 	"bytes"
-	"context"
 	"log/slog"
 	"strings"
 	"testing"
@@ -24,11 +23,11 @@ func TestHerdrLacksMethod(t *testing.T) {
 			var err error
 			switch missing {
 			case schema.MethodAgentPrompt:
-				_, err = l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "hi"})
+				_, err = l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "hi"})
 			case schema.MethodPaneClose:
-				_, err = l.Close(context.Background(), "reviewer")
+				_, err = l.Close(t.Context(), "reviewer")
 			default:
-				_, err = l.Peers(context.Background())
+				_, err = l.Peers(t.Context())
 			}
 			want := "NOT_IN_HERDR: this Herdr version lacks a feature herdr-link needs; upgrade Herdr"
 			if err == nil || err.Error() != want {

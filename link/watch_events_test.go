@@ -1,7 +1,6 @@
 package link_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"testing/synctest"
@@ -76,7 +75,7 @@ func TestEventWatch(t *testing.T) {
 					l = relink(t, l, func(c *link.Config) { c.Capabilities = &link.Capabilities{PromptAfterEnter: true} })
 				}
 				start := time.Now()
-				res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "please review", When: link.WhenNow})
+				res, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "please review", When: link.WhenNow})
 				took := time.Since(start)
 				if err != nil {
 					t.Fatal(err)
@@ -114,7 +113,7 @@ func TestEventWatchRefused(t *testing.T) {
 		f.script = at(ms(340), "working")
 		l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: newLocker()})
 		start := time.Now()
-		res, err := l.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"})
+		res, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "x"})
 		if err != nil || res.Delivery != link.DeliverySubmitted || time.Since(start) != ms(362) {
 			t.Fatalf("%+v %v after %v", res, err, time.Since(start))
 		}
@@ -123,7 +122,7 @@ func TestEventWatchRefused(t *testing.T) {
 		f2 := newFake("claude", "idle")
 		f2.events = true
 		l2 := mustLink(t, link.Config{Herdr: f2, PaneID: "w1:p1", Locker: newLocker()})
-		if _, err := l2.Send(context.Background(), link.SendRequest{To: "reviewer", Message: "x"}); err != nil || f2.watches != 0 {
+		if _, err := l2.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "x"}); err != nil || f2.watches != 0 {
 			t.Fatalf("fast mode: %v, %d subscriptions", err, f2.watches)
 		}
 	})

@@ -79,7 +79,7 @@ func TestEventWatchSimulator(t *testing.T) {
 				}
 				self, _ := s.World.Agent("bench-self")
 				l := mustLink(t, link.Config{Herdr: h, PaneID: self.PaneID, Delivery: link.DeliveryConfirm, Locker: newLocker(), SubmitHold: 20 * time.Millisecond})
-				ctx := context.Background()
+				ctx := t.Context()
 				if _, err := l.Peers(ctx); err != nil {
 					t.Fatal(err)
 				}
