@@ -3,6 +3,9 @@
 // Communication Contract, and the three operations — [Link.Peers],
 // [Link.Send] and [Link.Close] — with the self identity bootstrap.
 //
+// A [Link] is made by [New] from a [Config], which [Config.Validate]
+// checks.
+//
 // Operations drive Herdr through the [Herdr] interface ([SocketHerdr] over
 // the socket client in production, the same type over socket/sockettest in
 // tests). Failures are [*Error] values whose text, "CODE: detail", is safe to
