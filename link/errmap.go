@@ -73,6 +73,11 @@ var errorTable = []errorRule{
 	// Transport and protocol failures: NOT_IN_HERDR in every operation.
 	{socket.ErrMethodUnsupported, nil, classTransport, NotInHerdr, detailNoMethod, nil},
 	{errRefused, nil, classRefusal, "", "", nil}, // refusals: the rows below
+	// Cancelled before the request was written in full (the client
+	// cancelled the call, or the server's input ended): nothing happened,
+	// and Herdr is not to blame.
+	{context.Canceled, []operation{opSend}, classTransport, SendFailed, detailCancelledSend, nil},
+	{context.Canceled, []operation{opClose}, classTransport, CloseFailed, detailCancelledClose, nil},
 	{context.Canceled, nil, classTransport, NotInHerdr, detailCancelled, nil},
 	{socket.ErrProtocolMismatch, nil, classTransport, NotInHerdr, detailProtocol, nil},
 	{socket.ErrMalformedResponse, nil, classTransport, NotInHerdr, detailBadReply, nil},

@@ -180,8 +180,27 @@ func TestErrorTableEdges(t *testing.T) {
 	if got, _ := classify(opSend, errors.New("boom")); got.Code != NotInHerdr || got.Detail != detailUnreachable {
 		t.Errorf("a foreign error: %v", got)
 	}
-	if got, _ := classify(opLookup, fmt.Errorf("x: %w", context.Canceled)); got.Detail != detailCancelled {
-		t.Errorf("cancelled: %v", got)
+	// A cancelled call is no one's failure to reach Herdr: a send or a
+	// close says that nothing happened, in its own code.
+	cancelled := fmt.Errorf("x: %w", context.Canceled)
+	for _, c := range []struct {
+		op     operation
+		code   Code
+		detail string
+	}{
+		{opLookup, NotInHerdr, detailCancelled},
+		{opName, NotInHerdr, detailCancelled},
+		{opSend, SendFailed, detailCancelledSend},
+		{opClose, CloseFailed, detailCancelledClose},
+	} {
+		got, _ := classify(c.op, cancelled)
+		if got.Code != c.code || got.Detail != c.detail {
+			t.Errorf("cancelled in op %d: got %v, want %s: %s", c.op, got, c.code, c.detail)
+		}
+	}
+	// Cancelled once the prompt was written: it may have been delivered.
+	if got, _ := classify(opSend, socket.AfterWrite(cancelled)); got.Code != SendFailed || got.Detail != detailMaybeSent {
+		t.Errorf("cancelled after the write: got %v, want %s: %s", got, SendFailed, detailMaybeSent)
 	}
 }
 
