@@ -60,7 +60,8 @@ func TestWorldFile(t *testing.T) {
 			t.Errorf("accepted %s", bad)
 		}
 	}
-	// The issue's example world works, with generated terminal ids.
+	// A world with a named, an unnamed and no agent parses, with generated
+	// terminal ids.
 	w, err := sockettest.ParseWorld([]byte(`{"workspaces":[{"id":"w1","label":"main","tabs":[{"id":"w1:t1","panes":[{"id":"w1:p1","cwd":"/repo","agent":{"kind":"claude","name":"brain","status":"working"}},{"id":"w1:p2","agent":{"kind":"pi","status":"idle"}},{"id":"w1:p3"}]}]}]}`))
 	if err != nil {
 		t.Fatal(err)
