@@ -190,10 +190,14 @@ func (c toolCall) String() string {
 	if c.name == "" {
 		return fmt.Sprintf("text %q", c.text)
 	}
+	call := fmt.Sprintf("%s(%s)", c.name, c.args)
 	if c.namespace != "" {
-		return fmt.Sprintf("%s.%s(%s), text %q", c.namespace, c.name, c.args, c.text)
+		call = c.namespace + "." + call
 	}
-	return fmt.Sprintf("%s(%s), text %q", c.name, c.args, c.text)
+	if c.text != "" {
+		call += fmt.Sprintf(" and text %q", c.text)
+	}
+	return call
 }
 
 // resultSummary shows logged tool results as action/bytes for a failure
