@@ -58,7 +58,7 @@ func TestBadSelfNameNotRenamed(t *testing.T) {
 				}
 			}
 			if a, _ := e.w.Agent("w1:p1"); a.Name == nil || *a.Name != tc.self {
-				t.Fatalf("herdr now has %+v", a)
+				t.Fatalf("herdr now names w1:p1 %s, want %s", deref(a.Name), tc.self)
 			}
 			if p := e.w.Prompts("w1:p2"); len(p) != 0 {
 				t.Fatalf("%d messages reached the target", len(p))

@@ -206,7 +206,7 @@ func benchConfirmed(b *testing.B, v string, tick time.Duration, events bool) {
 		took = append(took, time.Since(start))
 		i++
 		if err != nil || r.Delivery != link.DeliverySubmitted {
-			b.Fatalf("%+v %v", r, err)
+			b.Fatalf("send = %s, %v; want %s", r.Delivery, err, link.DeliverySubmitted)
 		}
 	}
 	b.StopTimer()

@@ -34,7 +34,7 @@ func TestSelfBootstrap(t *testing.T) {
 			t.Fatalf("self name %q", res.Self.Name)
 		}
 		if a, _ := e.w.Agent("w1:p3"); a.Name == nil || *a.Name != res.Self.Name {
-			t.Fatalf("herdr has %+v", a)
+			t.Fatalf("herdr names w1:p3 %s, want %s", deref(a.Name), res.Self.Name)
 		}
 		// Later calls find it named: no second rename.
 		e.roundTrips()
@@ -64,7 +64,7 @@ func TestSelfBootstrap(t *testing.T) {
 		})
 		res, err := l.Peers(ctx)
 		if err != nil || res.Self.Name != "hl-00000003" {
-			t.Fatalf("%+v %v", res, err)
+			t.Fatalf("Peers = self %q, %v; want hl-00000003 (the first name not taken)", res.Self.Name, err)
 		}
 		e2 := setup(t)
 		l2 := e2.link("w1:p3")

@@ -23,7 +23,7 @@ func testCourierWakesOnEvents(t *testing.T) {
 	brain = relink(t, brain, func(c *link.Config) { c.CourierPoll = time.Hour })
 	r := mustSend(t, brain, link.SendRequest{To: "busy", Message: "wake me", ExpectReply: new(false)})
 	if r.Delivery != link.DeliveryHeld {
-		t.Fatalf("%+v", r)
+		t.Fatalf("delivery %s, want %s", r.Delivery, link.DeliveryHeld)
 	}
 	run(t, brain)
 	time.Sleep(300 * time.Millisecond) // the courier has subscribed
@@ -47,13 +47,13 @@ func testCourierProbesPerTarget(t *testing.T) {
 		for i := range perTarget {
 			r := mustSend(t, brain, link.SendRequest{To: name, Message: fmt.Sprint("request ", i), When: link.WhenNow})
 			if r.Delivery == link.DeliveryHeld {
-				t.Fatalf("send when now to %s: %+v, want typed", name, r)
+				t.Fatalf("send when now to %s = %s, want typed", name, r.Delivery)
 			}
 		}
 	}
 	for i := range 2 {
 		if r := mustSend(t, brain, link.SendRequest{To: "busy", Message: fmt.Sprint("held ", i)}); r.Delivery != link.DeliveryHeld {
-			t.Fatalf("send to a working agent: %+v, want held", r)
+			t.Fatalf("send to a working agent = %s, want held", r.Delivery)
 		}
 	}
 	run(t, brain)
@@ -105,7 +105,7 @@ func testDeliverDue(t *testing.T) {
 	for i := range 2 {
 		r := mustSend(t, brain, link.SendRequest{To: "busy", Message: fmt.Sprint("held ", i), ExpectReply: new(false)})
 		if r.Delivery != link.DeliveryHeld {
-			t.Fatalf("send to a working agent: %+v, want held", r)
+			t.Fatalf("send to a working agent = %s, want held", r.Delivery)
 		}
 		ids = append(ids, r.ID)
 	}
@@ -130,7 +130,7 @@ func testDeliverDue(t *testing.T) {
 		t.Fatalf("turns after one DeliverDue: %d, want 1", len(subs))
 	}
 	if envs := link.ExtractAll(subs[0].Text); len(envs) != 1 || envs[0].ID != ids[0] {
-		t.Fatalf("the turn holds %+v, want only the oldest, %s", envs, ids[0])
+		t.Fatalf("the turn holds %q, want only the oldest, %s", envelopeIDs(envs), ids[0])
 	}
 	if waiting, err := oneShot.DeliverDue(ctx, "w1:p6"); err != nil || waiting {
 		t.Fatalf("DeliverDue for a target nothing waits on: %v, %v; want false, nil", waiting, err)

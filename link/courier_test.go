@@ -116,11 +116,20 @@ func peerOf(t *testing.T, l *link.Link, peer string) (link.Peer, bool) {
 	return link.Peer{}, false
 }
 
+// envelopeIDs lists the envelopes' ids for a failure message.
+func envelopeIDs(envs []link.Envelope) []string {
+	ids := make([]string, len(envs))
+	for i, e := range envs {
+		ids[i] = e.ID
+	}
+	return ids
+}
+
 func mustSend(t *testing.T, l *link.Link, req link.SendRequest) link.SendResult {
 	t.Helper()
 	r, err := l.Send(t.Context(), req)
 	if err != nil {
-		t.Fatalf("send %+v: %v", req, err)
+		t.Fatalf("send to %s: %v", req.To, err)
 	}
 	return r
 }
@@ -138,7 +147,7 @@ func TestHeldUntilTheTurnEnds(t *testing.T) {
 				for i, l := range []*link.Link{brain, writer, brain} {
 					r := mustSend(t, l, link.SendRequest{To: target.name, Message: fmt.Sprint("message ", i)})
 					if r.Delivery != link.DeliveryHeld {
-						t.Fatalf("send %d to a working agent: %+v, want held", i, r)
+						t.Fatalf("send %d to a working agent = %s, want held", i, r.Delivery)
 					}
 					ids = append(ids, r.ID)
 				}
@@ -163,7 +172,7 @@ func TestHeldUntilTheTurnEnds(t *testing.T) {
 				for i, s := range e.w.Submissions(target.pane) {
 					envs := link.ExtractAll(s.Text)
 					if len(envs) != 1 || envs[0].ID != ids[i] {
-						t.Fatalf("turn %d holds %+v, want only %s", i, envs, ids[i])
+						t.Fatalf("turn %d holds %q, want only %s", i, envelopeIDs(envs), ids[i])
 					}
 				}
 				eventually(t, "nothing held", func() bool { return held(t, brain, target.name) == 0 && held(t, writer, target.name) == 0 })
@@ -180,13 +189,13 @@ func testWhenIdleAndNow(t *testing.T) {
 	e := newCourierEnv(t)
 	brain := e.link(t, "w1:p1")
 	if r := mustSend(t, brain, link.SendRequest{To: "quick", Message: "hi"}); r.Delivery != link.DeliverySubmitted {
-		t.Errorf("to an idle agent: %+v", r)
+		t.Errorf("to an idle agent = %s, want %s", r.Delivery, link.DeliverySubmitted)
 	}
 	if r := mustSend(t, brain, link.SendRequest{To: "busy", Message: "stop", When: link.WhenNow}); r.Delivery != link.DeliveryQueued {
-		t.Errorf("now, to a working claude: %+v", r)
+		t.Errorf("now, to a working claude = %s, want %s", r.Delivery, link.DeliveryQueued)
 	}
 	if r := mustSend(t, brain, link.SendRequest{To: "coder", Message: "stop", When: link.WhenNow}); r.Delivery != link.DeliveryInterrupting {
-		t.Errorf("now, to a working codex: %+v", r)
+		t.Errorf("now, to a working codex = %s, want %s", r.Delivery, link.DeliveryInterrupting)
 	}
 	if _, err := brain.Send(t.Context(), link.SendRequest{To: "stuck", Message: "x", When: link.WhenNow}); code(err) != link.SendFailed {
 		t.Errorf("now, to a blocked agent: %v", err)
@@ -201,7 +210,7 @@ func testHeldWhileBlocked(t *testing.T) {
 	brain := e.link(t, "w1:p1")
 	r := mustSend(t, brain, link.SendRequest{To: "stuck", Message: "when you can"})
 	if r.Delivery != link.DeliveryHeld {
-		t.Fatalf("%+v", r)
+		t.Fatalf("delivery %s, want %s", r.Delivery, link.DeliveryHeld)
 	}
 	run(t, brain)
 	if err := e.w.SetStatus("w1:p5", "working"); err != nil {
@@ -226,7 +235,7 @@ func testOrphanDeliveredByAnother(t *testing.T) {
 	brain, writer := e.link(t, "w1:p1"), e.link(t, "w1:p2")
 	r := mustSend(t, brain, link.SendRequest{To: "busy", Message: "survive me"})
 	if r.Delivery != link.DeliveryHeld {
-		t.Fatalf("%+v", r)
+		t.Fatalf("delivery %s, want %s", r.Delivery, link.DeliveryHeld)
 	}
 	brain.Config().Outbox.Release() // brain's process is gone
 	run(t, writer)
@@ -258,7 +267,7 @@ func TestOrphanFoundAtTheNextScan(t *testing.T) {
 		}
 		r := mustSend(t, brain, link.SendRequest{To: "busy", Message: "survive me"})
 		if r.Delivery != link.DeliveryHeld {
-			t.Fatalf("%+v", r)
+			t.Fatalf("delivery %s, want %s", r.Delivery, link.DeliveryHeld)
 		}
 		if err := e.w.SetStatus("w1:p3", "idle"); err != nil {
 			t.Fatal(err)
@@ -300,7 +309,7 @@ func testEndsWithoutTyping(t *testing.T) {
 	gone := mustSend(t, e.link(t, "w1:p1"), link.SendRequest{To: "stuck", Message: "nobody home"})
 	for _, r := range []link.SendResult{claimed, expired, gone} {
 		if r.Delivery != link.DeliveryHeld {
-			t.Fatalf("%+v", r)
+			t.Fatalf("delivery %s, want %s", r.Delivery, link.DeliveryHeld)
 		}
 	}
 	if err := e.w.Close("w1:p5"); err != nil {

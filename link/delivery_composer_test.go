@@ -7,6 +7,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/herdr-link/herdr-link/internal/outbox"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/schema"
@@ -53,7 +55,7 @@ func dialogUnderIdleReport(t *testing.T, e courierEnv) {
 		t.Fatal(err)
 	}
 	if a, err := e.srv.Client().AgentGet(t.Context(), "w1:p2"); err != nil || a.AgentStatus != schema.AgentStatusIdle {
-		t.Fatalf("Herdr shows %+v, %v; want idle", a, err)
+		t.Fatalf("Herdr shows %s, %v; want idle", a.AgentStatus, err)
 	}
 }
 
@@ -76,17 +78,17 @@ func TestUnsubmittedSend(t *testing.T) {
 				}
 				w, err := brain.WaitReply(t.Context(), r.ID, 5*time.Second, nil)
 				if err != nil || w.State != outbox.OutcomeNotSubmitted {
-					t.Fatalf("wait: %+v, %v; want %s", w, err, outbox.OutcomeNotSubmitted)
+					t.Fatalf("wait = %s, %v; want %s", w.State, err, outbox.OutcomeNotSubmitted)
 				}
 				time.Sleep(2 * time.Second)
 				if n := notices(e, "w1:p1"); len(n) != 0 {
-					t.Errorf("notices %+v, want none (the send's answer said it)", n)
+					t.Errorf("%d notices (first %s), want none (the send's answer said it)", len(n), n[0].Notice)
 				}
 				if got := strings.Count(e.w.Typed("w1:p2"), `"id":"`+r.ID+`"`); got != 1 {
 					t.Errorf("typed %d times, want once", got)
 				}
 				if subs := e.w.Submissions("w1:p2"); len(subs) != 0 {
-					t.Errorf("submissions %+v, want none", subs)
+					t.Errorf("%d submissions (first %q), want none", len(subs), subs[0].Text)
 				}
 			})
 		})
@@ -117,13 +119,13 @@ func TestUnsubmittedHeld(t *testing.T) {
 				eventually(t, "typed", func() bool { return strings.Contains(e.w.Typed("w1:p2"), r.ID) })
 				eventually(t, "a notice turn", func() bool { return len(notices(e, "w1:p1")) == 1 })
 				n := notices(e, "w1:p1")[0]
-				if want := (link.Notice{Protocol: link.Protocol, Notice: "not_submitted", About: r.ID, Peer: "pi"}); n != want {
-					t.Errorf("notice %+v, want %+v", n, want)
+				if diff := cmp.Diff(link.Notice{Protocol: link.Protocol, Notice: "not_submitted", About: r.ID, Peer: "pi"}, n); diff != "" {
+					t.Errorf("notice mismatch (-want +got):\n%s", diff)
 				}
 				if tc.request {
 					w, err := brain.WaitReply(t.Context(), r.ID, time.Second, nil)
 					if err != nil || w.State != outbox.OutcomeNotSubmitted {
-						t.Errorf("wait: %+v, %v; want %s", w, err, outbox.OutcomeNotSubmitted)
+						t.Errorf("wait = %s, %v; want %s", w.State, err, outbox.OutcomeNotSubmitted)
 					}
 				}
 				if got := held(t, brain, "pi"); got != 0 {

@@ -78,7 +78,7 @@ func TestDeliveryOutcomes(t *testing.T) {
 				res, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
 				took := time.Since(start)
 				if err != nil || res.Delivery != tc.want || took < tc.took-50*time.Millisecond || took > tc.took+60*time.Millisecond {
-					t.Fatalf("%+v %v after %v, want %s after %v", res, err, took, tc.want, tc.took)
+					t.Fatalf("send = %s, %v after %v; want %s after %v (-50ms, +60ms)", res.Delivery, err, took, tc.want, tc.took)
 				}
 				hold := tc.hold
 				if hold == 0 {
@@ -174,12 +174,13 @@ func TestNotReadyTarget(t *testing.T) {
 				el := time.Since(start)
 				if tc.want != "" {
 					if err == nil || err.Error() != tc.want || f.prompts != 0 || el != 4*time.Second {
-						t.Fatalf("%+v %v after %v, %d prompts", res, err, el, f.prompts)
+						t.Fatalf("send = %s, %v after %v, %d prompts; want %q after 4s, no prompt", res.Delivery, err, el, f.prompts, tc.want)
 					}
 					return
 				}
 				if err != nil || f.prompts != 1 || res.Delivery != link.DeliverySubmitted || el < tc.readyAt || el > tc.readyAt+time.Second {
-					t.Fatalf("%+v %v after %v, %d prompts", res, err, el, f.prompts)
+					t.Fatalf("send = %s, %v after %v, %d prompts; want %s after %v..%v, one prompt",
+						res.Delivery, err, el, f.prompts, link.DeliverySubmitted, tc.readyAt, tc.readyAt+time.Second)
 				}
 				time.Sleep(time.Second)
 			})

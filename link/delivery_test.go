@@ -238,7 +238,7 @@ func TestDeliveryValues(t *testing.T) {
 					t.Fatal(err)
 				}
 				if res.Status != "sent" || res.Delivery != tt.want {
-					t.Fatalf("result %+v, want delivery %s", res, tt.want)
+					t.Fatalf("send = %s, delivery %s; want sent, %s", res.Status, res.Delivery, tt.want)
 				}
 				// Polls are 50 ms apart: the answer comes within one poll.
 				if took < tt.took-50*time.Millisecond || took > tt.took+60*time.Millisecond {
@@ -292,7 +292,7 @@ func TestConfirmOutlivesDeadlineNotCancellation(t *testing.T) {
 		defer cancel()
 		res, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "x"})
 		if err != nil || res.Delivery != link.DeliverySubmitted {
-			t.Fatalf("%+v %v", res, err)
+			t.Fatalf("send with a short deadline = %s, %v; want %s", res.Delivery, err, link.DeliverySubmitted)
 		}
 		f2 := newFake("claude", "idle")
 		l2 := mustLink(t, link.Config{Herdr: f2, PaneID: "w1:p1", Delivery: link.DeliveryConfirm})
@@ -301,7 +301,7 @@ func TestConfirmOutlivesDeadlineNotCancellation(t *testing.T) {
 		start := time.Now()
 		res, err = l2.Send(ctx2, link.SendRequest{To: "reviewer", Message: "x"})
 		if err != nil || res.Delivery != link.DeliveryUnconfirmed || time.Since(start) > 250*time.Millisecond {
-			t.Fatalf("cancelled watch: %+v %v after %v", res, err, time.Since(start))
+			t.Fatalf("cancelled watch: send = %s, %v after %v; want %s within 250ms", res.Delivery, err, time.Since(start), link.DeliveryUnconfirmed)
 		}
 	})
 }
@@ -320,7 +320,7 @@ func TestConfirmOccupantReplaced(t *testing.T) {
 		start := time.Now()
 		res, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "x"})
 		if err != nil || res.Delivery != link.DeliveryUnconfirmed || time.Since(start) > 200*time.Millisecond {
-			t.Fatalf("%+v %v after %v", res, err, time.Since(start))
+			t.Fatalf("send = %s, %v after %v; want %s within 200ms", res.Delivery, err, time.Since(start), link.DeliveryUnconfirmed)
 		}
 	})
 }

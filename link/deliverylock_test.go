@@ -183,14 +183,14 @@ func TestQueuedDeliveryHoldsPastTheEnterOnly(t *testing.T) {
 		start := time.Now()
 		res, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
 		if err != nil || res.Delivery != link.DeliveryQueued || time.Since(start) != 0 {
-			t.Fatalf("%+v %v after %v", res, err, time.Since(start))
+			t.Fatalf("send now = %s, %v after %v; want %s at once", res.Delivery, err, time.Since(start), link.DeliveryQueued)
 		}
 		// A second sender joins the queued turn once Herdr's Enter is
 		// past, not after the running turn.
 		l2 := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Delivery: link.DeliveryConfirm, Locker: lk})
 		res, err = l2.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "y", When: link.WhenNow})
 		if el := time.Since(start); err != nil || el < link.SubmitHold || el > link.SubmitHold+50*time.Millisecond || res.Delivery != link.DeliveryQueued {
-			t.Fatalf("second send %+v %v after %v", res, err, el)
+			t.Fatalf("second send = %s, %v after %v; want %s after %v (+50ms)", res.Delivery, err, el, link.DeliveryQueued, link.SubmitHold)
 		}
 		time.Sleep(link.SubmitHold + time.Millisecond)
 		if lk.isHeld() {

@@ -3,6 +3,8 @@ package link_test
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
 	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
@@ -29,7 +31,17 @@ func TestDiagnoseAgreesWithPeers(t *testing.T) {
 			t.Fatalf("%s: %v", tt.pane, err)
 		}
 		if d.Self == nil || d.Self.Name != tt.self || d.PaneID != tt.pane || d.Unnamed != tt.unnamed || d.Elsewhere != tt.elsewhere {
-			t.Errorf("%s: %+v", tt.pane, d)
+			type seen struct {
+				Self, PaneID       string
+				Unnamed, Elsewhere int
+			}
+			got := seen{Self: "<nil>", PaneID: d.PaneID, Unnamed: d.Unnamed, Elsewhere: d.Elsewhere}
+			if d.Self != nil {
+				got.Self = d.Self.Name
+			}
+			if diff := cmp.Diff(seen{tt.self, tt.pane, tt.unnamed, tt.elsewhere}, got); diff != "" {
+				t.Errorf("%s: Diagnose mismatch (-want +got):\n%s", tt.pane, diff)
+			}
 		}
 		r, err := l.Peers(ctx)
 		if err != nil {

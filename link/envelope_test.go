@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/herdr-link/herdr-link/link"
 )
 
@@ -143,13 +145,13 @@ func TestWrapAndExtract(t *testing.T) {
 	for _, tt := range tests {
 		got, ok := link.Extract(tt.text)
 		if (tt.want == "") == ok || (ok && got.ID != tt.want) {
-			t.Errorf("%s: Extract = %+v, %v; want %q", tt.name, got, ok, tt.want)
+			t.Errorf("%s: Extract = id %q, %v; want id %q", tt.name, got.ID, ok, tt.want)
 		}
 	}
 	// The message survives the trip, newlines and all.
 	got, _ := link.Extract(text)
-	if got != e {
-		t.Fatalf("round trip %+v", got)
+	if diff := cmp.Diff(e, got); diff != "" {
+		t.Fatalf("round trip mismatch (-want +got):\n%s", diff)
 	}
 }
 
@@ -162,7 +164,7 @@ func FuzzExtract(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		got, ok := link.Extract(s)
 		if ok && got.Validate() != nil {
-			t.Fatalf("extracted an invalid envelope %+v", got)
+			t.Fatalf("Extract(%q) took an envelope that fails Validate (%v), want no envelope", s, got.Validate())
 		}
 		if ok {
 			// What was extracted wraps and extracts to itself.
@@ -171,8 +173,11 @@ func FuzzExtract(f *testing.F) {
 				t.Fatal(err)
 			}
 			back, ok := link.Extract(w)
-			if !ok || back != got {
-				t.Fatalf("re-extract %+v != %+v", back, got)
+			if !ok {
+				t.Fatalf("Extract(Wrap(%q)) found no envelope", s)
+			}
+			if diff := cmp.Diff(got, back); diff != "" {
+				t.Fatalf("re-extract mismatch (-first +again):\n%s", diff)
 			}
 		}
 	})

@@ -11,6 +11,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/herdr-link/herdr-link/internal/testsupport/lineserver"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/socket"
@@ -326,7 +329,7 @@ func TestUnreportedWorkspaceFailsClosed(t *testing.T) {
 			l := mustLink(t, link.Config{Herdr: f, PaneID: "p1"})
 			r, err := l.Peers(ctx)
 			if err != nil || len(r.Peers) != 0 {
-				t.Fatalf("peers %+v %v", r, err)
+				t.Fatalf("peers %s, %v; want none", names(r.Peers), err)
 			}
 			if _, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "x"}); !errors.Is(err, link.ErrPeerNotFound) {
 				t.Fatalf("send: %v", err)
@@ -401,8 +404,12 @@ func TestLargeAgentListStreamed(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%d agents (%d bytes): %v", n, len(list), err)
 		}
-		if len(agents) != n || agents[n-1] != (link.Agent{Name: fmt.Sprint("a", n-1), Status: "idle", WorkspaceID: "w1", PaneID: fmt.Sprint("w1:p", n-1), TerminalID: fmt.Sprint("term_", n-1)}) {
-			t.Fatalf("%d agents decoded, last %+v", len(agents), agents[len(agents)-1])
+		if len(agents) != n {
+			t.Fatalf("%d agents decoded, want %d", len(agents), n)
+		}
+		want := link.Agent{Name: fmt.Sprint("a", n-1), Status: "idle", WorkspaceID: "w1", PaneID: fmt.Sprint("w1:p", n-1), TerminalID: fmt.Sprint("term_", n-1)}
+		if diff := cmp.Diff(want, agents[n-1], cmpopts.EquateComparable(link.OptionalSeq{})); diff != "" {
+			t.Fatalf("last of %d agents mismatch (-want +got):\n%s", n, diff)
 		}
 		small := link.SocketHerdr{Client: &socket.Client{Path: srv.Path(), Protocol: socket.ProtocolOff, Timeout: time.Minute, MaxResponseBytes: len(list) / 2}}
 		if n > 10 {

@@ -51,13 +51,13 @@ func TestGateAdvice(t *testing.T) {
 				// check decides.
 				g.CheckSocket(func(string) (fs.FileInfo, error) { return nil, fs.ErrNotExist })
 				if g.OK || g.Failed != link.FailedSocket {
-					t.Fatalf("gate %+v", g)
+					t.Fatalf("gate OK %v, failed %q; want false, %q", g.OK, g.Failed, link.FailedSocket)
 				}
 				return
 			}
 			g.CheckSocket(nil)
 			if g.Failed != tt.failed || g.OK != (tt.failed == "") {
-				t.Fatalf("gate %+v, want failed %q", g, tt.failed)
+				t.Fatalf("gate OK %v, failed %q (%s); want failed %q", g.OK, g.Failed, g.Reason, tt.failed)
 			}
 			adv := g.Advice()
 			if tt.failed == "" {

@@ -37,7 +37,8 @@ func TestCapabilitiesFor(t *testing.T) {
 	} {
 		c := link.CapabilitiesFor(tc.v)
 		if c.PromptAfterEnter != tc.after || c.LiveEvents != tc.after || c.Version != tc.v {
-			t.Errorf("CapabilitiesFor(%q) = %+v", tc.v, c)
+			t.Errorf("CapabilitiesFor(%q) = version %q, prompt after Enter %v, live events %v; want %q, %v, %v",
+				tc.v, c.Version, c.PromptAfterEnter, c.LiveEvents, tc.v, tc.after, tc.after)
 		}
 	}
 }

@@ -53,12 +53,12 @@ func TestTypedLimitPerKind(t *testing.T) {
 			typed := len(w.Inputs(tc.pane)) > before
 			if tc.refused == "" {
 				if err != nil || res.Status != "sent" || !typed {
-					t.Fatalf("send of %d bytes: %+v, %v (typed %v)", tc.size, res, err, typed)
+					t.Fatalf("send of %d bytes = %s, %v, typed %v; want sent, typed", tc.size, res.Status, err, typed)
 				}
 				return
 			}
 			if code(err) != link.SendFailed || !strings.Contains(err.Error(), tc.refused) || !strings.Contains(err.Error(), "nothing was delivered") {
-				t.Fatalf("send of %d bytes: %+v, %v; want a refusal naming %s", tc.size, res, err, tc.refused)
+				t.Fatalf("send of %d bytes = %q, %v; want a refusal naming %s", tc.size, res.Status, err, tc.refused)
 			}
 			if typed {
 				t.Error("text reached the pane")

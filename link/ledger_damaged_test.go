@@ -46,7 +46,7 @@ func testDamagedHeldRequestEndsCancelled(t *testing.T) {
 	run(t, brain)
 	eventually(t, "a notice about the damaged request", func() bool { return len(notices(e, "w1:p1")) == 1 })
 	if n := notices(e, "w1:p1")[0]; n.Notice != "cancelled" || n.About != r.ID {
-		t.Errorf("got notice %+v, want cancelled about %s", n, r.ID)
+		t.Errorf("got notice %s about %s, want cancelled about %s", n.Notice, n.About, r.ID)
 	}
 	w, err := brain.WaitReply(t.Context(), r.ID, time.Second, nil)
 	if err != nil {

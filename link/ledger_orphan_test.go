@@ -38,11 +38,11 @@ func testOrphanRequestWithNoTurnEnds(t *testing.T) {
 	run(t, l)
 	w, err := l.WaitReply(t.Context(), id, 10*time.Second, nil)
 	if err != nil || w.State != outbox.OutcomeHandled {
-		t.Fatalf("wait: %+v, %v", w, err)
+		t.Fatalf("wait = %s, %v; want %s", w.State, err, outbox.OutcomeHandled)
 	}
 	eventually(t, "one notice", func() bool { return len(notices(e, "w1:p1")) == 1 })
 	if n := notices(e, "w1:p1")[0]; n.About != id || n.Notice != outbox.OutcomeHandled || n.Peer != "quick" {
-		t.Fatalf("notice %+v", n)
+		t.Fatalf("notice %s about %s from %s, want %s about %s from quick", n.Notice, n.About, n.Peer, outbox.OutcomeHandled, id)
 	}
 	if len(e.w.Submissions("w1:p6")) != 0 {
 		t.Fatal("the orphan was typed")

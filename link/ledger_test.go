@@ -10,6 +10,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/herdr-link/herdr-link/internal/outbox"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
@@ -20,6 +22,15 @@ func (e courierEnv) ledgerLink(t *testing.T, pane string) *link.Link {
 	l := e.link(t, pane)
 	l = relink(t, l, func(c *link.Config) { c.ReplyGrace = 200 * time.Millisecond })
 	return l
+}
+
+// texts lists the turns' texts for a failure message.
+func texts(subs []sockettest.Submission) []string {
+	out := make([]string, len(subs))
+	for i, s := range subs {
+		out[i] = s.Text
+	}
+	return out
 }
 
 func notices(e courierEnv, pane string) []link.Notice {
@@ -59,12 +70,15 @@ func testRequestReplied(t *testing.T) {
 		t.Fatal(rep)
 	}
 	w, err := brain.WaitReply(t.Context(), req.ID, 5*time.Second, nil)
-	if err != nil || w != (link.WaitResult{ID: req.ID, Peer: "quick", State: outbox.OutcomeReplied}) {
-		t.Fatalf("wait: %+v, %v", w, err)
+	if err != nil {
+		t.Fatalf("wait: %v", err)
+	}
+	if diff := cmp.Diff(link.WaitResult{ID: req.ID, Peer: "quick", State: outbox.OutcomeReplied}, w); diff != "" {
+		t.Fatalf("wait mismatch (-want +got):\n%s", diff)
 	}
 	time.Sleep(500 * time.Millisecond) // past the grace: still no notice
 	if n := notices(e, "w1:p1"); len(n) != 0 {
-		t.Fatalf("notices %+v for a replied request", n)
+		t.Fatalf("%d notices for a replied request, want none", len(n))
 	}
 	// The answer expected no reply: nothing tracks it.
 	if _, err := quick.WaitReply(t.Context(), rep.ID, time.Millisecond, nil); !errors.Is(err, link.ErrInvalidArgument) {
@@ -84,18 +98,18 @@ func testRequestHandledNotice(t *testing.T) {
 	start := time.Now()
 	w, err := brain.WaitReply(t.Context(), req.ID, 5*time.Second, nil)
 	if err != nil || w.State != outbox.OutcomeHandled {
-		t.Fatalf("wait: %+v, %v", w, err)
+		t.Fatalf("wait = %s, %v; want %s", w.State, err, outbox.OutcomeHandled)
 	}
 	eventually(t, "a notice turn", func() bool { return len(notices(e, "w1:p1")) == 1 })
 	if took := time.Since(start); took > brain.Config().ReplyGrace+2*time.Second+link.DefaultCourierPoll {
 		t.Errorf("notice after %v", took)
 	}
 	n := notices(e, "w1:p1")[0]
-	if n != (link.Notice{Protocol: link.Protocol, Notice: "handled", About: req.ID, Peer: "quick"}) {
-		t.Errorf("notice %+v", n)
+	if diff := cmp.Diff(link.Notice{Protocol: link.Protocol, Notice: "handled", About: req.ID, Peer: "quick"}, n); diff != "" {
+		t.Errorf("notice mismatch (-want +got):\n%s", diff)
 	}
 	if subs := e.w.Submissions("w1:p1"); len(subs) != 1 || len(link.ExtractAll(subs[0].Text)) != 0 {
-		t.Errorf("sender's turns %+v", subs)
+		t.Errorf("sender's turns %q, want only the notice", texts(subs))
 	}
 	time.Sleep(300 * time.Millisecond)
 	if len(notices(e, "w1:p1")) != 1 {
@@ -120,14 +134,14 @@ func testRequestBlockedAndGone(t *testing.T) {
 	}
 	gone := mustSend(t, brain, link.SendRequest{To: "busy", Message: "are you there?"})
 	if gone.Delivery != link.DeliveryHeld {
-		t.Fatalf("%+v", gone)
+		t.Fatalf("send to busy = %s, want %s", gone.Delivery, link.DeliveryHeld)
 	}
 	if err := e.w.Close("w1:p3"); err != nil {
 		t.Fatal(err)
 	}
 	for id, want := range map[string]string{blocked.ID: "blocked", gone.ID: "gone"} {
 		if w, err := brain.WaitReply(t.Context(), id, 10*time.Second, nil); err != nil || w.State != want {
-			t.Errorf("wait %s: %+v, %v; want %s", id, w, err, want)
+			t.Errorf("wait %s = %s, %v; want %s", id, w.State, err, want)
 		}
 	}
 	eventually(t, "two notices", func() bool { return len(notices(e, "w1:p1")) == 2 })
@@ -185,7 +199,7 @@ func testNoticesGoToTheirSenders(t *testing.T) {
 		}
 		for _, n := range ns {
 			if !ids[n.About] || n.Notice != "handled" {
-				t.Errorf("%s got notice %+v", pane, n)
+				t.Errorf("%s got notice %s about %s, want handled about one of its requests", pane, n.Notice, n.About)
 			}
 		}
 		if turns := len(e.w.Submissions(pane)); turns >= len(ns) && len(ns) > 1 && turns == len(ns) {
@@ -204,7 +218,7 @@ func testWaitBounds(t *testing.T) {
 	brain, writer := e.ledgerLink(t, "w1:p1"), e.ledgerLink(t, "w1:p2")
 	req := mustSend(t, brain, link.SendRequest{To: "busy", Message: "long job"})
 	if w, err := brain.WaitReply(t.Context(), req.ID, 50*time.Millisecond, nil); err != nil || w.State != link.RequestPending || w.Peer != "busy" {
-		t.Fatalf("%+v %v", w, err)
+		t.Fatalf("short wait = %s from %q, %v; want %s from busy", w.State, w.Peer, err, link.RequestPending)
 	}
 	var texts []string
 	for _, c := range []struct {
@@ -251,13 +265,13 @@ func testHeldAnswerExpiredNotice(t *testing.T) {
 	brain = relink(t, brain, func(c *link.Config) { c.HoldFor = 50 * time.Millisecond })
 	r := mustSend(t, brain, link.SendRequest{To: "busy", Message: "late answer", ReplyTo: "hl_aa_bb"})
 	if r.Delivery != link.DeliveryHeld {
-		t.Fatalf("%+v", r)
+		t.Fatalf("send to busy = %s, want %s", r.Delivery, link.DeliveryHeld)
 	}
 	time.Sleep(60 * time.Millisecond)
 	run(t, brain)
 	eventually(t, "an expired notice", func() bool { return len(notices(e, "w1:p1")) == 1 })
 	if n := notices(e, "w1:p1")[0]; n.Notice != "expired" || n.About != r.ID || n.Peer != "busy" {
-		t.Errorf("notice %+v", n)
+		t.Errorf("notice %s about %s from %s, want expired about %s from busy", n.Notice, n.About, n.Peer, r.ID)
 	}
 	time.Sleep(300 * time.Millisecond)
 	if len(notices(e, "w1:p1")) != 1 || len(e.w.Inputs("w1:p3")) != 0 {
@@ -282,7 +296,7 @@ func TestRequestRecordAroundTheLock(t *testing.T) {
 			t.Fatalf("send with the lock taken: %v, want SEND_FAILED", err)
 		}
 		if ents, _ := st.List(); len(ents) != 0 {
-			t.Fatalf("a send that typed nothing left %d records: %+v", len(ents), ents)
+			t.Fatalf("a send that typed nothing left %d records (first %s), want none", len(ents), ents[0].ID)
 		}
 		held.Unlock()
 		r, err := l.Send(ctx, link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
@@ -298,7 +312,7 @@ func TestRequestRecordAroundTheLock(t *testing.T) {
 		}
 		rec, err := st.Request(e)
 		if err != nil || rec.State != outbox.StatePending || rec.Typed.IsZero() {
-			t.Fatalf("record %+v (%v), want pending and typed", rec, err)
+			t.Fatalf("record state %c, typed at %v, %v; want %c and a typed time", rec.State, rec.Typed, err, outbox.StatePending)
 		}
 	})
 }

@@ -9,6 +9,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/schema"
@@ -84,6 +86,14 @@ func names(ps []link.Peer) string {
 	return strings.Join(out, ",")
 }
 
+// deref reads an optional string for a failure message.
+func deref(p *string) string {
+	if p == nil {
+		return "<nil>"
+	}
+	return *p
+}
+
 func code(err error) link.Code {
 	var le *link.Error
 	if errors.As(err, &le) {
@@ -101,7 +111,7 @@ func TestPeers(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.Self.Name != "brain" || res.Self.State != "working" {
-		t.Errorf("self = %+v", res.Self)
+		t.Errorf("self = %s/%s, want brain/working", res.Self.Name, res.Self.State)
 	}
 	// Named agents of w1 only: not the unnamed pi, not the shell, not ops in w2.
 	if got := names(res.Peers); got != "reviewer/idle,stuck/blocked,hooked/idle,flaky/idle,writer/done" {
@@ -140,7 +150,7 @@ func TestSelfMovedAcrossWorkspaces(t *testing.T) {
 		t.Fatalf("peers after the move: %v", err)
 	}
 	if res.Self.Name != "brain" || names(res.Peers) != "ops/idle" {
-		t.Fatalf("after moving to w2: %+v", res)
+		t.Fatalf("after moving to w2: self %s, peers %s; want brain, ops/idle", res.Self.Name, names(res.Peers))
 	}
 	if rt := strings.Join(e.roundTrips(), ","); rt != "agent.list,pane.get" {
 		t.Errorf("round trips %s", rt)
@@ -158,7 +168,7 @@ func TestSelfMovedAcrossWorkspaces(t *testing.T) {
 	}
 	res, err = l.Peers(ctx)
 	if err != nil || !strings.Contains(names(res.Peers), "reviewer") || strings.Contains(names(res.Peers), "ops") {
-		t.Fatalf("after moving back: %+v %v", res, err)
+		t.Fatalf("after moving back: peers %s, %v; want reviewer and not ops", names(res.Peers), err)
 	}
 }
 
@@ -169,8 +179,11 @@ func TestClose(t *testing.T) {
 	shell := e.link("w1:p4")
 	e.roundTrips()
 	res, err := shell.Close(ctx, "reviewer")
-	if err != nil || res != (link.CloseResult{Status: "closed", Agent: "reviewer"}) {
-		t.Fatalf("close: %+v %v", res, err)
+	if err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	if diff := cmp.Diff(link.CloseResult{Status: "closed", Agent: "reviewer"}, res); diff != "" {
+		t.Fatalf("close mismatch (-want +got):\n%s", diff)
 	}
 	if rt := strings.Join(e.roundTrips(), ","); rt != "agent.list,pane.get,pane.close" {
 		t.Errorf("round trips from a shell %s", rt)
@@ -279,7 +292,7 @@ func TestGate(t *testing.T) {
 	for _, tt := range tests {
 		g := link.CheckGate(func(k string) string { return tt.env[k] })
 		if g.OK != tt.ok {
-			t.Errorf("%v: gate %+v", tt.env, g)
+			t.Errorf("%v: gate OK %v (failed %q: %s), want %v", tt.env, g.OK, g.Failed, g.Reason, tt.ok)
 		}
 	}
 }

@@ -34,7 +34,7 @@ func TestOtherMachineNeverAPeer(t *testing.T) {
 		}
 		for _, p := range ps.Peers {
 			if p.Name == "remote" {
-				t.Fatalf("an agent of another machine is a peer: %+v", ps)
+				t.Fatalf("peers %s, want none of another machine (remote)", names(ps.Peers))
 			}
 		}
 		if _, err := l.Send(t.Context(), link.SendRequest{To: "remote", Message: "hi"}); code(err) != link.PeerNotFound {
@@ -61,7 +61,7 @@ func TestForeignPaneIDNeverAPeer(t *testing.T) {
 	}
 	for _, p := range ps.Peers {
 		if p.Name == "remote" {
-			t.Fatalf("foreign entry listed: %+v", ps)
+			t.Fatalf("peers %s, want no foreign entry (remote)", names(ps.Peers))
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package link_test
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"strconv"
@@ -97,7 +98,7 @@ func TestNoIDsInModelFacingText(t *testing.T) {
 			for _, tx := range texts {
 				checked++
 				if l := leaks(tx, ids); len(l) > 0 {
-					t.Errorf("fault %s %+v from %s: %q leaks %v", f.method, f.fault, pane, tx, l)
+					t.Errorf("fault %s (%s) from %s: %q leaks %v, want no ids", f.method, faultName(f.fault), pane, tx, l)
 				}
 			}
 		}
@@ -164,7 +165,7 @@ func TestHeldPathErrors(t *testing.T) {
 			brain, writer := e.link(t, "w1:p1"), e.link(t, "w1:p2")
 			for i, req := range tt.before {
 				if r := mustSend(t, []*link.Link{writer, brain}[i%2], req); r.Delivery != link.DeliveryHeld {
-					t.Fatalf("before: %+v", r)
+					t.Fatalf("before: send to %s = %s, want %s", req.To, r.Delivery, link.DeliveryHeld)
 				}
 			}
 			brain = tt.prepare(t, brain)
@@ -269,7 +270,7 @@ func TestNoIDsInHeldPaths(t *testing.T) {
 			for _, tx := range texts {
 				checked++
 				if l := leaks(tx, ids); len(l) > 0 {
-					t.Errorf("fault %s %+v, outbox %s: %q leaks %v", f.method, f.fault, ob.name, tx, l)
+					t.Errorf("fault %s (%s), outbox %s: %q leaks %v, want no ids", f.method, faultName(f.fault), ob.name, tx, l)
 				}
 			}
 		}
@@ -321,10 +322,33 @@ func TestNoticesHoldNoIDs(t *testing.T) {
 		}
 		got := link.ExtractNotices(text)
 		if len(got) != 1 || got[0].Notice != what || len(link.ExtractAll(text)) != 0 {
-			t.Errorf("%s notice %q extracts as %+v", what, text, got)
+			t.Errorf("%s notice %q extracts as %d notices (%d envelopes), want one %s notice and no envelope", what, text, len(got), len(link.ExtractAll(text)), what)
 		}
 		if !strings.HasPrefix(text, "\n") || !strings.HasSuffix(text, "}\n") {
 			t.Errorf("%s notice %q does not stand on lines of its own", what, text)
 		}
 	}
+}
+
+// faultName names an injected fault for a failure message.
+func faultName(f sockettest.Fault) string {
+	var parts []string
+	if f.Latency != 0 {
+		parts = append(parts, "latency "+f.Latency.String())
+	}
+	for _, b := range []struct {
+		on   bool
+		name string
+	}{{f.Hang, "hang"}, {f.DropBeforeResponse, "drop before response"}, {f.DropMidResponse, "drop mid-response"}, {f.Garbage, "garbage"}, {f.WrongID, "wrong id"}} {
+		if b.on {
+			parts = append(parts, b.name)
+		}
+	}
+	if f.OversizeBytes != 0 {
+		parts = append(parts, fmt.Sprintf("oversize %d", f.OversizeBytes))
+	}
+	if f.Error != nil {
+		parts = append(parts, "error "+f.Error.Code)
+	}
+	return strings.Join(parts, ", ")
 }

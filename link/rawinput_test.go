@@ -82,7 +82,7 @@ func TestSendIntoRawTUI(t *testing.T) {
 				}
 				all := link.ExtractAll("half typed draft" + text)
 				if len(all) != 1 || all[0].ID != res.ID || all[0].Message != "please\nreview" {
-					t.Fatalf("extracted %+v from %q, want the envelope %s", all, text, res.ID)
+					t.Fatalf("extracted %q from %q, want the envelope %s with \"please\\nreview\"", envelopeIDs(all), text, res.ID)
 				}
 				lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 				if last := lines[len(lines)-1]; !strings.HasPrefix(last, `{"protocol":"herdr-link/1"`) {

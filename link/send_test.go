@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
@@ -21,7 +23,7 @@ func TestSend(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.Status != "sent" || res.To != "reviewer" || !link.ValidMessageID(res.ID) {
-		t.Fatalf("result %+v", res)
+		t.Fatalf("send = %s to %s, id %q; want sent to reviewer with a valid id", res.Status, res.To, res.ID)
 	}
 	// When idle (the default): the target is looked at once under its lock,
 	// its screen read once for a draft.
@@ -33,8 +35,11 @@ func TestSend(t *testing.T) {
 		t.Fatal("nothing delivered")
 	}
 	env, ok := link.Extract(in[0])
-	if !ok || env.From != "brain" || env.To != "reviewer" || env.ID != res.ID || env.Message != "Please review\nthe diff." || env.ReplyTo != "" {
-		t.Fatalf("delivered envelope %+v (%v) from %q", env, ok, in[0])
+	if !ok {
+		t.Fatalf("no envelope in %q", in[0])
+	}
+	if diff := cmp.Diff(link.Envelope{Protocol: env.Protocol, ID: res.ID, From: "brain", To: "reviewer", Message: "Please review\nthe diff."}, env); diff != "" {
+		t.Fatalf("delivered envelope mismatch (-want +got):\n%s", diff)
 	}
 	// The reply carries reply_to.
 	// brain is working: the reply must not wait for it here.
@@ -44,7 +49,7 @@ func TestSend(t *testing.T) {
 	}
 	back, ok := link.Extract(e.w.Prompts("w1:p1")[0])
 	if !ok || back.ReplyTo != res.ID || back.From != "reviewer" || back.ID != rep.ID {
-		t.Fatalf("reply envelope %+v", back)
+		t.Fatalf("reply envelope %s from %s in reply to %q (found %v), want %s from reviewer in reply to %s", back.ID, back.From, back.ReplyTo, ok, rep.ID, res.ID)
 	}
 }
 
@@ -174,7 +179,7 @@ func TestTargetChangesBeforeDelivery(t *testing.T) {
 			}
 			if tt.want == "" {
 				if res.Status != "sent" || res.Delivery == "" || len(e.w.Inputs("w1:p2")) == 0 {
-					t.Fatalf("renamed target: %+v, inputs %q", res, e.w.Inputs("w1:p2"))
+					t.Fatalf("renamed target: send = %s, delivery %q, inputs %q; want sent, a delivery, some input", res.Status, res.Delivery, e.w.Inputs("w1:p2"))
 				}
 			}
 			if tt.want == link.SendFailed && err.Error() != "SEND_FAILED: the target's pane changed occupant during delivery: the message was typed into that pane, to the agent now in it; do not resend blindly" {

@@ -74,7 +74,7 @@ func TestStartPlacements(t *testing.T) {
 					t.Fatal(err)
 				}
 				if got.Status != "started" || got.Agent != "tester" || got.State != "idle" {
-					t.Fatalf("result %+v", got)
+					t.Fatalf("start = %s %s/%s, want started tester/idle", got.Status, got.Agent, got.State)
 				}
 				b, _ := jsonx.Marshal(got)
 				privateIn(t, e.w, string(b))
@@ -99,14 +99,14 @@ func TestStartPlacements(t *testing.T) {
 				}
 				if msg != "" {
 					if got.ID == "" || got.Delivery == "" {
-						t.Errorf("no delivery in %+v", got)
+						t.Errorf("start with a message: id %q, delivery %q; want both set", got.ID, got.Delivery)
 					}
 					id := after[slices.IndexFunc(after, func(s string) bool { return !slices.Contains(beforePanes, s) })]
 					if ps := e.w.Prompts(id); len(ps) != 1 || !strings.Contains(ps[0], msg) {
 						t.Errorf("prompts %q", ps)
 					}
 				} else if got.ID != "" || got.Delivery != "" {
-					t.Errorf("a delivery without a message: %+v", got)
+					t.Errorf("start without a message: id %q, delivery %q; want neither", got.ID, got.Delivery)
 				}
 			})
 		}

@@ -115,7 +115,7 @@ func TestEventWatchRefused(t *testing.T) {
 		start := time.Now()
 		res, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "x"})
 		if err != nil || res.Delivery != link.DeliverySubmitted || time.Since(start) != ms(362) {
-			t.Fatalf("%+v %v after %v", res, err, time.Since(start))
+			t.Fatalf("send = %s, %v after %v; want %s after 362ms", res.Delivery, err, time.Since(start), link.DeliverySubmitted)
 		}
 		time.Sleep(time.Second)
 		// Fast mode subscribes to nothing.

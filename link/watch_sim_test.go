@@ -88,7 +88,7 @@ func TestEventWatchSimulator(t *testing.T) {
 				res, err := l.Send(ctx, link.SendRequest{To: "bench-peer", Message: "hello"})
 				took := time.Since(start)
 				if err != nil || res.Delivery != link.DeliverySubmitted {
-					t.Fatalf("%+v %v", res, err)
+					t.Fatalf("send = %s, %v; want %s", res.Delivery, err, link.DeliverySubmitted)
 				}
 				if took > tt.want {
 					t.Fatalf("confirmed after %v, want at most %v", took, tt.want)
@@ -153,7 +153,7 @@ func TestEventWatchRenewedAfterEventsLost(t *testing.T) {
 		res, err := l.Send(ctx, link.SendRequest{To: "bench-peer", Message: "hello"})
 		close(stop)
 		if err != nil || res.Delivery != link.DeliverySubmitted {
-			t.Fatalf("%+v %v", res, err)
+			t.Fatalf("send while events are lost = %s, %v; want %s", res.Delivery, err, link.DeliverySubmitted)
 		}
 		subs := 0
 		for _, r := range s.Requests() {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/schema"
@@ -69,16 +71,18 @@ func TestExtractMergedTurns(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := link.ExtractAll(tt.text)
 			if len(got) != len(tt.want) {
-				t.Fatalf("found %d envelopes %+v, want %d in %q", len(got), got, len(tt.want), tt.text)
+				t.Fatalf("found %d envelopes %q, want %d in %q", len(got), envelopeIDs(got), len(tt.want), tt.text)
 			}
 			for i := range got {
-				if got[i] != tt.want[i] {
-					t.Errorf("envelope %d = %+v, want %+v", i, got[i], tt.want[i])
+				if diff := cmp.Diff(tt.want[i], got[i]); diff != "" {
+					t.Errorf("envelope %d mismatch (-want +got):\n%s", i, diff)
 				}
 			}
 			last, ok := link.Extract(tt.text)
-			if ok != (len(tt.want) > 0) || (ok && last != tt.want[len(tt.want)-1]) {
-				t.Errorf("Extract = %+v, %v", last, ok)
+			if ok != (len(tt.want) > 0) {
+				t.Errorf("Extract found an envelope: %v, want %v", ok, len(tt.want) > 0)
+			} else if ok && last != tt.want[len(tt.want)-1] {
+				t.Errorf("Extract mismatch (-want +got):\n%s", cmp.Diff(tt.want[len(tt.want)-1], last))
 			}
 		})
 	}
@@ -247,7 +251,7 @@ func FuzzExtractAll(f *testing.F) {
 		got := link.ExtractAll(s)
 		for _, e := range got {
 			if e.Validate() != nil {
-				t.Fatalf("extracted an invalid envelope %+v", e)
+				t.Fatalf("ExtractAll(%q) took an envelope that fails Validate (%v), want only valid ones", s, e.Validate())
 			}
 		}
 		// Gluing text before and after a wrapper never hides it, and the
@@ -265,12 +269,12 @@ func FuzzExtractAll(f *testing.F) {
 			}
 		}
 		if !found {
-			t.Fatalf("wrapper glued into %q: not found (%+v)", s, all)
+			t.Fatalf("wrapper glued into %q: found %q, want hl_a1_aaaa with \"one\"", s, envelopeIDs(all))
 		}
 		// A draft glued before a wrapper never hides it.
 		pre := link.ExtractAll(s + strings.TrimPrefix(b, "\n"))
 		if len(pre) == 0 || pre[len(pre)-1].ID != "hl_b2_bbbb" {
-			t.Fatalf("draft %q hid the envelope: %+v", s, pre)
+			t.Fatalf("draft %q glued before the wrapper: found %q, want hl_b2_bbbb last", s, envelopeIDs(pre))
 		}
 	})
 }

@@ -253,8 +253,11 @@ func TestResultUnion(t *testing.T) {
 	if err := jsonx.Unmarshal([]byte(in), &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.AgentList == nil || len(r.AgentList.Agents) != 1 || r.Tag() != schema.ResultTypeAgentList {
-		t.Fatalf("decoded %+v", r)
+	if r.Tag() != schema.ResultTypeAgentList || r.AgentList == nil {
+		t.Fatalf("decoded tag %s, agent list set %v; want %s, true", r.Tag(), r.AgentList != nil, schema.ResultTypeAgentList)
+	}
+	if n := len(r.AgentList.Agents); n != 1 {
+		t.Fatalf("decoded %d agents, want 1", n)
 	}
 	out, err := jsonx.Marshal(r)
 	if err != nil {

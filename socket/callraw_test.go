@@ -44,8 +44,12 @@ func TestCallRawAndTrace(t *testing.T) {
 			if (tt.wantErr == nil) != (err == nil) || (tt.wantErr != nil && !errors.Is(err, tt.wantErr)) {
 				t.Errorf("err %v, want %v", err, tt.wantErr)
 			}
-			if tt.name == "ok" && (into.Agent.Name == nil || *into.Agent.Name != "brain") {
-				t.Errorf("result not decoded: %+v", into)
+			if tt.name == "ok" {
+				if into.Agent.Name == nil {
+					t.Errorf("decoded agent name = nil, want brain")
+				} else if *into.Agent.Name != "brain" {
+					t.Errorf("decoded agent name = %q, want brain", *into.Agent.Name)
+				}
 			}
 		})
 	}

@@ -37,14 +37,17 @@ func TestResolvePath(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r, err := socket.ResolvePath(env(tt.env))
-			if err != nil || r.Path != tt.path || r.Rule != tt.rule {
-				t.Fatalf("got %+v, %v; want %s by %s", r, err, tt.path, tt.rule)
+			if err != nil {
+				t.Fatalf("ResolvePath: %v", err)
+			}
+			if r.Path != tt.path || r.Rule != tt.rule {
+				t.Fatalf("ResolvePath = %s by %s, want %s by %s", r.Path, r.Rule, tt.path, tt.rule)
 			}
 		})
 	}
 	c := &socket.Client{Path: "/explicit", Getenv: env(map[string]string{"HERDR_SOCKET_PATH": "/env"})}
 	if r, _ := c.Resolve(); r.Path != "/explicit" || r.Rule != socket.RuleExplicit {
-		t.Fatalf("explicit override: %+v", r)
+		t.Fatalf("Resolve = %s by %s, want /explicit by %s", r.Path, r.Rule, socket.RuleExplicit)
 	}
 	for name, ok := range map[string]bool{"a": true, "work.1_x-y": true, ".": false, "..": false, "": false, "a/b": false, strings.Repeat("a", 65): false} {
 		if socket.ValidSessionName(name) != ok {
@@ -216,8 +219,11 @@ func TestCallAnyMethod(t *testing.T) {
 	srv := simtest.New(t, nil)
 	c := srv.Client()
 	var r schema.ResponseResult
-	if err := c.Call(t.Context(), schema.MethodWorkspaceList, nil, &r); err != nil || r.WorkspaceList == nil {
-		t.Fatalf("%+v %v", r, err)
+	if err := c.Call(t.Context(), schema.MethodWorkspaceList, nil, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.WorkspaceList == nil {
+		t.Fatal("workspace.list result has no workspace list, want one")
 	}
 	// A request Herdr cannot parse comes back as invalid_request.
 	err := c.Call(t.Context(), schema.MethodAgentGet, map[string]int{"target": 1}, nil)

@@ -87,8 +87,15 @@ func TestResultTolerance(t *testing.T) {
 	})
 	defer srv.Close()
 	pong, err := (&socket.Client{Path: srv.Path(), Protocol: socket.ProtocolOff}).Ping(t.Context())
-	if err != nil || pong.Capabilities == nil || pong.Capabilities.LiveHandoff || !pong.Capabilities.DetachedServerDaemon || pong.Protocol != 30 {
-		t.Fatalf("pong %+v %v", pong, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pong.Capabilities == nil {
+		t.Fatal("pong has no capabilities, want live_handoff and detached_server_daemon")
+	}
+	if pong.Capabilities.LiveHandoff || !pong.Capabilities.DetachedServerDaemon || pong.Protocol != 30 {
+		t.Fatalf("pong live_handoff %v, detached_server_daemon %v, protocol %d; want false (not a bool on the wire), true, 30",
+			pong.Capabilities.LiveHandoff, pong.Capabilities.DetachedServerDaemon, pong.Protocol)
 	}
 }
 
@@ -104,8 +111,11 @@ func TestEveryProtocolAccepted(t *testing.T) {
 		c := srv.Client()
 		pong, err := c.ServerInfo(t.Context())
 		want, _ := sockettest.PongFor(p)
-		if err != nil || pong.Protocol != p || pong.Version != want.Version || pong.Capabilities == nil {
-			t.Errorf("protocol %d: %+v %v", p, pong, err)
+		if err != nil {
+			t.Errorf("protocol %d: server.info: %v", p, err)
+		} else if pong.Protocol != p || pong.Version != want.Version || pong.Capabilities == nil {
+			t.Errorf("protocol %d: pong protocol %d, version %q, has capabilities %v; want %d, %q, true",
+				p, pong.Protocol, pong.Version, pong.Capabilities != nil, p, want.Version)
 		}
 		if _, err := c.AgentList(t.Context()); err != nil {
 			t.Errorf("protocol %d: agent.list: %v", p, err)

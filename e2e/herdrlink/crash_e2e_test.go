@@ -152,7 +152,7 @@ func TestCrashAtEachStepNeverTypesTwice(t *testing.T) {
 					a := ob.start(t, srv, paneOf(w, fmt.Sprintf("a%d", i+1)), "HERDR_LINK_E2E_CRASH_AT="+tc.step)
 					r := send(t, a.session, fmt.Sprintf("target-%d", i+1), "typed once at most")
 					if r.isErr || r.delivery != link.DeliveryHeld {
-						t.Errorf("a%d: %+v", i+1, r)
+						t.Errorf("a%d: %v, want held", i+1, r)
 					}
 					ids[i] = r.id
 				}()

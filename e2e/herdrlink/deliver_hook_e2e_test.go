@@ -119,7 +119,7 @@ func acceptHeld(t *testing.T, ob outboxEnv, srv *sockettest.Server, w *sockettes
 			acceptors[i] = ob.start(t, srv, paneOf(w, fmt.Sprintf("a%d", i+1)))
 			r := send(t, acceptors[i].session, fmt.Sprintf("target-%d", i+1), fmt.Sprintf("held by a%d", i+1))
 			if r.isErr || r.delivery != link.DeliveryHeld {
-				t.Errorf("a%d: %+v", i+1, r)
+				t.Errorf("a%d: %v, want held", i+1, r)
 			}
 			ids[i] = r.id
 		}()

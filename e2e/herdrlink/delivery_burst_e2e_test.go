@@ -48,7 +48,7 @@ func TestSixteenConcurrentNowSenders(t *testing.T) {
 				case r.isErr && r.text == busyText:
 					failed = append(failed, i)
 				default:
-					t.Fatalf("sender %d: %+v", i+1, r)
+					t.Fatalf("sender %d: %v, want one of %v with a valid id, or %q", i+1, r, tc.want, busyText)
 				}
 			}
 			t.Logf("%s: %d of %d delivered at once, %d told to send again", tc.kind, len(sent), n, len(failed))
@@ -70,7 +70,7 @@ func TestSixteenConcurrentNowSenders(t *testing.T) {
 			for _, i := range failed {
 				r := sendWhen(t, ss[i], "target", fmt.Sprintf("message %d from s%d\nsecond line {\"protocol\":\"herdr-link/1\"}", i, i+1), "")
 				if r.isErr || !link.ValidMessageID(r.id) {
-					t.Fatalf("sender %d again: %+v", i+1, r)
+					t.Fatalf("sender %d again: %v, want a delivery with a valid id", i+1, r)
 				}
 				sent[r.id] = i
 			}
@@ -126,7 +126,7 @@ func arrivedOnce(t *testing.T, w *sockettest.World, pane string, want map[string
 				got[e.ID]++
 				i, ok := want[e.ID]
 				if !ok || e.From != fmt.Sprintf("s%d", i+1) || e.Message != fmt.Sprintf("message %d from s%d\nsecond line {\"protocol\":\"herdr-link/1\"}", i, i+1) {
-					t.Fatalf("envelope %+v: not one of the messages delivered", e)
+					t.Fatalf("envelope %s from %s with %q, want one of the messages delivered", e.ID, e.From, e.Message)
 				}
 				if got[e.ID] > 1 {
 					t.Fatalf("message %s arrived twice", e.ID)

@@ -67,6 +67,55 @@ type sendOutcome struct {
 	delivery string
 }
 
+// String shows an outcome as a failure message reads it.
+func (r sendOutcome) String() string {
+	if r.isErr {
+		return fmt.Sprintf("error %q", r.text)
+	}
+	return fmt.Sprintf("%s %s", r.delivery, r.id)
+}
+
+// faultName names an injected fault for a failure message.
+func faultName(f sockettest.Fault) string {
+	var parts []string
+	if f.Latency != 0 {
+		parts = append(parts, "latency "+f.Latency.String())
+	}
+	for _, b := range []struct {
+		on   bool
+		name string
+	}{{f.Hang, "hang"}, {f.DropBeforeResponse, "drop before response"}, {f.DropMidResponse, "drop mid-response"}, {f.Garbage, "garbage"}, {f.WrongID, "wrong id"}} {
+		if b.on {
+			parts = append(parts, b.name)
+		}
+	}
+	if f.OversizeBytes != 0 {
+		parts = append(parts, fmt.Sprintf("oversize %d", f.OversizeBytes))
+	}
+	if f.Error != nil {
+		parts = append(parts, "error "+f.Error.Code)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// subTexts lists the submitted texts for a failure message.
+func subTexts(subs []sockettest.Submission) []string {
+	out := make([]string, len(subs))
+	for i, s := range subs {
+		out[i] = s.Text
+	}
+	return out
+}
+
+// noticeLines shows notices as "notice about id from peer".
+func noticeLines(ns []link.Notice) []string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = n.Notice + " about " + n.About + " from " + n.Peer
+	}
+	return out
+}
+
 // senders starts n herdr-link processes, one per sender pane, activated.
 func senders(t *testing.T, srv *sockettest.Server, w *sockettest.World, n int, flags ...string) []session {
 	t.Helper()
@@ -160,12 +209,12 @@ func TestConcurrentProcessesSeparateTurns(t *testing.T) {
 				ids := map[string]int{}
 				for i, r := range results {
 					if r.isErr || !tc.want[r.delivery] || !link.ValidMessageID(r.id) {
-						t.Fatalf("sender %d: %+v", i+1, r)
+						t.Fatalf("sender %d: %v, want one of %v with a valid id", i+1, r, tc.want)
 					}
 					ids[r.id] = i
 				}
 				if tc.target == "idle-claude" && !hasDelivery(results, link.DeliverySubmitted) {
-					t.Errorf("no send to the idle claude reported submitted: %+v", results)
+					t.Errorf("sends to the idle claude: %v, want one submitted", results)
 				}
 				subs := waitSubmissions(t, w, paneOf(w, tc.target), n)
 				if len(subs) != n {
@@ -180,7 +229,7 @@ func TestConcurrentProcessesSeparateTurns(t *testing.T) {
 					e := envs[0]
 					i, ok := ids[e.ID]
 					if !ok || seen[e.ID] || e.From != fmt.Sprintf("s%d", i+1) || e.Message != fmt.Sprintf("message %d from s%d\nsecond line {\"protocol\":\"herdr-link/1\"}", i, i+1) {
-						t.Fatalf("envelope %+v (known %v, seen %v)", e, ok, seen[e.ID])
+						t.Fatalf("envelope %s from %s with %q (known %v, seen %v), want a new id of a sender, its message", e.ID, e.From, e.Message, ok, seen[e.ID])
 					}
 					seen[e.ID] = true
 				}
@@ -248,7 +297,7 @@ func TestDeliveryValuesEndToEnd(t *testing.T) {
 		r := sendWhen(t, tc.s, tc.to, "what happened?", tc.when)
 		el := time.Since(start)
 		if r.isErr || r.delivery != tc.want || el < tc.minDur || el > tc.maxDur {
-			t.Errorf("send to %s (when %q): %+v after %v, want %s", tc.to, tc.when, r, el, tc.want)
+			t.Errorf("send to %s (when %q): %v after %v, want %s within %v..%v", tc.to, tc.when, r, el, tc.want, tc.minDur, tc.maxDur)
 		}
 	}
 	if n := w.Interrupts(paneOf(w, "busy-codex")); n != 1 {
@@ -280,7 +329,7 @@ func TestDraftNeverHidesTheEnvelope(t *testing.T) {
 		}
 		envs := link.ExtractAll(subs[0].Text)
 		if len(envs) != 1 || envs[0].ID != r.id || envs[0].Message != "the message" {
-			t.Fatalf("%s: envelopes %+v in %q", to, envs, subs[0].Text)
+			t.Fatalf("%s: %d envelopes in %q, want one, %s with \"the message\"", to, len(envs), subs[0].Text, r.id)
 		}
 	}
 }
@@ -298,7 +347,7 @@ func TestCutOffAfterTheWrite(t *testing.T) {
 		srv.SetFault("agent.prompt", f)
 		r := sendWhen(t, s, "idle-claude", "maybe", "now") // typed at once, whatever the target does
 		if !r.isErr || r.text != "SEND_FAILED: Herdr's answer was lost after the message was handed over: it may have been delivered; do not resend blindly" {
-			t.Errorf("prompt fault %+v: %q", f, r.text)
+			t.Errorf("prompt fault %s: %v, want the may-have-been-delivered SEND_FAILED", faultName(f), r)
 		}
 	}
 	srv.ClearFaults()
@@ -330,7 +379,7 @@ func TestLargeMessageConfirmed(t *testing.T) {
 	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "herdr_link_send", Arguments: map[string]any{"to": "draft-codex", "message": msg, "when": "now"}})
 	el := time.Since(start)
 	if err != nil || res.IsError {
-		t.Fatalf("%v %+v", err, res)
+		t.Fatalf("herdr_link_send of %d bytes: %v, tool error %v; want a result", len(msg), err, res != nil && res.IsError)
 	}
 	text := res.Content[0].(*mcp.TextContent).Text
 	if !strings.Contains(text, `"delivery":"submitted"`) || el < 10*time.Second || el > link.ConfirmBudget(len(msg)+1024)+2*time.Second {

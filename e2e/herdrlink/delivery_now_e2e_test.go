@@ -35,7 +35,7 @@ func TestQueuedDeliveriesShareATurnIntact(t *testing.T) {
 			queued := 0
 			for i, r := range results {
 				if r.isErr || (r.delivery != link.DeliveryQueued && (target == "busy-claude" || r.delivery != link.DeliverySubmitted)) {
-					t.Fatalf("sender %d: %+v", i+1, r)
+					t.Fatalf("sender %d: %v, want queued (or submitted, except to the busy claude)", i+1, r)
 				}
 				if r.delivery == link.DeliveryQueued {
 					queued++
@@ -43,7 +43,7 @@ func TestQueuedDeliveriesShareATurnIntact(t *testing.T) {
 				ids[r.id] = true
 			}
 			if target == "long-claude" && queued != n-1 {
-				t.Fatalf("%d of %d queued: %+v", queued, n, results)
+				t.Fatalf("%d of %d queued (%v), want %d", queued, n, results, n-1)
 			}
 			pane := paneOf(w, target)
 			// The last Enter is typed (under 0.8.2 it follows the answer).
@@ -68,7 +68,7 @@ func TestQueuedDeliveriesShareATurnIntact(t *testing.T) {
 			}
 			for _, e := range got {
 				if !ids[e.ID] || !strings.HasPrefix(e.Message, "message ") || !strings.HasSuffix(e.Message, `second line {"protocol":"herdr-link/1"}`) {
-					t.Fatalf("envelope %+v", e)
+					t.Fatalf("envelope %s with %q, want a sent id with \"message …second line {…}\"", e.ID, e.Message)
 				}
 				delete(ids, e.ID)
 			}
@@ -93,14 +93,14 @@ func TestLockOutlivesAStoppedSender(t *testing.T) {
 	call(t, b, "herdr_link", nil)
 	ra := send(t, a, "idle-claude", "from a")
 	if ra.isErr || ra.delivery != link.DeliveryUnconfirmed {
-		t.Fatalf("a: %+v", ra)
+		t.Fatalf("a: %v, want %s", ra, link.DeliveryUnconfirmed)
 	}
 	if err := a.Close(); err != nil { // stdin EOF; returns once the process has exited
 		t.Logf("close a: %v", err)
 	}
 	rb := send(t, b, "idle-claude", "from b")
 	if rb.isErr {
-		t.Fatalf("b: %+v", rb)
+		t.Fatalf("b: %v, want a delivery", rb)
 	}
 	subs := waitSubmissions(t, w, paneOf(w, "idle-claude"), 2)
 	if len(subs) != 2 {
@@ -109,7 +109,7 @@ func TestLockOutlivesAStoppedSender(t *testing.T) {
 	for i, want := range []sendOutcome{ra, rb} {
 		envs := link.ExtractAll(subs[i].Text)
 		if len(envs) != 1 || envs[0].ID != want.id {
-			t.Fatalf("submission %d holds %+v:\n%s", i, envs, dumpSubs(subs))
+			t.Fatalf("submission %d holds %d envelopes, want only %s:\n%s", i, len(envs), want.id, dumpSubs(subs))
 		}
 	}
 }

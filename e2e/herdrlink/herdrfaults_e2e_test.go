@@ -45,7 +45,7 @@ func sendToEach(t *testing.T, p hlProc, names []string) map[string]sentMsg {
 	for i, to := range names {
 		r := send(t, p.session, to, fmt.Sprintf("message %d of s1 to %s\nsecond line", 0, to))
 		if r.isErr || r.delivery != link.DeliveryHeld {
-			t.Fatalf("send %d to %s: %+v, want held", i, to, r)
+			t.Fatalf("send %d to %s: %v, want held", i, to, r)
 		}
 		out[to] = sentMsg{0, 0, r}
 	}
@@ -181,7 +181,11 @@ func TestHeldNotTypedIntoNextOccupant(t *testing.T) {
 			t.Fatal(err)
 		}
 		if a, ok := w.Agent(to); !ok || a.AgentSession == nil || a.AgentSession.Value != fmt.Sprintf("sess-new-%d", i+1) {
-			t.Fatalf("%s: the next occupant does not answer to the old name: %+v", to, a)
+			session := "<none>"
+			if a.AgentSession != nil {
+				session = a.AgentSession.Value
+			}
+			t.Fatalf("%s: found %v, in session %s; want the next occupant, sess-new-%d, under the old name", to, ok, session, i+1)
 		}
 	}
 	st := ob.store(t, srv)
@@ -236,7 +240,7 @@ func TestNowNotTypedIntoNextOccupant(t *testing.T) {
 		}
 		r := <-done
 		if !r.isErr || !strings.Contains(r.text, "PEER_NOT_FOUND") {
-			t.Errorf("%s: %+v, want PEER_NOT_FOUND (nothing typed)", to, r)
+			t.Errorf("%s: %v, want PEER_NOT_FOUND (nothing typed)", to, r)
 		}
 	}
 	checkNothingTyped(t, w, names)
@@ -322,7 +326,7 @@ func TestPasteNeverSubmittedReported(t *testing.T) {
 	}
 	for _, to := range names[:3] {
 		if r := send(t, p.session, to, "the next one"); r.isErr || r.delivery != link.DeliveryHeld {
-			t.Errorf("%s: next send %+v, want held behind the text in the composer", to, r)
+			t.Errorf("%s: next send %v, want held behind the text in the composer", to, r)
 		}
 	}
 }

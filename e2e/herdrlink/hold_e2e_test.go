@@ -219,7 +219,7 @@ func checkTurns(t *testing.T, w *sockettest.World, pane string, sent []sentMsg, 
 		case m.n < next[m.sender]:
 			t.Errorf("s%d's message %d arrived after its message %d", m.sender+1, m.n, next[m.sender]-1)
 		case e.Message != fmt.Sprintf("message %d of s%d to %s\nsecond line", m.n, m.sender+1, e.To):
-			t.Errorf("envelope %+v", e)
+			t.Errorf("envelope %s with %q, want message %d of s%d to %s", e.ID, e.Message, m.n, m.sender+1, e.To)
 		}
 		seen[e.ID] = true
 		next[m.sender] = max(next[m.sender], m.n+1)
@@ -320,7 +320,7 @@ func sendHeldNothingTyped(t *testing.T, w *sockettest.World, p hlProc, to, msg s
 	before := len(w.Prompts(pane))
 	r := send(t, p.session, to, msg)
 	if r.isErr || r.delivery != link.DeliveryHeld {
-		t.Fatalf("send to %s: %+v, want held", to, r)
+		t.Fatalf("send to %s: %v, want held", to, r)
 	}
 	time.Sleep(time.Second) // the courier probes, events come: still not typed
 	if n := len(w.Prompts(pane)); n != before {

@@ -20,9 +20,9 @@ import (
 	"github.com/herdr-link/herdr-link/socket/sockettest/simtest"
 )
 
-// Process tests of the third hardening round: separate herdr-link
-// processes (the built binary) against the simulator's receiving end, 20
-// trials each, counting merged turns and double typings.
+// Process tests of the pane lock: separate herdr-link processes (the
+// built binary) against the simulator's receiving end, 20 trials each,
+// counting merged turns and double typings.
 
 const trials = 20
 

@@ -69,7 +69,7 @@ func TestServesEveryProtocol(t *testing.T) {
 			sock := startSim(t, e2eWorld, "--protocol", fmt.Sprint(p))
 			c := &socket.Client{Path: sock}
 			if pong, err := c.ServerInfo(t.Context()); err != nil || pong.Protocol != uint32(p) {
-				t.Fatalf("ping: %+v %v", pong, err)
+				t.Fatalf("ping = protocol %d, %v; want %d", pong.Protocol, err, p)
 			}
 			brain := connect(t, nil, "", "HERDR_ENV=1", "HERDR_SOCKET_PATH="+sock, "HERDR_PANE_ID=w1:p1")
 			if _, isErr, sc := call(t, brain, "herdr_link", map[string]any{}); isErr || sc["status"] != "active" {

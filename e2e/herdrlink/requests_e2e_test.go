@@ -165,7 +165,7 @@ func TestRequestRepliedAcrossProcesses(t *testing.T) {
 	}
 	ap := pane(t, w, "answerer")
 	if !until(5*time.Second, func() bool { return typedIDs(w, ap)[id] == 1 }) {
-		t.Fatalf("not typed: %+v", w.Submissions(ap))
+		t.Fatalf("turns %q, want %s typed once", subTexts(w.Submissions(ap)), id)
 	}
 	if _, _, sc := call(t, s1, "herdr_link_peers", nil); !strings.Contains(fmt.Sprint(sc["peers"]), "awaiting_reply:["+id+"]") {
 		t.Errorf("peers while awaited: %v", sc["peers"])
@@ -186,11 +186,11 @@ func TestRequestRepliedAcrossProcesses(t *testing.T) {
 	time.Sleep(reqGrace + time.Second)
 	p1 := pane(t, w, "s1")
 	if ns, _ := noticesOf(w, p1); len(ns) != 0 {
-		t.Fatalf("notices for a replied request: %+v", ns)
+		t.Fatalf("notices %q for a replied request, want none", noticeLines(ns))
 	}
 	subs := w.Submissions(p1)
 	if len(subs) != 1 {
-		t.Fatalf("sender's turns: %+v", subs)
+		t.Fatalf("sender's turns %q, want only the reply", subTexts(subs))
 	}
 	if envs := link.ExtractAll(subs[0].Text); len(envs) != 1 || envs[0].ReplyTo != id || envs[0].From != "answerer" || envs[0].Message != "4" {
 		t.Fatalf("sender's turn: %q", subs[0].Text)
@@ -231,10 +231,10 @@ func TestRequestHandledOneNoticeTurn(t *testing.T) {
 	time.Sleep(time.Second)
 	ns, turns := noticesOf(w, p1)
 	if len(ns) != 1 || turns != 1 || len(w.Submissions(p1)) != 1 {
-		t.Fatalf("notices %+v in %d turns (%d turns in all)", ns, turns, len(w.Submissions(p1)))
+		t.Fatalf("notices %q in %d turns (%d turns in all), want one notice in the only turn", noticeLines(ns), turns, len(w.Submissions(p1)))
 	}
-	if ns[0] != (link.Notice{Protocol: link.Protocol, Notice: "handled", About: id, Peer: "quick-1"}) {
-		t.Fatalf("notice %+v", ns[0])
+	if diff := cmp.Diff(link.Notice{Protocol: link.Protocol, Notice: "handled", About: id, Peer: "quick-1"}, ns[0]); diff != "" {
+		t.Fatalf("notice mismatch (-want +got):\n%s", diff)
 	}
 	if text := w.Submissions(p1)[0].Text; strings.Contains(text, "w1") || len(link.ExtractAll(text)) != 0 {
 		t.Fatalf("notice turn %q", text)
@@ -285,7 +285,7 @@ func TestRequestBlockedAndGoneNotices(t *testing.T) {
 	ns, turns := noticesOf(w, p1)
 	t.Logf("%d notices in %d turns", len(ns), turns)
 	if len(ns) != len(want) {
-		t.Fatalf("notices %+v", ns)
+		t.Fatalf("notices %q, want %d", noticeLines(ns), len(want))
 	}
 	for _, n := range ns {
 		if want[n.About] != n {
@@ -378,11 +378,11 @@ func TestNoticesToTheirSendersAcrossProcesses(t *testing.T) {
 		for _, n := range ns {
 			switch to, ok := want[n.About]; {
 			case !ok:
-				t.Errorf("%s got another sender's notice %+v", s, n)
+				t.Errorf("%s got another sender's notice: %s about %s from %s", s, n.Notice, n.About, n.Peer)
 			case seen[n.About]:
-				t.Errorf("%s got notice %+v twice", s, n)
+				t.Errorf("%s got the notice about %s twice, want once", s, n.About)
 			case n.Peer != to || n.Notice != "handled":
-				t.Errorf("%s: notice %+v, want handled by %s", s, n, to)
+				t.Errorf("%s: notice %s about %s from %s, want handled by %s", s, n.Notice, n.About, n.Peer, to)
 			}
 			seen[n.About] = true
 		}

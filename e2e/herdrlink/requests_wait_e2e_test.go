@@ -48,6 +48,15 @@ func rawReader(s *server) <-chan rawLine {
 
 // readUntil reads lines until one answers id, for at most d; it returns
 // that answer and the lines before it (ok false at the deadline).
+// rawLines lists the lines as read, for a failure message.
+func rawLines(ls []rawLine) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = l.raw
+	}
+	return out
+}
+
 func readUntil(lines <-chan rawLine, id string, d time.Duration) (rawLine, []rawLine, bool) {
 	var before []rawLine
 	timer := time.NewTimer(d)
@@ -127,7 +136,7 @@ func TestWaitOverMCP(t *testing.T) {
 	start = time.Now()
 	s.send(t, `{"jsonrpc":"2.0","id":5,"method":"ping"}`)
 	if _, before, ok := readUntil(lines, "5", 5*time.Second); !ok || len(before) != 0 {
-		t.Fatalf("ping after the cancel: %v, before it %+v", ok, before)
+		t.Fatalf("ping after the cancel: answered %v, lines before it %q; want the answer first", ok, rawLines(before))
 	}
 	t.Logf("ping answered %v after the cancel", time.Since(start).Round(time.Millisecond))
 	// Progress, through the Tier-1 tool: every 5 s, with the call's token.
@@ -149,7 +158,7 @@ func TestWaitOverMCP(t *testing.T) {
 		}
 	}
 	if len(progress) != 1 || string(progress[0].Params.ProgressToken) != `"tok-7"` || progress[0].Params.Progress < 4.9 {
-		t.Fatalf("progress %+v; lines before the answer %+v", progress, before)
+		t.Fatalf("progress %q; want one for tok-7 at ≥ 4.9; lines before the answer %q", rawLines(progress), rawLines(before))
 	}
 	t.Logf("progress %s; pending after %v", strings.TrimSpace(progress[0].raw), took.Round(time.Millisecond))
 	// At the end of input nothing more comes, the cancelled wait's answer

@@ -166,7 +166,7 @@ func (l *lane) start(t *testing.T, ctx context.Context, h tui.Host, name, pane s
 	}
 	if _, err := l.h.WaitAgent(ctx, pane, realherdr.Status(schema.AgentStatusIdle)); err != nil {
 		a, _, _ := l.h.Agent(t.Context(), pane)
-		t.Logf("%+v", a)
+		t.Logf("agent in %s: name %s, status %s, launch pending %v, ready %v", pane, deref(a.Name), a.AgentStatus, a.LaunchPending, a.InteractiveReady)
 		t.Fatalf("%s: %v; screen:\n%s", h, err, l.h.Screen(t.Context(), pane))
 	}
 	if err := l.waitScreen(ctx, pane, func(s string) bool { return strings.Contains(s, tui.ComposerSign(h)) }); err != nil {

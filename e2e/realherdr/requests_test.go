@@ -34,7 +34,7 @@ func (l *lane) requests(t *testing.T, alice, bob session) {
 	}
 	n := l.noticeTurn(t, tui.Claude, id, deliverBound)
 	if n.Notice != outbox.OutcomeHandled || n.Peer != "bob" {
-		t.Fatalf("notice: %+v", n)
+		t.Fatalf("notice %s from %s, want %s from bob", n.Notice, n.Peer, outbox.OutcomeHandled)
 	}
 	l.idle(t, "alice")
 	l.idle(t, "bob")

@@ -15,8 +15,8 @@ import (
 )
 
 // googleValidator validates socket lines with github.com/google/jsonschema-go,
-// the candidate to replace schemalite (issue: hand-written where a library
-// fits). It is only built by this test.
+// the library that could replace the hand-written schemalite. It is only
+// built by this test.
 type googleValidator struct {
 	success, failure, event, subEvent *jsonschema.Resolved
 }

@@ -2,7 +2,6 @@ package outbox
 
 import (
 	"errors"
-	"fmt"
 	"github.com/google/go-cmp/cmp"
 	"os"
 	"path/filepath"
@@ -181,7 +180,7 @@ func TestCaps(t *testing.T) {
 			case tt.wantLimit != 0 && (!errors.As(err, &full) || !errors.Is(err, ErrFull)):
 				t.Fatalf("Add: %v, want a *FullError that is ErrFull", err)
 			case tt.wantLimit != 0 && (full.Target != tt.wantTarget || full.Limit != tt.wantLimit):
-				t.Fatalf("Add: %+v, want target %v limit %d", full, tt.wantTarget, tt.wantLimit)
+				t.Fatalf("Add: FullError target %v limit %d, want target %v limit %d", full.Target, full.Limit, tt.wantTarget, tt.wantLimit)
 			}
 			n := 0
 			for _, e := range list(t, s) {
@@ -234,12 +233,17 @@ func TestReadRoundTrip(t *testing.T) {
 		t.Errorf("accepted %v seq %d", got.Accepted, got.Seq)
 	}
 	got.Accepted, added.Accepted = time.Time{}, time.Time{}
-	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", added) {
-		t.Errorf("Read mismatch (-Add +Read):\n%s", cmp.Diff(added, got, cmp.AllowUnexported(Message{})))
+	if diff := cmp.Diff(added, got, cmp.AllowUnexported(Message{})); diff != "" {
+		t.Errorf("Read mismatch (-Add +Read):\n%s", diff)
 	}
 	tok, _ := s.Token()
-	if got.State != StateHeld || got.Owner != tok || got.Target != s.KeyHash("term_rev") || got.Sender != s.KeyHash("term_brain") {
-		t.Errorf("index fields %+v", got)
+	type index struct {
+		State                 byte
+		Owner, Target, Sender string
+	}
+	want := index{StateHeld, tok, s.KeyHash("term_rev"), s.KeyHash("term_brain")}
+	if diff := cmp.Diff(want, index{got.State, got.Owner, got.Target, got.Sender}); diff != "" {
+		t.Errorf("index fields mismatch (-want +got):\n%s", diff)
 	}
 	if err := os.Remove(filepath.Join(s.Dir, e.name)); err != nil {
 		t.Fatal(err)
@@ -308,7 +312,8 @@ func TestLifecycle(t *testing.T) {
 					t.Fatal(err)
 				}
 				if r.End != tt.end || !r.Ended.Equal(t0.Add(time.Minute)) || r.Text != "" || r.To != "rev" || r.From != "brain" {
-					t.Errorf("ended record %+v: want End %s, Ended set, no text, names kept", r, tt.end)
+					t.Errorf("ended record: End %s at %v, text %q, %s → %s; want End %s at %v, no text, brain → rev",
+						r.End, r.Ended, r.Text, r.From, r.To, tt.end, t0.Add(time.Minute))
 				}
 			}
 		})
@@ -363,10 +368,10 @@ func FuzzParseName(f *testing.F) {
 			return
 		}
 		if got := fileName(e.Seq, e.Target, e.Sender, e.Owner, e.ID, e.State); got != name {
-			t.Fatalf("parseName(%q) = %+v, which fileName writes as %q", name, e, got)
+			t.Fatalf("fileName(parseName(%q)) = %q, want the name back", name, got)
 		}
 		if e.Seq < 0 || !validID(e.ID) || e.name != name {
-			t.Fatalf("parseName(%q) = %+v", name, e)
+			t.Fatalf("parseName(%q) = seq %d, id %q, name %q; want seq ≥ 0, a valid id, the name kept", name, e.Seq, e.ID, e.name)
 		}
 		for _, h := range []string{e.Target, e.Sender, e.Owner} {
 			if len(h) != 16 || !isHex(h) {

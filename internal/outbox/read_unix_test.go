@@ -5,6 +5,7 @@ package outbox
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -95,7 +96,7 @@ func TestReadRefusesWhatIsNotARecord(t *testing.T) {
 			}
 			ds, err := other.Damaged()
 			if err != nil || len(ds) != 1 || ds[0].ID != "m" || ds[0].State != StateHeld {
-				t.Fatalf("Damaged = %+v, %v; want m (h)", ds, err)
+				t.Fatalf("Damaged = %s, %v; want m (h)", damagedIDs(ds), err)
 			}
 			if n := strings.Count(logs.String(), "damaged record set aside"); n != 1 {
 				t.Errorf("%d log lines, want 1:\n%s", n, logs.String())
@@ -116,7 +117,7 @@ func TestReadRefusesWhatIsNotARecord(t *testing.T) {
 				t.Errorf("the file a link led to was touched: %v", err)
 			}
 			if ds, _ := other.Damaged(); len(ds) != 0 {
-				t.Errorf("Damaged after removal = %+v", ds)
+				t.Errorf("Damaged after removal = %s, want none", damagedIDs(ds))
 			}
 		})
 	}
@@ -152,4 +153,16 @@ func rewriteFile(t *testing.T, p, content string) {
 	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// damagedIDs lists damaged records as id (state) for a failure message.
+func damagedIDs(ds []Damaged) string {
+	var b strings.Builder
+	for i, d := range ds {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s (%c)", d.ID, d.State)
+	}
+	return "[" + b.String() + "]"
 }

@@ -31,7 +31,7 @@ func FuzzReadRecord(f *testing.F) {
 		defer fh.Close()
 		rec, ok := readRecord(fh)
 		if ok && (rec.pid <= 0 || len(b) < recordLen || b[recordLen-1] != '\n') {
-			t.Fatalf("%q read as %+v", b, rec)
+			t.Fatalf("readRecord(%q) took pid %d from %d bytes, want a positive pid from a whole %d-byte line", b, rec.pid, len(b), recordLen)
 		}
 	})
 }
@@ -50,10 +50,11 @@ func TestRecordRoundTrip(t *testing.T) {
 	defer le.Unlock()
 	rec, ok := readRecord(le.f)
 	if !ok || rec.pid != os.Getpid() || rec.phase != phaseHeld || time.Until(time.Unix(0, rec.until)) < 59*time.Second {
-		t.Fatalf("%+v %v", rec, ok)
+		t.Fatalf("record read %v: pid %d, phase %c, %v left; want pid %d, phase %c, about a minute left",
+			ok, rec.pid, rec.phase, time.Until(time.Unix(0, rec.until)), os.Getpid(), phaseHeld)
 	}
 	le.Extend(time.Second)
 	if rec, ok = readRecord(le.f); !ok || rec.phase != phaseDone {
-		t.Fatalf("after Extend: %+v %v", rec, ok)
+		t.Fatalf("after Extend: record read %v, phase %c; want phase %c", ok, rec.phase, phaseDone)
 	}
 }

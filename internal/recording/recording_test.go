@@ -23,8 +23,17 @@ func TestWriteParse(t *testing.T) {
 		t.Fatalf("written:\n%s", b.String())
 	}
 	got, err := recording.Parse(&b)
-	if err != nil || len(got) != 3 || len(got[1].Responses) != 2 || got[0].Method() != "ping" || string(got[1].Responses[1]) != `{"y":2}` {
-		t.Fatalf("parsed %+v %v", got, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Fatalf("parsed %d exchanges, want 3", len(got))
+	}
+	if len(got[1].Responses) != 2 {
+		t.Fatalf("the second exchange has %d responses, want 2", len(got[1].Responses))
+	}
+	if got[0].Method() != "ping" || string(got[1].Responses[1]) != `{"y":2}` {
+		t.Fatalf("parsed first method %q, second's last response %s; want ping, {\"y\":2}", got[0].Method(), got[1].Responses[1])
 	}
 	for _, bad := range []string{"", "not a recording\n", recording.Header + "\n< {}\n", recording.Header + "\n? x\n"} {
 		if _, err := recording.Parse(strings.NewReader(bad)); err == nil && bad != "" {

@@ -58,10 +58,10 @@ func TestIDTableReuseAfterCancel(t *testing.T) {
 		t.Fatalf("reused 5: %v %s %v", reused, js, ok)
 	}
 	if p, ok := tb.retire(old); !ok || !p.dropped {
-		t.Fatalf("the cancelled request: %+v %v", p, ok)
+		t.Fatalf("retire(the cancelled request) = dropped %v, %v; want dropped, true", p.dropped, ok)
 	}
 	if p, ok := tb.retire(reused); !ok || p.dropped || string(p.raw) != `5` {
-		t.Fatalf("the live request: %+v %v", p, ok)
+		t.Fatalf("retire(the live request) = dropped %v, raw id %s, %v; want not dropped, 5, true", p.dropped, p.raw, ok)
 	}
 	// A client string id equal to a synthetic id in use gets another one.
 	a, _, _ := tb.register([]byte(`-1`), nil)

@@ -101,7 +101,7 @@ func TestAnnotationsMatchEffects(t *testing.T) {
 		// And not more caution than needed on a read-only tool, which
 		// hosts would otherwise ask about for nothing.
 		if !need.writes && (!an.ReadOnlyHint || an.DestructiveHint) {
-			t.Errorf("%s only reads, yet is annotated %+v", tl.Name, an)
+			t.Errorf("%s only reads, yet is annotated readOnlyHint %v, destructiveHint %v; want true, false", tl.Name, an.ReadOnlyHint, an.DestructiveHint)
 		}
 		if an.Title == "" || an.Title != tl.Title {
 			t.Errorf("%s: annotation title %q, tool title %q", tl.Name, an.Title, tl.Title)

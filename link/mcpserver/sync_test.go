@@ -139,7 +139,7 @@ func TestBootstrapOnStart(t *testing.T) {
 		s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 		synctest.Wait() // the bootstrap has run
 		if a, _ := f.find("w1:p3"); !strings.HasPrefix(a.Name, "hl-") {
-			t.Fatalf("the unnamed occupant was not named at start-up: %+v", a)
+			t.Fatalf("the occupant of w1:p3 is named %q after start-up, want an hl- name", a.Name)
 		}
 		renames := 0
 		for _, m := range f.calls() {

@@ -127,7 +127,7 @@ func testAgentPrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 	if info.Revision != before.Revision || info.AgentStatus != schema.AgentStatusDone {
-		t.Errorf("prompted agent %+v is not the pre-submission record", info)
+		t.Errorf("prompt answered revision %d, %s; want the pre-submission record: revision %d, done", info.Revision, info.AgentStatus, before.Revision)
 	}
 	if in := srv.World.Inputs("w1:pA"); len(in) != 1 || in[0] != "\x1b[200~line one\nline two\x1b[201~" {
 		t.Fatalf("inputs right after the prompt: %q", in)
@@ -150,12 +150,18 @@ func testAgentPrompt(t *testing.T) {
 	// turn the agent received, then its (empty) composer; revision 0.
 	waitFor(t, func() bool { return len(srv.World.Submissions("w1:p8")) == 1 })
 	r, err := c.PaneRead(ctx, schema.PaneReadParams{PaneID: "w1:p8", Source: schema.ReadSourceRecent})
-	if err != nil || !strings.HasPrefix(r.Text, "hello\n\n") || !strings.HasSuffix(r.Text, "\n> ") || r.Revision != 0 {
-		t.Fatalf("pane.read = %+v, %v", r, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(r.Text, "hello\n\n") || !strings.HasSuffix(r.Text, "\n> ") || r.Revision != 0 {
+		t.Fatalf("pane.read = %q at revision %d, want \"hello\\n\\n…\\n> \" at 0", r.Text, r.Revision)
 	}
 	var ar schema.ResultPaneRead
-	if err := c.Call(ctx, schema.MethodAgentRead, schema.AgentReadParams{Target: "pilot", Source: schema.ReadSourceRecent}, &ar); err != nil || ar.Read.Text != r.Text {
-		t.Fatalf("agent.read = %+v, %v", ar, err)
+	if err := c.Call(ctx, schema.MethodAgentRead, schema.AgentReadParams{Target: "pilot", Source: schema.ReadSourceRecent}, &ar); err != nil {
+		t.Fatal(err)
+	}
+	if ar.Read.Text != r.Text {
+		t.Fatalf("agent.read = %q, want pane.read's %q", ar.Read.Text, r.Text)
 	}
 }
 
@@ -199,7 +205,7 @@ func TestAgentRename(t *testing.T) {
 	// null clears; the name no longer resolves.
 	info, err := c.AgentRename(ctx, "brain", nil)
 	if err != nil || info.Name != nil {
-		t.Fatalf("clear: %+v %v", info, err)
+		t.Fatalf("rename to null = %s, %v; want no name", deref(info.Name), err)
 	}
 	if _, err := c.AgentGet(ctx, "brain"); codeOf(err) != "agent_not_found" {
 		t.Fatalf("cleared name still resolves: %v", err)

@@ -84,7 +84,7 @@ func testAgentPromptWait(t *testing.T) {
 	})
 	info, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "finished", Text: "go", Wait: wait([]schema.AgentStatus{schema.AgentStatusDone}, 5000)})
 	if err != nil || info.AgentStatus != schema.AgentStatusDone {
-		t.Fatalf("wait for done: %+v, %v", info, err)
+		t.Fatalf("prompt waiting for done = %s, %v; want done", info.AgentStatus, err)
 	}
 	// The pane closes mid-wait: agent_not_running.
 	onceWaiting(t, srv, func() {
@@ -107,7 +107,7 @@ func testAgentWait(t *testing.T) {
 	var r schema.ResultAgentInfo
 	// Already in the default until set: immediate.
 	if err := c.Call(ctx, schema.MethodAgentWait, schema.AgentWaitParams{Target: "finished"}, &r); err != nil || r.Agent.AgentStatus != schema.AgentStatusDone {
-		t.Fatalf("immediate: %+v %v", r, err)
+		t.Fatalf("agent.wait finished = %s, %v; want done at once", r.Agent.AgentStatus, err)
 	}
 	err := c.Call(ctx, schema.MethodAgentWait, schema.AgentWaitParams{Target: "brain", Until: []schema.AgentStatus{schema.AgentStatusIdle}, TimeoutMS: &ms}, &r)
 	if codeOf(err) != "timeout" || !strings.Contains(err.Error(), "timed out waiting for agent status") {
@@ -115,7 +115,7 @@ func testAgentWait(t *testing.T) {
 	}
 	onceWaiting(t, srv, func() { _ = srv.World.SetStatus("w1:p1", "idle") })
 	if err := c.Call(ctx, schema.MethodAgentWait, schema.AgentWaitParams{Target: "brain"}, &r); err != nil || r.Agent.AgentStatus != schema.AgentStatusIdle {
-		t.Fatalf("match: %+v %v", r, err)
+		t.Fatalf("agent.wait brain = %s, %v; want idle", r.Agent.AgentStatus, err)
 	}
 	// A client that leaves abandons the wait: nothing is written.
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
@@ -169,8 +169,8 @@ func testAgentLifecycle(t *testing.T) {
 	if err := w.Detect("w1:p3", "claude"); err != nil {
 		t.Fatal(err)
 	}
-	if d := get("w1:p3"); d.AgentStatus != schema.AgentStatusUnknown || d.Name != nil || *d.Agent != "claude" {
-		t.Errorf("detected %+v", d)
+	if d := get("w1:p3"); d.AgentStatus != schema.AgentStatusUnknown || d.Name != nil || deref(d.Agent) != "claude" {
+		t.Errorf("detected: status %s, name %s, agent %s; want unknown, <nil>, claude", d.AgentStatus, deref(d.Name), deref(d.Agent))
 	}
 	_ = w.SetStatus("w1:p3", "idle")
 	if s := get("w1:p3").AgentStatus; s != schema.AgentStatusIdle {
@@ -181,7 +181,7 @@ func testAgentLifecycle(t *testing.T) {
 	_ = w.SetStatus("w1:p6", "blocked")
 	p := get("pending")
 	if !p.LaunchPending || p.AgentStatus != schema.AgentStatusBlocked {
-		t.Errorf("blocked launch %+v", p)
+		t.Errorf("blocked launch: pending %v, status %s; want true, blocked", p.LaunchPending, p.AgentStatus)
 	}
 	if _, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "pending", Text: "x"}); codeOf(err) != "agent_blocked" {
 		t.Errorf("prompt during blocked launch: %v", err)
@@ -191,7 +191,7 @@ func testAgentLifecycle(t *testing.T) {
 	}
 	_ = w.SetStatus("w1:p6", "idle")
 	if p := get("pending"); p.LaunchPending || !p.InteractiveReady || p.AgentStatus != schema.AgentStatusIdle {
-		t.Errorf("active launch %+v", p)
+		t.Errorf("active launch: pending %v, ready %v, status %s; want false, true, idle", p.LaunchPending, p.InteractiveReady, p.AgentStatus)
 	}
 	// Exit and replacement clear the name.
 	_ = w.Exit("w1:p7")

@@ -77,7 +77,8 @@ func testLifecycleEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 		if r.MoveResult.ClosedWorkspaceID == nil || r.MoveResult.CreatedWorkspace == nil || r.MoveResult.CreatedTab == nil {
-			t.Errorf("move result %+v", r.MoveResult)
+			t.Errorf("move result: closed workspace %v, created workspace %v, created tab %v; want all three",
+				r.MoveResult.ClosedWorkspaceID != nil, r.MoveResult.CreatedWorkspace != nil, r.MoveResult.CreatedTab != nil)
 		}
 	}, "pane_closed layout_updated pane_closed layout_updated tab_closed workspace_closed workspace_created tab_created pane_moved layout_updated",
 		`{"data":{"type":"workspace_closed","workspace_id":"w2"},"event":"workspace_closed"}`)

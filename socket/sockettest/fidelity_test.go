@@ -145,7 +145,7 @@ func testAgentWaitSeesTransientStatus(t *testing.T) {
 	_ = srv.World.SetStatus("w1:p1", "working")           // and back before the next poll
 	r := <-done
 	if r.err != nil || r.info.AgentStatus != schema.AgentStatusIdle || r.info.PaneID != "w1:p1" {
-		t.Fatalf("agent.wait: %+v %v, want the transient status", r.info, r.err)
+		t.Fatalf("agent.wait = %s in %s, %v; want the transient status idle in w1:p1", r.info.AgentStatus, r.info.PaneID, r.err)
 	}
 }
 

@@ -48,6 +48,6 @@ func testPromptFlap(t *testing.T) {
 	}
 	time.Sleep(400 * time.Millisecond)
 	if subs := w.Submissions("w1:p1"); len(subs) != 1 || subs[0].Text == "" {
-		t.Fatalf("submissions %+v", subs)
+		t.Fatalf("submissions %q, want one with text", texts(subs))
 	}
 }

@@ -257,8 +257,10 @@ func TestFaultModes(t *testing.T) {
 			t.Fatal(err)
 		}
 		a = mustAgent(t, w, "brain")
-		if a.PaneID != "w1:p1" || a.AgentSession == nil || a.AgentSession.Value != "next-session" {
-			t.Errorf("lingering name: %+v", a)
+		if a.AgentSession == nil {
+			t.Errorf("lingering name: agent in %s has no session, want w1:p1 in next-session", a.PaneID)
+		} else if a.PaneID != "w1:p1" || a.AgentSession.Value != "next-session" {
+			t.Errorf("lingering name: agent in %s, session %q; want w1:p1, next-session", a.PaneID, a.AgentSession.Value)
 		}
 		time.Sleep(11 * time.Second)
 		if _, ok := w.Agent("brain"); ok {

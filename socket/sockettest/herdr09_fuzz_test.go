@@ -42,7 +42,7 @@ func FuzzReleaseParse(f *testing.F) {
 			Col    *uint16 `json:"col"`
 		}
 		if got.Method != MethodPaneLinkResolve || json.Unmarshal(got.Params, &p) != nil || p.PaneID == nil || p.Row == nil || p.Col == nil {
-			t.Fatalf("took %+v", got)
+			t.Fatalf("0.9 took %q as %s %s, want pane.link_resolve with pane_id, viewport_row and col", line, got.Method, got.Params)
 		}
 	})
 }

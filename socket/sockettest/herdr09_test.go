@@ -217,7 +217,8 @@ func TestHerdrReleaseVersions(t *testing.T) {
 		{"0.9.1-preview.2", true, true}, {"0.8.0", false, false}, {"nine", false, false}, {"0.9", false, false}} {
 		r, err := sockettest.HerdrRelease(tc.v)
 		if (err == nil) != tc.ok || r.LinkResolve != tc.link || (tc.ok && r.Version != tc.v) {
-			t.Errorf("HerdrRelease(%q) = %+v, %v", tc.v, r, err)
+			t.Errorf("HerdrRelease(%q) = version %q, link resolve %v, err %v; want ok %v, link resolve %v",
+				tc.v, r.Version, r.LinkResolve, err, tc.ok, tc.link)
 		}
 	}
 }

@@ -116,7 +116,7 @@ func testReportAgent(t *testing.T) {
 	report("w1:p4", "herdr:claude", " claude-code ", schema.PaneAgentStateWorking, nil)
 	st, seq0 := status("w1:p4")
 	if a, _ := c.AgentGet(ctx, "w1:p4"); st != schema.AgentStatusWorking || a.Agent == nil || *a.Agent != "claude" {
-		t.Fatalf("after the report: %+v", a)
+		t.Fatalf("after the report: %s, agent %s; want working, claude", st, deref(a.Agent))
 	}
 	if got := strings.Join(events(2), " "); got != "pane_agent_detected:claude pane.agent_status_changed:working" {
 		t.Fatalf("events %s", got)

@@ -40,6 +40,14 @@ func newWorld(t *testing.T) *sockettest.World {
 
 func codeOf(err error) string { return socket.CodeOf(err) }
 
+// deref reads an optional string for a failure message.
+func deref(p *string) string {
+	if p == nil {
+		return "<nil>"
+	}
+	return *p
+}
+
 func TestWorldFile(t *testing.T) {
 	for _, bad := range []string{
 		`{"workspaces":[{"id":"w1","tabs":[]}]}`,
@@ -52,7 +60,8 @@ func TestWorldFile(t *testing.T) {
 			t.Errorf("accepted %s", bad)
 		}
 	}
-	// The issue's example world works, with generated terminal ids.
+	// A world with a named, an unnamed and no agent parses, with generated
+	// terminal ids.
 	w, err := sockettest.ParseWorld([]byte(`{"workspaces":[{"id":"w1","label":"main","tabs":[{"id":"w1:t1","panes":[{"id":"w1:p1","cwd":"/repo","agent":{"kind":"claude","name":"brain","status":"working"}},{"id":"w1:p2","agent":{"kind":"pi","status":"idle"}},{"id":"w1:p3"}]}]}]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -62,8 +71,12 @@ func TestWorldFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(agents) != 2 || *agents[0].Name != "brain" || agents[1].Name != nil || !strings.HasPrefix(agents[0].TerminalID, "term_") {
-		t.Fatalf("agents = %+v", agents)
+	if len(agents) != 2 {
+		t.Fatalf("got %d agents, want 2", len(agents))
+	}
+	if deref(agents[0].Name) != "brain" || agents[1].Name != nil || !strings.HasPrefix(agents[0].TerminalID, "term_") {
+		t.Fatalf("agents = %s (terminal %s), %s; want brain (terminal term_…), <nil>",
+			deref(agents[0].Name), agents[0].TerminalID, deref(agents[1].Name))
 	}
 	// The default world has two workspaces, named and unnamed agents and a shell.
 	d := sockettest.DefaultWorld()

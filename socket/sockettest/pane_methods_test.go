@@ -9,6 +9,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
@@ -20,8 +22,11 @@ func TestPanes(t *testing.T) {
 	c := srv.Client()
 	ctx := t.Context()
 	p, err := c.PaneGet(ctx, "w1:p3")
-	if err != nil || p.AgentStatus != schema.AgentStatusUnknown || p.Agent != nil {
-		t.Fatalf("shell pane: %+v %v", p, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.AgentStatus != schema.AgentStatusUnknown || p.Agent != nil {
+		t.Fatalf("shell pane: status %s, agent %s; want unknown, <nil>", p.AgentStatus, deref(p.Agent))
 	}
 	if _, err := c.PaneGet(ctx, "w1:pZ"); err == nil || err.Error() != "herdr pane.get: pane_not_found: pane w1:pZ not found" {
 		t.Fatalf("missing pane: %v", err)
@@ -42,21 +47,25 @@ func TestPanes(t *testing.T) {
 	}
 	newID := res.Pane.PaneID
 	if !res.Changed || res.PreviousPaneID != "w1:p1" || !strings.HasPrefix(newID, "w2:p") || res.Pane.WorkspaceID != "w2" {
-		t.Fatalf("move result %+v", res)
+		t.Fatalf("move: changed %v, previous %s, now %s in %s; want true, w1:p1, w2:p… in w2",
+			res.Changed, res.PreviousPaneID, newID, res.Pane.WorkspaceID)
 	}
 	if p, err := c.PaneGet(ctx, "w1:p1"); err != nil || p.PaneID != newID {
-		t.Fatalf("alias through pane.get: %+v %v", p, err)
+		t.Fatalf("pane.get w1:p1 = %s, %v; want %s (the alias)", p.PaneID, err, newID)
 	}
 	if _, err := c.AgentGet(ctx, "w1:p1"); codeOf(err) != "agent_not_found" {
 		t.Fatalf("alias as agent target: %v", err)
 	}
-	if a, err := c.AgentGet(ctx, newID); err != nil || *a.Name != "brain" || a.WorkspaceID != "w2" {
-		t.Fatalf("agent under its new id: %+v %v", a, err)
+	if a, err := c.AgentGet(ctx, newID); err != nil || deref(a.Name) != "brain" || a.WorkspaceID != "w2" {
+		t.Fatalf("agent.get %s = %s in %s, %v; want brain in w2", newID, deref(a.Name), a.WorkspaceID, err)
 	}
 	// Same-workspace move keeps the id.
 	res, err = c.PaneMove(ctx, schema.PaneMoveParams{PaneID: "w1:p2", Destination: schema.PaneMoveDestination{NewTab: &schema.PaneMoveDestinationNewTab{}}})
-	if err != nil || res.Pane.PaneID != "w1:p2" || res.CreatedTab == nil {
-		t.Fatalf("new tab move: %+v %v", res, err)
+	if err != nil {
+		t.Fatalf("new tab move: %v", err)
+	}
+	if res.Pane.PaneID != "w1:p2" || res.CreatedTab == nil {
+		t.Fatalf("new tab move: pane %s, created a tab %v; want w1:p2, true", res.Pane.PaneID, res.CreatedTab != nil)
 	}
 	// Close: the agent and its name go away.
 	if err := c.PaneClose(ctx, newID); err != nil {
@@ -73,7 +82,7 @@ func TestPanes(t *testing.T) {
 	_ = c.PaneClose(ctx, "w2:p2")
 	ws, _ := c.WorkspaceList(ctx)
 	if len(ws) != 1 {
-		t.Fatalf("workspaces after closing all of w2: %+v", ws)
+		t.Fatalf("got %d workspaces after closing all of w2, want 1", len(ws))
 	}
 }
 
@@ -82,19 +91,38 @@ func TestListsAndSnapshot(t *testing.T) {
 	c := srv.Client()
 	ctx := t.Context()
 	ws, err := c.WorkspaceList(ctx)
-	if err != nil || len(ws) != 2 || ws[0].Number != 1 || ws[0].PaneCount != 10 || ws[1].Label != "other" || !ws[0].Focused {
-		t.Fatalf("workspace.list %+v %v", ws, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ws) != 2 {
+		t.Fatalf("workspace.list: got %d workspaces, want 2", len(ws))
+	}
+	if ws[0].Number != 1 || ws[0].PaneCount != 10 || ws[1].Label != "other" || !ws[0].Focused {
+		t.Fatalf("workspace.list: first number %d, %d panes, focused %v; second label %q; want 1, 10, true; \"other\"",
+			ws[0].Number, ws[0].PaneCount, ws[0].Focused, ws[1].Label)
 	}
 	tabs, err := c.TabList(ctx, "w2")
-	if err != nil || len(tabs) != 1 || tabs[0].Label != "1" {
-		t.Fatalf("tab.list %+v %v", tabs, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tabs) != 1 || tabs[0].Label != "1" {
+		t.Fatalf("tab.list w2: got %d tabs, want one labelled 1", len(tabs))
 	}
 	if _, err := c.TabList(ctx, "nope"); codeOf(err) != "workspace_not_found" {
 		t.Fatalf("tab.list unknown: %v", err)
 	}
 	snap, err := c.SessionSnapshot(ctx)
-	if err != nil || snap.Protocol != 20 || snap.Version != "0.8.2" || len(snap.Agents) != 10 || len(snap.Panes) != 12 || len(snap.Layouts) != 2 || *snap.FocusedPaneID != "w1:p1" {
-		t.Fatalf("snapshot %+v %v", snap, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type counts struct {
+		Protocol               uint32
+		Version, Focused       string
+		Agents, Panes, Layouts int
+	}
+	got := counts{snap.Protocol, snap.Version, deref(snap.FocusedPaneID), len(snap.Agents), len(snap.Panes), len(snap.Layouts)}
+	if diff := cmp.Diff(counts{20, "0.8.2", "w1:p1", 10, 12, 2}, got); diff != "" {
+		t.Fatalf("snapshot mismatch (-want +got):\n%s", diff)
 	}
 	// Any other method of the schema: a distinct code.
 	err = c.Call(ctx, schema.MethodWorkspaceCreate, schema.WorkspaceCreateParams{}, nil)
@@ -239,7 +267,7 @@ func testFaultsAndLog(t *testing.T) {
 	_, _ = c.AgentGet(ctx, "brain")
 	reqs := srv.Requests()
 	if len(reqs) != 1 || reqs[0].Method != "agent.get" || string(reqs[0].Params) != `{"target":"brain"}` {
-		t.Fatalf("log %+v", reqs)
+		t.Fatalf("request log %q, want one agent.get line with {\"target\":\"brain\"}", requestLines(reqs))
 	}
 }
 
@@ -309,4 +337,13 @@ func testCloseAndMoveEvents(t *testing.T) {
 			t.Errorf("pane.list %q: %v", arg, err)
 		}
 	}
+}
+
+// requestLines lists the logged lines for a failure message.
+func requestLines(reqs []sockettest.Request) []string {
+	lines := make([]string, len(reqs))
+	for i, r := range reqs {
+		lines[i] = r.Line
+	}
+	return lines
 }

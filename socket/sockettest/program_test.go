@@ -120,7 +120,7 @@ func testProgramSeam(t *testing.T) {
 		}
 	}
 	if spec.Dir != "" || spec.Rows != 10 || spec.Cols != 40 {
-		t.Errorf("spec %+v (a missing cwd is not the directory)", spec)
+		t.Errorf("spec dir %q, %dx%d; want \"\" (a missing cwd is not the directory), 10x40", spec.Dir, spec.Rows, spec.Cols)
 	}
 	for _, tc := range []struct {
 		bracketed bool
@@ -142,7 +142,7 @@ func testProgramSeam(t *testing.T) {
 		}
 	}
 	if subs := srv.World.Submissions("w1:p1"); len(subs) != 0 {
-		t.Errorf("the model still runs beside the program: %+v", subs)
+		t.Errorf("the model still runs beside the program: submissions %q, want none", texts(subs))
 	}
 	r, err := srv.Client().PaneRead(ctx, schema.PaneReadParams{PaneID: "w1:p1", Source: schema.ReadSourceRecent})
 	if err != nil || r.Text != "screen of tui --flag (recent)" {

@@ -8,6 +8,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
@@ -25,8 +27,11 @@ func TestReceiverTurn(t *testing.T) {
 		start := time.Now()
 		a0, _ := w.Agent("a")
 		info, err := w.Prompt("a", "hello")
-		if err != nil || info.AgentStatus != schema.AgentStatusIdle || info.StateChangeSeq != a0.StateChangeSeq {
-			t.Fatalf("prompt: %+v %v", info, err)
+		if err != nil {
+			t.Fatalf("prompt: %v", err)
+		}
+		if info.AgentStatus != schema.AgentStatusIdle || info.StateChangeSeq != a0.StateChangeSeq {
+			t.Fatalf("prompt answered %s at seq %d, want idle at seq %d", info.AgentStatus, info.StateChangeSeq, a0.StateChangeSeq)
 		}
 		if comp, _ := w.Composer("w1:p2"); comp != "hello" {
 			t.Fatalf("composer %q before Enter", comp)
@@ -42,23 +47,25 @@ func TestReceiverTurn(t *testing.T) {
 			t.Fatalf("inputs at 301 ms: %q", in)
 		}
 		if a, _ := w.Agent("a"); a.AgentStatus != schema.AgentStatusIdle {
-			t.Fatalf("working before the submit latency: %+v", a)
+			t.Fatalf("status before the submit latency = %s, want idle", a.AgentStatus)
 		}
 		time.Sleep(100 * time.Millisecond)
 		synctest.Wait()
 		subs := w.Submissions("w1:p2")
 		a1, _ := w.Agent("a")
-		if len(subs) != 1 || subs[0].Text != "hello" || !subs[0].At.Equal(start.Add(400*time.Millisecond)) {
-			t.Fatalf("submissions %+v", subs)
+		if diff := cmp.Diff([]sockettest.Submission{{At: start.Add(400 * time.Millisecond), Text: "hello"}}, subs); diff != "" {
+			t.Fatalf("submissions mismatch (-want +got):\n%s", diff)
 		}
 		if a1.AgentStatus != schema.AgentStatusWorking || a1.StateChangeSeq != a0.StateChangeSeq+1 || a1.Revision != a0.Revision {
-			t.Fatalf("after submission %+v (before %+v)", a1, a0)
+			t.Fatalf("after submission: %s, seq %d, revision %d; want working, seq %d, revision %d",
+				a1.AgentStatus, a1.StateChangeSeq, a1.Revision, a0.StateChangeSeq+1, a0.Revision)
 		}
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
 		a2, _ := w.Agent("a")
 		if a2.AgentStatus != schema.AgentStatusIdle || a2.StateChangeSeq != a1.StateChangeSeq+1 || a2.Revision != a0.Revision {
-			t.Fatalf("after the turn %+v", a2)
+			t.Fatalf("after the turn: %s, seq %d, revision %d; want idle, seq %d, revision %d",
+				a2.AgentStatus, a2.StateChangeSeq, a2.Revision, a1.StateChangeSeq+1, a0.Revision)
 		}
 	})
 }
@@ -241,8 +248,11 @@ func TestFakeClockOverSocket(t *testing.T) {
 	}
 	fc.Advance(time.Second) // Claude's latency
 	subs := srv.Submissions("w1:p2")
-	if len(subs) != 1 || subs[0].Text != claudeTag(1, "one") || subs[0].At.Before(start.Add(700*time.Millisecond)) || subs[0].At.After(start.Add(time.Second)) {
-		t.Fatalf("turns %+v", subs)
+	if len(subs) != 1 {
+		t.Fatalf("got %d turns, want 1", len(subs))
+	}
+	if at := subs[0].At.Sub(start); subs[0].Text != claudeTag(1, "one") || at < 700*time.Millisecond || at > time.Second {
+		t.Fatalf("turn %q at %v, want %q at 700ms..1s", subs[0].Text, at, claudeTag(1, "one"))
 	}
 	if a, _ := c.AgentGet(ctx, "a"); a.AgentStatus != schema.AgentStatusWorking {
 		t.Fatalf("status %s", a.AgentStatus)

@@ -102,7 +102,7 @@ func testRevision(t *testing.T) {
 	a1, _ := c.AgentGet(ctx, "far")
 	p1, _ := c.PaneGet(ctx, "w2:p1")
 	if len(w.Submissions("w2:p1")) != 1 || a1.StateChangeSeq == a0.StateChangeSeq {
-		t.Fatalf("the prompt had no effect: %+v", a1)
+		t.Fatalf("after the prompt: %d submissions, seq %d; want 1 and a seq past %d", len(w.Submissions("w2:p1")), a1.StateChangeSeq, a0.StateChangeSeq)
 	}
 	if a1.Revision != a0.Revision || p1.Revision != p0.Revision {
 		t.Errorf("revision moved: agent %d → %d, pane %d → %d", a0.Revision, a1.Revision, p0.Revision, p1.Revision)
@@ -213,7 +213,7 @@ func testPromptWaitThroughTheModel(t *testing.T) {
 	info, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "quick", Text: "go", Wait: wait})
 	// idle, not done: the pane is in the active tab.
 	if err != nil || info.AgentStatus != schema.AgentStatusIdle || len(w.Submissions("w1:p2")) != 1 {
-		t.Fatalf("idle agent: %+v %v", info, err)
+		t.Fatalf("prompt to an idle agent = %s, %v with %d submissions; want idle, 1", info.AgentStatus, err, len(w.Submissions("w1:p2")))
 	}
 	if _, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "stuck", Text: "go", Wait: wait}); codeOf(err) != "agent_prompt_stalled" {
 		t.Fatalf("stuck agent: %v", err)

@@ -26,7 +26,7 @@ func TestParseSimRequest(t *testing.T) {
 	for _, tt := range tests {
 		r, ok := parseSimRequest([]byte(tt.line))
 		if ok != tt.ok || r.PaneID != tt.pane {
-			t.Errorf("%s: %+v %v", tt.line, r, ok)
+			t.Errorf("parseSimRequest(%s) = pane %q, %v; want %q, %v", tt.line, r.PaneID, ok, tt.pane, tt.ok)
 		}
 	}
 }
@@ -48,7 +48,7 @@ func FuzzParseSimRequest(f *testing.F) {
 			t.Fatalf("took method %q", r.Method)
 		}
 		if req, err := reqcheck.Parse(line); err == nil {
-			t.Fatalf("took a request Herdr accepts: %+v", req)
+			t.Fatalf("took %s, a %s request Herdr accepts; want only lines Herdr refuses", line, req.Method)
 		}
 	})
 }

@@ -47,7 +47,8 @@ func TestAgentStartRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		if _, err := c.AgentStart(ctx, tt.p); codeOf(err) != tt.want {
-			t.Errorf("%+v: got %v, want %s", tt.p, err, tt.want)
+			params, _ := jsonx.Marshal(tt.p)
+			t.Errorf("agent.start %s: got %v, want %s", params, err, tt.want)
 		}
 	}
 }
@@ -83,8 +84,8 @@ func TestAgentStartLaunch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(r.Argv, []string{"codex", "--full-auto"}) || r.Agent.Name == nil || *r.Agent.Name != "tester" || !r.Agent.LaunchPending {
-			t.Fatalf("started %+v", r)
+		if !slices.Equal(r.Argv, []string{"codex", "--full-auto"}) || deref(r.Agent.Name) != "tester" || !r.Agent.LaunchPending {
+			t.Fatalf("started argv %q, name %s, pending %v; want [codex --full-auto], tester, true", r.Argv, deref(r.Agent.Name), r.Agent.LaunchPending)
 		}
 		if _, err := c.AgentPrompt(ctx, schema.AgentPromptParams{Target: "tester", Text: "hi"}); codeOf(err) != "agent_not_ready" {
 			t.Errorf("a prompt while pending: %v", err)
@@ -96,7 +97,8 @@ func TestAgentStartLaunch(t *testing.T) {
 		a, err := c.AgentGet(ctx, "w1:p2")
 		named := err == nil && a.Name != nil
 		if err == nil && (a.AgentStatus != tt.status || a.InteractiveReady != tt.ready) || named != tt.named {
-			t.Errorf("outcome %d: %+v %v", tt.outcome, a, err)
+			t.Errorf("outcome %d: agent.get = %s, ready %v, named %v, err %v; want %s, ready %v, named %v",
+				tt.outcome, a.AgentStatus, a.InteractiveReady, named, err, tt.status, tt.ready, tt.named)
 		}
 	}
 }
@@ -107,8 +109,11 @@ func TestSplitAndTab(t *testing.T) {
 	ctx := t.Context()
 	anchor, cwd := "w1:p1", "/elsewhere"
 	p, err := c.PaneSplit(ctx, schema.PaneSplitParams{TargetPaneID: &anchor, Direction: schema.SplitDirectionDown, CWD: &cwd})
-	if err != nil || p.PaneID != "w1:p3" || p.Agent != nil || p.CWD == nil || *p.CWD != cwd {
-		t.Fatalf("split: %+v %v", p, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.PaneID != "w1:p3" || p.Agent != nil || deref(p.CWD) != cwd {
+		t.Fatalf("split: pane %s, agent %s, cwd %s; want w1:p3, <nil>, %s", p.PaneID, deref(p.Agent), deref(p.CWD), cwd)
 	}
 	if ids := w.PaneIDs(); !slices.Equal(ids, []string{"w1:p1", "w1:p3", "w1:p2"}) {
 		t.Errorf("layout %v", ids)
@@ -119,8 +124,11 @@ func TestSplitAndTab(t *testing.T) {
 	}
 	ws := "w1"
 	r, err := c.TabCreate(ctx, schema.TabCreateParams{WorkspaceID: &ws})
-	if err != nil || r.Tab.TabID != "w1:t2" || r.RootPane.TabID != "w1:t2" || r.RootPane.CWD == nil || *r.RootPane.CWD != "/repo" {
-		t.Fatalf("tab: %+v %v", r, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Tab.TabID != "w1:t2" || r.RootPane.TabID != "w1:t2" || deref(r.RootPane.CWD) != "/repo" {
+		t.Fatalf("tab.create: tab %s, root pane in %s with cwd %s; want w1:t2, w1:t2, /repo", r.Tab.TabID, r.RootPane.TabID, deref(r.RootPane.CWD))
 	}
 	bad := "w9"
 	if _, err := c.TabCreate(ctx, schema.TabCreateParams{WorkspaceID: &bad}); codeOf(err) != "workspace_not_found" {
@@ -131,6 +139,6 @@ func TestSplitAndTab(t *testing.T) {
 		t.Fatal(err)
 	}
 	if tabs, _ := c.TabList(ctx, "w1"); len(tabs) != 1 {
-		t.Errorf("tabs %+v", tabs)
+		t.Errorf("got %d tabs in w1 after closing the new tab, want 1", len(tabs))
 	}
 }

@@ -187,7 +187,7 @@ func TestKeysCancelHeldMessage(t *testing.T) {
 		return m, func() any { return cmd() }
 	}
 	if m.ui.Selected != 0 || m.snap.Held[0].ID != f.held.ID {
-		t.Fatalf("selected %d of %+v, want the first held message %s", m.ui.Selected, m.snap.Held, f.held.ID)
+		t.Fatalf("selected %d, first held %s; want 0, the first held message %s", m.ui.Selected, m.snap.Held[0].ID, f.held.ID)
 	}
 	press("c")
 	if !strings.Contains(m.ui.Confirm, "brain → reviewer") {
@@ -207,7 +207,7 @@ func TestKeysCancelHeldMessage(t *testing.T) {
 	}
 	e, err := f.st.Find(f.held.ID)
 	if err != nil || e.State != outbox.StateEnded {
-		t.Fatalf("message after cancel: %+v, %v; want it ended", e, err)
+		t.Fatalf("message after cancel: state %c, %v; want it ended (%c)", e.State, err, outbox.StateEnded)
 	}
 	if got, _ := f.st.Read(e); got.End != outbox.EndCancelled {
 		t.Errorf("ended %q, want %q", got.End, outbox.EndCancelled)

@@ -48,7 +48,7 @@ func TestOutboxDamaged(t *testing.T) {
 				t.Fatalf("cancel: exit %d, %q, %q", code, out, errOut)
 			}
 			if ds, _ := f.st.Damaged(); len(ds) != 0 {
-				t.Errorf("still damaged: %+v", ds)
+				t.Errorf("%d records still damaged (first %s), want none", len(ds), ds[0].ID)
 			}
 			if _, out, _ = f.run(); strings.Contains(out, "hl_bad") {
 				t.Errorf("listed after removal:\n%s", out)

@@ -324,7 +324,7 @@ func TestOutboxCancelledNeverTyped(t *testing.T) {
 	for _, text := range []string{"cancel me", "type me"} {
 		r, err := l.Send(t.Context(), link.SendRequest{To: "busy", Message: text})
 		if err != nil || r.Delivery != link.DeliveryHeld {
-			t.Fatalf("send %q: %+v %v", text, r, err)
+			t.Fatalf("send %q = %s, %v; want %s", text, r.Delivery, err, link.DeliveryHeld)
 		}
 		ids = append(ids, r.ID)
 	}
@@ -349,7 +349,7 @@ func TestOutboxCancelledNeverTyped(t *testing.T) {
 	}
 	subs := w.Submissions("w1:p3")
 	if envs := link.ExtractAll(subs[0].Text); len(subs) != 1 || len(envs) != 1 || envs[0].ID != ids[1] {
-		t.Fatalf("turns %+v, want only %s", subs, ids[1])
+		t.Fatalf("%d turns with %d envelopes (first %q), want one turn with only %s", len(subs), len(envs), subs[0].Text, ids[1])
 	}
 	for _, in := range w.Inputs("w1:p3") {
 		if strings.Contains(in, "cancel me") {

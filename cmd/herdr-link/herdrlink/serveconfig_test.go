@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/herdr-link/herdr-link/link"
 )
 
@@ -61,9 +63,15 @@ func TestServeLinkConfigValues(t *testing.T) {
 	if msg != "" {
 		t.Fatal(msg)
 	}
-	if cfg.SettleGap >= 0 || cfg.CallTimeout != time.Second || cfg.Delivery != link.DeliveryConfirm ||
-		cfg.SubmitHold != time.Second || cfg.HoldFor != time.Hour || cfg.ReplyGrace != time.Minute ||
-		cfg.RequestTTL != 2*time.Hour || !cfg.NoNotices {
-		t.Errorf("got %+v, want the flags' values and a negative SettleGap", cfg)
+	type flagged struct {
+		NegativeSettleGap                                        bool
+		CallTimeout, SubmitHold, HoldFor, ReplyGrace, RequestTTL time.Duration
+		Delivery                                                 link.DeliveryMode
+		NoNotices                                                bool
+	}
+	got := flagged{cfg.SettleGap < 0, cfg.CallTimeout, cfg.SubmitHold, cfg.HoldFor, cfg.ReplyGrace, cfg.RequestTTL, cfg.Delivery, cfg.NoNotices}
+	want := flagged{true, time.Second, time.Second, time.Hour, time.Minute, 2 * time.Hour, link.DeliveryConfirm, true}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("config from the flags mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -49,7 +49,7 @@ func TestCLIVerbs(t *testing.T) {
 	runCLI(t, "agent", "get", "brain")
 	reqs := srv.Requests()
 	if len(reqs) != 2 || reqs[0].ID != "api-client:status" || reqs[0].Method != "ping" || reqs[1].ID != "cli:agent:get" {
-		t.Fatalf("requests %+v", reqs)
+		t.Fatalf("requests %q, want ping as api-client:status, then cli:agent:get", requestLines(reqs))
 	}
 	tests := []struct {
 		args     []string
@@ -125,7 +125,7 @@ func TestParseFault(t *testing.T) {
 	for spec, method := range good {
 		m, f, err := parseFault(spec)
 		if err != nil || m != method || f == (sockettest.Fault{}) {
-			t.Errorf("%s: %q %+v %v", spec, m, f, err)
+			t.Errorf("parseFault(%q) = %q, a fault %v, %v; want %q, a fault", spec, m, f != (sockettest.Fault{}), err, method)
 		}
 	}
 	for _, bad := range []string{"nocolon", "x:latency=forever", "x:oversize=-1", "x:error=", "x:explode"} {
@@ -220,4 +220,13 @@ func TestHelpAndVersion(t *testing.T) {
 			}
 		})
 	}
+}
+
+// requestLines lists the logged request lines for a failure message.
+func requestLines(reqs []sockettest.Request) []string {
+	lines := make([]string, len(reqs))
+	for i, r := range reqs {
+		lines[i] = r.Line
+	}
+	return lines
 }

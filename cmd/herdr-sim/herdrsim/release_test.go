@@ -27,10 +27,11 @@ func TestUseRelease(t *testing.T) {
 	} {
 		srv := sockettest.NewUnstartedServer(nil)
 		if _, err := useRelease(srv, tc.version, tc.protocol); err != nil {
-			t.Fatalf("%+v: %v", tc, err)
+			t.Fatalf("useRelease(%q, %d): %v", tc.version, tc.protocol, err)
 		}
 		if srv.Version != tc.wantV || srv.Protocol != tc.wantP || srv.Release().PromptAfterEnter != tc.afterEnter {
-			t.Errorf("%q/%d: version %s protocol %d release %+v", tc.version, tc.protocol, srv.Version, srv.Protocol, srv.Release())
+			t.Errorf("%q/%d: version %s, protocol %d, prompt after Enter %v; want %s, %d, %v", tc.version, tc.protocol,
+				srv.Version, srv.Protocol, srv.Release().PromptAfterEnter, tc.wantV, tc.wantP, tc.afterEnter)
 		}
 	}
 }

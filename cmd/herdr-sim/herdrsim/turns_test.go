@@ -123,7 +123,7 @@ func TestTurnsAgainstHerdr(t *testing.T) {
 	}
 	reqs := srv.Requests()
 	if len(reqs) != 1 || reqs[0].Method != "" || !strings.Contains(reqs[0].Line, `"sim.turns"`) {
-		t.Fatalf("a Herdr-only server logged %+v", reqs)
+		t.Fatalf("a Herdr-only server logged %q, want one unparsed sim.turns line", requestLines(reqs))
 	}
 	// With simulator methods on, the normal methods are unaffected and
 	// sim.turns is not logged as Herdr traffic.

@@ -3,6 +3,7 @@ package pi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,6 +58,17 @@ type result struct {
 	Error   string         `json:"error"`
 	Missing bool           `json:"missing"`
 	Details map[string]any `json:"details"`
+}
+
+// String shows a tool result as a failure message reads it.
+func (r result) String() string {
+	switch {
+	case r.Missing:
+		return "missing"
+	case r.Error != "":
+		return fmt.Sprintf("error %q", r.Error)
+	}
+	return fmt.Sprintf("text %q", r.Text)
 }
 
 type report struct {
@@ -125,7 +137,7 @@ func TestAdapterInHerdr(t *testing.T) {
 		t.Fatalf("tools at load %v, want the gateway", r.AtLoad)
 	}
 	if !strings.Contains(r.Activate.Text, link.Contract) || r.Activate.Error != "" {
-		t.Errorf("activation result lacks the contract: %+v", r.Activate)
+		t.Errorf("activation result %v, want the contract and no error", r.Activate)
 	}
 	if strings.Join(r.AfterActivation, ",") != "herdr_link,herdr_link_peers,herdr_link_start,herdr_link_send,herdr_link_wait,herdr_link_close" {
 		t.Errorf("tools after activation %v", r.AfterActivation)
@@ -136,16 +148,16 @@ func TestAdapterInHerdr(t *testing.T) {
 		}
 	}
 	if !strings.Contains(r.Peers.Text, `"reviewer"`) || strings.Contains(r.Peers.Text, "ops") || r.Peers.Details["peers"] == nil {
-		t.Errorf("peers %+v", r.Peers)
+		t.Errorf("peers %v (details has peers: %v), want reviewer, not ops, and peers in the details", r.Peers, r.Peers.Details["peers"] != nil)
 	}
 	if !strings.Contains(r.Send.Text, `"status":"sent"`) {
-		t.Errorf("send %+v", r.Send)
+		t.Errorf("send %v, want \"status\":\"sent\"", r.Send)
 	}
 	if !strings.HasPrefix(r.Hidden.Error, "PEER_NOT_FOUND: ") {
-		t.Errorf("send to another workspace: %+v (want a thrown PEER_NOT_FOUND)", r.Hidden)
+		t.Errorf("send to another workspace: %v, want a thrown PEER_NOT_FOUND", r.Hidden)
 	}
 	if !strings.Contains(r.GatewayPeers.Text, `"reviewer"`) || strings.Contains(r.GatewayPeers.Text, link.Contract) {
-		t.Errorf("gateway peers %+v", r.GatewayPeers)
+		t.Errorf("gateway peers %v, want reviewer and not the contract", r.GatewayPeers)
 	}
 	if n := len(w.Inputs("w1:p2")); n == 0 {
 		t.Error("nothing reached the reviewer's pane")
@@ -165,7 +177,7 @@ func TestAdapterWithoutBinary(t *testing.T) {
 	r := drive(t, nodeBin, filepath.Join(t.TempDir(), "no-such-herdr-link"), nil)
 	// The user's notice names the missing binary; the model's text does not.
 	if len(r.AtLoad) != 0 || len(r.Notices) != 1 || !strings.Contains(r.Notices[0], "could not start") || !strings.Contains(r.Notices[0], "no-such-herdr-link") {
-		t.Fatalf("%+v", r)
+		t.Fatalf("tools at load %v, notices %q; want none, one notice that could not start no-such-herdr-link", r.AtLoad, r.Notices)
 	}
 	if strings.Contains(r.SystemPrompt, "no-such-herdr-link") || !strings.Contains(r.SystemPrompt, "herdr-link is not running") {
 		t.Errorf("system prompt %q", r.SystemPrompt)

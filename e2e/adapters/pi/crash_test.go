@@ -78,7 +78,7 @@ func TestAdapterChildDiesPrivately(t *testing.T) {
 				}
 			case "call":
 				if !strings.Contains(r.Activate.Error, "herdr-link is not running") {
-					t.Errorf("activation after the child died: %+v", r.Activate)
+					t.Errorf("activation after the child died: %v, want an error that herdr-link is not running", r.Activate)
 				}
 			}
 		})

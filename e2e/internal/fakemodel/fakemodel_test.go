@@ -3,8 +3,10 @@ package fakemodel
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"github.com/google/go-cmp/cmp"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -182,3 +184,28 @@ func TestCanonicalName(t *testing.T) {
 }
 
 // --- a host simulator over HTTP, per API ---
+
+// String shows a turn as a failure message reads it: the call, or the text.
+func (c toolCall) String() string {
+	if c.name == "" {
+		return fmt.Sprintf("text %q", c.text)
+	}
+	call := fmt.Sprintf("%s(%s)", c.name, c.args)
+	if c.namespace != "" {
+		call = c.namespace + "." + call
+	}
+	if c.text != "" {
+		call += fmt.Sprintf(" and text %q", c.text)
+	}
+	return call
+}
+
+// resultSummary shows logged tool results as action/bytes for a failure
+// message.
+func resultSummary(rs []Result) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = fmt.Sprintf("%s/%dB", r.Action, r.Bytes)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}

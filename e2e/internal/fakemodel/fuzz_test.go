@@ -66,7 +66,7 @@ func FuzzEnvelopes(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, e := range Envelopes(text) {
 			if e.Protocol != "herdr-link/1" || e.ID == "" {
-				t.Fatalf("bad envelope %+v", e)
+				t.Fatalf("Envelopes(%q) took protocol %q, id %q; want herdr-link/1 and an id", text, e.Protocol, e.ID)
 			}
 		}
 		if !strings.Contains(text, "herdr-link/1") && len(Envelopes(text)) != 0 {

@@ -74,23 +74,26 @@ func TestGeminiConversation(t *testing.T) {
 		return c
 	}
 	if c := turn("mcp_herdr_link_herdr_link"); c.name != "mcp_herdr_link_herdr_link" {
-		t.Fatalf("step 1: %+v", c)
+		t.Fatalf("step 1 = %v, want a call of mcp_herdr_link_herdr_link", c)
 	}
 	if c := turn("mcp_herdr_link_herdr_link", "mcp_herdr_link_herdr_link_peers"); c.name != "mcp_herdr_link_herdr_link_peers" {
-		t.Fatalf("step 2: %+v", c)
+		t.Fatalf("step 2 = %v, want a call of mcp_herdr_link_herdr_link_peers", c)
 	}
 	if c := turn("mcp_herdr_link_herdr_link", "mcp_herdr_link_herdr_link_peers"); c.text != "done" {
-		t.Fatalf("step 3: %+v", c)
+		t.Fatalf("step 3 = %v, want text \"done\"", c)
 	}
 	reqs := s.Requests()
-	if len(reqs) != 3 || reqs[1].API != "gemini" || !reqs[1].Stream || len(reqs[1].Results) != 1 {
-		t.Fatalf("log: %+v", reqs)
+	if len(reqs) != 3 {
+		t.Fatalf("logged %d requests, want 3", len(reqs))
+	}
+	if reqs[1].API != "gemini" || !reqs[1].Stream || len(reqs[1].Results) != 1 {
+		t.Fatalf("second request: api %q, stream %v, %d results; want gemini, true, 1", reqs[1].API, reqs[1].Stream, len(reqs[1].Results))
 	}
 	if r := reqs[1].Results[0]; r.Action != "activate" || r.Text != `{"status":"active"}` {
-		t.Fatalf("result %+v: want the activation, its output unwrapped", r)
+		t.Fatalf("result %s with output %q, want the activation, its output unwrapped to {\"status\":\"active\"}", r.Action, r.Text)
 	}
 	if reqs[2].LinkDefBytes == 0 || !strings.Contains(strings.Join(reqs[2].LinkTools, ","), Peers) {
-		t.Fatalf("log: %+v", reqs[2])
+		t.Fatalf("third request: link tools %q (%d bytes), want %s among them", reqs[2].LinkTools, reqs[2].LinkDefBytes, Peers)
 	}
 }
 
@@ -111,7 +114,10 @@ func TestGeminiNonStreaming(t *testing.T) {
 	}
 	_ = post(t, s.URL+"/v1beta/models/m:countTokens", body)
 	reqs := s.Requests()
-	if len(reqs) != 2 || reqs[0].Stream || reqs[0].Model != "m" || reqs[1].Main {
-		t.Fatalf("log: %+v", reqs)
+	if len(reqs) != 2 {
+		t.Fatalf("logged %d requests, want 2", len(reqs))
+	}
+	if reqs[0].Stream || reqs[0].Model != "m" || reqs[1].Main {
+		t.Fatalf("log: first stream %v, model %q; second main %v; want false, m; false", reqs[0].Stream, reqs[0].Model, reqs[1].Main)
 	}
 }

@@ -104,7 +104,7 @@ func TestReferenceFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c := ref["claude"]; c.ActiveMax != 2539 || c.DormantMax != 1093 {
-		t.Fatalf("claude reference %+v, want active 2539, dormant 1093", c)
+		t.Fatalf("claude reference active %d, dormant %d; want active 2539, dormant 1093", c.ActiveMax, c.DormantMax)
 	}
 	for name := range ref {
 		if Lookup(name) == nil {
@@ -145,8 +145,11 @@ func TestWorldAndDeliveries(t *testing.T) {
 	env := `{"protocol":"herdr-link/1","id":"hl_1","from":"brain","to":"reviewer","message":"m"}`
 	pasted := "<pasted_content id=\"1\">wrapper\n" + env + "</pasted_content id=\"1\">"
 	got := envelopesIn([]Turn{{Text: pasted}, {Text: "no envelope"}})
-	if len(got) != 1 || got[0].env.ID != "hl_1" || got[0].text != pasted {
-		t.Fatalf("envelopesIn: %+v", got)
+	if len(got) != 1 {
+		t.Fatalf("envelopesIn found %d envelopes, want 1", len(got))
+	}
+	if got[0].env.ID != "hl_1" || got[0].text != pasted {
+		t.Fatalf("envelopesIn = %s in %q, want hl_1 in %q", got[0].env.ID, got[0].text, pasted)
 	}
 }
 
@@ -163,7 +166,7 @@ func TestRegistry(t *testing.T) {
 		modes := map[string]bool{}
 		for _, m := range h.Modes {
 			if m.Name == "" || modes[m.Name] || m.Note == "" {
-				t.Errorf("%s: mode %+v: needs a unique name and a note", h.Name, m)
+				t.Errorf("%s: mode %q with note %q, want a unique name and a note", h.Name, m.Name, m.Note)
 			}
 			modes[m.Name] = true
 		}

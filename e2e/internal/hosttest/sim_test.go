@@ -41,7 +41,7 @@ func TestSim(t *testing.T) {
 	r := &Result{Delivered: map[string]int{}}
 	d, ok := r.delivered(s, ReviewerPane, "brain", "reviewer", "m", "")
 	if !ok || d.env.ID != "hl_mx4gjvcd_61wfrv9c" || !strings.Contains(d.text, "<pasted_content") {
-		t.Fatalf("delivered: %+v %v %v", d, ok, r.Failures)
+		t.Fatalf("delivered = %s in %q, %v (failures %v); want hl_mx4gjvcd_61wfrv9c in a pasted turn, true", d.env.ID, d.text, ok, r.Failures)
 	}
 	// A second copy is a failure, even while it waits behind the turn the
 	// first one started.

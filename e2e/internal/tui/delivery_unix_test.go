@@ -101,7 +101,7 @@ func newRig(t *testing.T, h tui.Host) *rig {
 		return slicesAny(ts, func(x tui.Turn) bool { return warmTurn(x) && !x.End.IsZero() })
 	}
 	if err := r.waitOrEnter(t, ctx, warm, 15*time.Second, warmDone); err != nil {
-		t.Fatalf("warm-up turn: %v; turns %+v; screen:\n%s", err, tap.Turns(), r.pane.Screen(false, false))
+		t.Fatalf("warm-up turn: %v, want a finished main turn with %q; turns:%s\nscreen:\n%s", err, warm, turnLines(tap.Turns()), r.pane.Screen(false, false))
 	}
 	for _, x := range tap.Turns() {
 		if warmTurn(x) {
@@ -316,7 +316,7 @@ func playRow(t *testing.T, h tui.Host, sc Scenario, flip string) rowResult {
 	row.vs = model.diff(got, false)
 	row.model = model.diff(want(t, string(h), sc, model, modelResults), true)
 	if len(row.table)+len(row.vs) > 0 {
-		t.Logf("model turns: %+v", r.tap.Turns())
+		t.Logf("model turns:%s", turnLines(r.tap.Turns()))
 		t.Logf("writes: %q", abbreviate(r.srv.World.Inputs(reviewerPane)))
 		t.Logf("screen:\n%s", r.pane.Screen(false, false))
 	}

@@ -96,7 +96,7 @@ func TestTUIRecipes(t *testing.T) {
 			if err := tap.Wait(ctx, func(ts []tui.Turn) bool {
 				return slices.ContainsFunc(ts, func(x tui.Turn) bool { return slices.Contains(x.New, text) })
 			}); err != nil {
-				t.Fatalf("no model turn with the text: %v; turns %+v; screen:\n%s", err, tap.Turns(), pane.Screen(false, false))
+				t.Fatalf("no model turn with the text: %v, want one; turns:%s\nscreen:\n%s", err, turnLines(tap.Turns()), pane.Screen(false, false))
 			}
 			// (Herdr reports focus-in to a copilot pane first.)
 			in := srv.World.Inputs("w1:p1")

@@ -51,6 +51,15 @@ func post(ctx context.Context, url, body string) (string, error) {
 
 const reminder = "<system-reminder>\nbe nice\n</system-reminder>\n"
 
+// turnLines shows turns one a line for a failure message.
+func turnLines(ts []tui.Turn) string {
+	var b strings.Builder
+	for _, x := range ts {
+		fmt.Fprintf(&b, "\n  #%d main %v, completed %v, cut %v, new %q", x.Seq, x.Main, x.Completed, x.Cut, x.New)
+	}
+	return b.String()
+}
+
 func TestTapTurns(t *testing.T) {
 	up := eventServer(t, 4)
 	tap := newTap(t, up.URL)
@@ -88,7 +97,7 @@ func TestTapTurns(t *testing.T) {
 	}
 	turns := tap.Turns()
 	if len(turns) != 3 {
-		t.Fatalf("%d main turns: %+v", len(turns), turns)
+		t.Fatalf("%d main turns, want 3:%s", len(turns), turnLines(turns))
 	}
 	want := [][]string{
 		{"\n\n<pasted_content id=\"a\">\nhello\n</pasted_content id=\"a\">\n"},
@@ -97,7 +106,8 @@ func TestTapTurns(t *testing.T) {
 	}
 	for i, x := range turns {
 		if !reflect.DeepEqual(x.New, want[i]) || !x.Completed || x.Cut || x.End.Before(x.Start) {
-			t.Errorf("turn %d: %+v, want new %q", i, x, want[i])
+			t.Errorf("turn %d: new %q, completed %v, cut %v, %v from start to end; want new %q, completed, not cut, an end after the start",
+				i, x.New, x.Completed, x.Cut, x.End.Sub(x.Start), want[i])
 		}
 	}
 	mu.Lock()
@@ -141,6 +151,6 @@ func TestTapSlowAndCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	if x := tap.Turns()[0]; !x.Cut || x.Completed || !reflect.DeepEqual(x.New, []string{"go"}) {
-		t.Fatalf("turn %+v, want cut", x)
+		t.Fatalf("turn new %q, cut %v, completed %v; want new [go], cut, not completed", x.New, x.Cut, x.Completed)
 	}
 }

@@ -62,7 +62,7 @@ func TestPrepare(t *testing.T) {
 			t.Fatal(err)
 		}
 		if r.Command.Argv[0] != "/opt/"+string(h) || !strings.HasSuffix(r.Command.Dir, "work") {
-			t.Errorf("%s: command %+v", h, r.Command)
+			t.Errorf("%s: command %q in %s, want /opt/%s in …/work", h, r.Command.Argv, r.Command.Dir, h)
 		}
 		file := filepath.Join(r.Home, ".claude.json")
 		if h == tui.Codex {

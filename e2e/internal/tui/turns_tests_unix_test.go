@@ -249,7 +249,11 @@ func TestCodexHandledNoticeToClaude(t *testing.T) {
 	var bad []string
 	ns := link.ExtractNotices(strings.Join(n.New, ""))
 	if len(ns) != 1 || ns[0].About != id || ns[0].Peer != "reviewer" || ns[0].Notice != "handled" {
-		bad = append(bad, fmt.Sprintf("the notice turn holds %+v, want one handled notice about %s from reviewer", ns, id))
+		var got []string
+		for _, n := range ns {
+			got = append(got, n.Notice+" about "+n.About+" from "+n.Peer)
+		}
+		bad = append(bad, fmt.Sprintf("the notice turn holds %q, want one handled notice about %s from reviewer", got, id))
 	}
 	if len(in) != 1 {
 		bad = append(bad, fmt.Sprintf("notice in turns %v, want one", in))

@@ -360,7 +360,7 @@ func warmUp(t *testing.T, ctx context.Context, srv *sockettest.Server, p *livePa
 		return slicesAny(ts, func(x tui.Turn) bool { return x.Main && contains(x.New, warm) && !x.End.IsZero() })
 	}
 	if err := p.tap.Wait(ctx, done); err != nil {
-		t.Fatalf("%s: warm-up turn: %v; turns %+v; screen:\n%s", p.h, err, p.tap.Turns(), p.pane.Screen(false, false))
+		t.Fatalf("%s: warm-up turn: %v, want a finished main turn with %q; turns:%s\nscreen:\n%s", p.h, err, warm, turnLines(p.tap.Turns()), p.pane.Screen(false, false))
 	}
 	if !waitUntil(ctx, 15*time.Second, func() bool { return p.status() == schema.AgentStatusIdle }) {
 		t.Fatalf("%s: not idle after the warm-up; screen:\n%s", p.h, p.pane.Screen(false, false))

@@ -99,7 +99,7 @@ func FuzzParseKey(f *testing.F) {
 		k1, ok1 := parseKey(s)
 		k2, ok2 := parseKey(" \t" + s + " ")
 		if ok1 != ok2 || k1 != k2 {
-			t.Fatalf("%q: %v %+v vs padded %v %+v", s, ok1, k1, ok2, k2)
+			t.Fatalf("parseKey(%q) = %#v, %v; want %#v, %v as for %q", " \t"+s+" ", k2, ok2, k1, ok1, s)
 		}
 		up := strings.NewReplacer("ctrl+", "CTRL+", "alt+", "Alt+", "shift+", "SHIFT+").Replace(s)
 		k3, ok3 := parseKey(up)
@@ -107,7 +107,7 @@ func FuzzParseKey(f *testing.F) {
 			return
 		}
 		if ok1 != ok3 || k1 != k3 {
-			t.Fatalf("%q: %v %+v vs %q %v %+v", s, ok1, k1, up, ok3, k3)
+			t.Fatalf("parseKey(%q) = %#v, %v; want %#v, %v as for %q", up, k3, ok3, k1, ok1, s)
 		}
 		if ok1 {
 			_ = keyEncoding{enter: "\r", kitty: 1}.encode(k1)

@@ -55,7 +55,7 @@ func TestReportDrivesARealProgram(t *testing.T) {
 		}
 		a, err := c.AgentGet(ctx, "reviewer")
 		if err != nil || string(a.AgentStatus) != string(st) {
-			t.Fatalf("after reporting %s: %+v %v", st, a.AgentStatus, err)
+			t.Fatalf("after reporting %s: agent.get = %s, %v; want %s", st, a.AgentStatus, err, st)
 		}
 	}
 	// Blocked refuses agent.prompt as for a detected dialog.

@@ -49,7 +49,7 @@ func TestGrokRawInput(t *testing.T) {
 				ft.m.Input("\r")
 				ft.advance(time.Second)
 				if ft.state != schema.AgentStatusWorking || len(ft.subs) != 1 {
-					t.Fatalf("not working: %s %+v", ft.state, ft.subs)
+					t.Fatalf("after a submit: %s with %d turns, want working with 1", ft.state, len(ft.subs))
 				}
 			}
 			for i, w := range tc.writes {

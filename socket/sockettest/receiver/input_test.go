@@ -100,7 +100,7 @@ func FuzzInputParser(f *testing.F) {
 				case inputKey:
 					keys.WriteString(e.text + ",")
 				default:
-					t.Fatalf("paste without ESC: %+v", a)
+					t.Fatalf("plain text %q gave an event of kind %v, want typed, Enter or a key", data, e.kind)
 				}
 			}
 			var wantTyped, wantKeys strings.Builder
@@ -113,7 +113,8 @@ func FuzzInputParser(f *testing.F) {
 				}
 			}
 			if typed.String() != wantTyped.String() || keys.String() != wantKeys.String() || enters != strings.Count(data, "\r") {
-				t.Fatalf("plain text %q became %+v", data, a)
+				t.Fatalf("plain text %q became typed %q, keys %q, %d Enters; want %q, %q, %d",
+					data, typed.String(), keys.String(), enters, wantTyped.String(), wantKeys.String(), strings.Count(data, "\r"))
 			}
 		}
 	})
