@@ -85,6 +85,44 @@ func (l *Link) acquire(hctx context.Context, target Agent) (Agent, Lease, error)
 	return target, lease, nil
 }
 
+// takeTurn takes target for a turn of its own now, when it can take one:
+// nothing held for it before, its delivery lock free, no blocker, the
+// lease begun. Otherwise lease is nil and why says why the message is to
+// be held. Messages held for the target already are looked at first
+// without the lock (the blocker looks again under it, for one held
+// meanwhile): a send right after another to a busy target thus never
+// waits for the lock a courier's probe holds. target is updated to what
+// Herdr shows now.
+func (l *Link) takeTurn(hctx context.Context, target *Agent) (lease Lease, why string, err error) {
+	if l.cfg.Outbox != nil {
+		if n, err := l.queuedFor(lockKey(*target)); err == nil && n > 0 {
+			return nil, "messages held before", nil
+		}
+	}
+	lease, ok, err := l.tryLock(hctx, *target)
+	if err != nil {
+		return nil, "", err
+	}
+	if !ok {
+		return nil, "lock busy", nil
+	}
+	why, err = l.blocker(hctx, target)
+	if err != nil {
+		lease.Unlock()
+		return nil, "", err
+	}
+	if why != "" {
+		lease.Unlock()
+		return nil, why, nil
+	}
+	if err := lease.Begin(untilDeadline(hctx)); err != nil {
+		lease.Unlock()
+		l.log().Warn("delivery lease lost while this process was stopped; holding", "pane_id", target.PaneID, "err", err)
+		return nil, "lease lost", nil
+	}
+	return lease, "", nil
+}
+
 // release releases the delivery lock once Herdr's Enter is past:
 // submitHold after Herdr's answer (or at once when that is over). A
 // queued delivery does not hold through the running turn: further
