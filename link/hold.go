@@ -3,6 +3,7 @@ package link
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/herdr-link/herdr-link/internal/outbox"
 )
@@ -49,7 +50,7 @@ const DeliveryHeld = "held"
 // can take it as a turn of its own and nothing is held for it before,
 // else held. A request is recorded once, before it is typed or held.
 func (l *Link) sendIdle(ctx, hctx context.Context, s snapshot, target Agent, env Envelope, text string, req SendRequest) (SendResult, error) {
-	lease, why, err := l.takeTurn(hctx, &target)
+	lease, why, err := l.d.TakeTurn(hctx, &target)
 	if err != nil {
 		return SendResult{}, err
 	}
@@ -104,6 +105,16 @@ func (l *Link) hold(s snapshot, target Agent, env Envelope, text, why string) (S
 	l.log().Debug("held", "id", env.ID, "to", env.To, "pane_id", target.PaneID, "why", why, "bytes", len(text))
 	l.kickCourier(l.cfg.Outbox.KeyHash(m.TargetKey))
 	return SendResult{Status: "sent", ID: env.ID, To: env.To, Delivery: DeliveryHeld}, nil
+}
+
+// DefaultHoldFor is how long a held message waits at most.
+const DefaultHoldFor = 30 * time.Minute
+
+func (l *Link) holdFor() time.Duration {
+	if l.cfg.HoldFor > 0 {
+		return l.cfg.HoldFor
+	}
+	return DefaultHoldFor
 }
 
 // owed is what the sender of lock key from has outstanding, per target

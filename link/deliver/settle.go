@@ -1,4 +1,4 @@
-package link
+package deliver
 
 import (
 	"context"
@@ -13,49 +13,53 @@ import (
 // change in between: a flap inside the gap moves the counter twice.
 const DefaultSettleGap = 100 * time.Millisecond
 
-func (l *Link) settleGap() time.Duration {
-	if l.cfg.SettleGap != 0 {
-		return max(l.cfg.SettleGap, 0)
+// SettleGap is the spacing of the two readings (0: one reading is
+// trusted).
+func (d *Deliverer) SettleGap() time.Duration {
+	if d.cfg.SettleGap != 0 {
+		return max(d.cfg.SettleGap, 0)
 	}
 	return DefaultSettleGap
 }
 
-// settled reads the target again a settle gap after first (a reading
+// Settled reads the target again a settle gap after first (a reading
 // that showed it able to take a turn) and reports whether it is still the
 // same: at rest, the same state_change_seq, the same occupant. It returns
 // the second reading. An error, or ctx ending, is not settled.
-func (l *Link) settled(ctx context.Context, first Agent) (Agent, bool) {
-	if l.settleGap() == 0 {
+func (d *Deliverer) Settled(ctx context.Context, first Agent) (Agent, bool) {
+	if d.SettleGap() == 0 {
 		return first, true // off: one reading is trusted
 	}
-	t := time.NewTimer(l.settleGap())
+	t := time.NewTimer(d.SettleGap())
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return first, false
 	case <-t.C:
 	}
-	a, err := l.cfg.Herdr.GetAgent(ctx, first.PaneID)
+	a, err := d.cfg.Herdr.GetAgent(ctx, first.PaneID)
 	if err != nil {
 		return first, false
 	}
-	same := a.Seq == first.Seq && Takes(a) && sameOccupant(first, a) && sameSession(sessionOf(first), a)
+	same := a.Seq == first.Seq && Takes(a) && SameOccupant(first, a) && SameSession(SessionOf(first), a)
 	if !same {
-		l.log().Debug("target not settled", "pane_id", first.PaneID, "seq", first.Seq, "now_seq", a.Seq, "status", a.Status)
+		d.log.Debug("target not settled", "pane_id", first.PaneID, "seq", first.Seq, "now_seq", a.Seq, "status", a.Status)
 	}
 	return a, same
 }
 
-// settleFirst is a lease whose release waits for settled: an Unlock
+// SettleFirst is a lease whose release waits for Settled: an Unlock
 // before it is done then.
-type settleFirst struct {
+type SettleFirst struct {
 	Lease
 	mu      sync.Mutex
-	done    bool // settled was called
-	pending bool // Unlock was called before settled
+	done    bool // Settled was called
+	pending bool // Unlock was called before Settled
 }
 
-func (s *settleFirst) Unlock() {
+// Unlock releases the lease, or once Settled is called when it was not
+// yet.
+func (s *SettleFirst) Unlock() {
 	s.mu.Lock()
 	if !s.done {
 		s.pending = true
@@ -66,7 +70,8 @@ func (s *settleFirst) Unlock() {
 	s.Lease.Unlock()
 }
 
-func (s *settleFirst) settled() {
+// Settled lets the lease go: at once if Unlock was called before.
+func (s *SettleFirst) Settled() {
 	s.mu.Lock()
 	s.done = true
 	p := s.pending

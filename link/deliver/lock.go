@@ -1,10 +1,9 @@
-package link
+package deliver
 
 import (
 	"context"
 	"errors"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/panelock"
@@ -50,17 +49,17 @@ func (f fileLocks) Lock(ctx context.Context, key string, d time.Duration) (Lease
 	return le, nil
 }
 
-// noLease is the lease of a Link without a Locker.
-type noLease struct{}
+// NoLease is the lease of a delivery without a Locker.
+type NoLease struct{}
 
-func (noLease) Begin(time.Duration) error { return nil }
-func (noLease) Extend(time.Duration)      {}
-func (noLease) Unlock()                   {}
+func (NoLease) Begin(time.Duration) error { return nil }
+func (NoLease) Extend(time.Duration)      {}
+func (NoLease) Unlock()                   {}
 
 const (
-	// defaultLockWait bounds the wait for the lock of a call without a
+	// DefaultLockWait bounds the wait for the lock of a call without a
 	// deadline.
-	defaultLockWait = 10 * time.Second
+	DefaultLockWait = 10 * time.Second
 	// promptReserve is kept from a call's deadline for the prompt itself
 	// when waiting for the lock or for the target's readiness.
 	promptReserve = time.Second
@@ -73,24 +72,24 @@ var errLockWait = errors.New("waiting for the delivery lock: deadline")
 // waitBudget is how long a send may wait (for the lock, for readiness)
 // within ctx: its deadline less promptReserve (half of what is left when
 // that is under two seconds), or LockWait (10 s) without a deadline.
-func (l *Link) waitBudget(ctx context.Context) time.Duration {
+func (d *Deliverer) waitBudget(ctx context.Context) time.Duration {
 	if dl, ok := ctx.Deadline(); ok {
 		left := time.Until(dl)
 		return max(left-min(promptReserve, left/2), 0)
 	}
-	if l.cfg.LockWait > 0 {
-		return l.cfg.LockWait
+	if d.cfg.LockWait > 0 {
+		return d.cfg.LockWait
 	}
-	return defaultLockWait
+	return DefaultLockWait
 }
 
 // lockDelivery takes the target's delivery lock, waiting at most
 // waitBudget. A lock that cannot be taken for another reason than
 // waiting (an unsafe lock directory) fails the send: a delivery without
 // serialization could merge with another one.
-func (l *Link) lockDelivery(ctx context.Context, target Agent) (Lease, error) {
-	if l.cfg.Locker == nil {
-		return noLease{}, nil
+func (d *Deliverer) lockDelivery(ctx context.Context, target Agent) (Lease, error) {
+	if d.cfg.Locker == nil {
+		return NoLease{}, nil
 	}
 	// The terminal id follows the pane across moves; a Herdr that does not
 	// report it still gets one lock per pane id. The key is a copy: a lock
@@ -100,55 +99,38 @@ func (l *Link) lockDelivery(ctx context.Context, target Agent) (Lease, error) {
 	if key == "" {
 		key = "pane:" + target.PaneID
 	}
-	lctx, cancel := context.WithTimeout(ctx, l.waitBudget(ctx))
+	lctx, cancel := context.WithTimeout(ctx, d.waitBudget(ctx))
 	defer cancel()
-	lease, err := l.cfg.Locker.Lock(lctx, key, untilDeadline(ctx))
+	lease, err := d.cfg.Locker.Lock(lctx, key, UntilDeadline(ctx))
 	switch {
 	case err == nil:
 		return lease, nil
 	case ctx.Err() != nil:
-		return nil, ctxErr(ctx)
+		return nil, d.cfg.Ports.Ended(ctx)
 	case lctx.Err() != nil:
-		return nil, newErr(SendFailed, detailBusy, errLockWait)
+		return nil, d.cfg.Ports.Fail(LockBusy, errLockWait)
 	}
-	l.log().Error("delivery lock unusable; refusing to deliver unserialized", "err", err)
-	return nil, lockError(err)
+	d.log.Error("delivery lock unusable; refusing to deliver unserialized", "err", err)
+	return nil, d.cfg.Ports.Fail(LockUnusable, err)
 }
 
-// lockError is the error of a delivery lock that cannot be had: what the
-// operator must fix (a directory another user made, a full disk).
-func lockError(err error) *Error {
-	switch {
-	case noSpace(err):
-		return newErr(SendFailed, detailNoSpace, err)
-	case errors.Is(err, panelock.ErrUnsafeDir):
-		return newErr(SendFailed, detailNoLock, err)
-	}
-	return newErr(SendFailed, detailLockIO, err)
-}
-
-// noSpace reports a full disk or an exhausted quota.
-func noSpace(err error) bool {
-	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
-}
-
-// untilDeadline is what is left of ctx's deadline (defaultLockWait plus
+// UntilDeadline is what is left of ctx's deadline (DefaultLockWait plus
 // promptReserve without one).
-func untilDeadline(ctx context.Context) time.Duration {
+func UntilDeadline(ctx context.Context) time.Duration {
 	if dl, ok := ctx.Deadline(); ok {
 		return max(time.Until(dl), 0)
 	}
-	return defaultLockWait + promptReserve
+	return DefaultLockWait + promptReserve
 }
 
 // leaseAfterPrompt is how long a delivery keeps its lease once Herdr
 // answered: the hold, and in confirm mode the watch's budget.
-func (l *Link) leaseAfterPrompt(textBytes int) time.Duration {
-	d := l.submitHold()
-	if l.cfg.Delivery == DeliveryConfirm {
-		d += l.budget(textBytes)
+func (d *Deliverer) leaseAfterPrompt(textBytes int) time.Duration {
+	h := d.SubmitHold()
+	if d.cfg.Confirm {
+		h += d.cfg.Budget(textBytes)
 	}
-	return d
+	return h
 }
 
 // Ready reports whether Herdr shows a takes a turn: not a managed launch
@@ -162,11 +144,11 @@ var errNotReady = errors.New("the target agent did not become ready in time")
 
 // awaitReady returns target once Herdr shows it ready ([Ready]), probing
 // agent.get every 50 ms for at most waitBudget; nothing is typed before.
-func (l *Link) awaitReady(ctx context.Context, target Agent) (Agent, error) {
+func (d *Deliverer) awaitReady(ctx context.Context, target Agent) (Agent, error) {
 	if Ready(target) {
 		return target, nil
 	}
-	wctx, cancel := context.WithTimeout(ctx, l.waitBudget(ctx))
+	wctx, cancel := context.WithTimeout(ctx, d.waitBudget(ctx))
 	defer cancel()
 	t := time.NewTimer(confirmPoll)
 	defer t.Stop()
@@ -174,21 +156,21 @@ func (l *Link) awaitReady(ctx context.Context, target Agent) (Agent, error) {
 		select {
 		case <-wctx.Done():
 			if ctx.Err() != nil {
-				return Agent{}, ctxErr(ctx)
+				return Agent{}, d.cfg.Ports.Ended(ctx)
 			}
-			l.log().Info("target not ready within the call", "pane_id", target.PaneID, "status", target.Status, "launch_pending", target.LaunchPending)
-			return Agent{}, newErr(SendFailed, detailStarting, errNotReady)
+			d.log.Info("target not ready within the call", "pane_id", target.PaneID, "status", target.Status, "launch_pending", target.LaunchPending)
+			return Agent{}, d.cfg.Ports.Fail(NotReady, errNotReady)
 		case <-t.C:
 		}
-		a, err := l.cfg.Herdr.GetAgent(wctx, target.PaneID)
+		a, err := d.cfg.Herdr.GetAgent(wctx, target.PaneID)
 		switch {
 		case err != nil && wctx.Err() != nil:
 			continue // the wait's end, reported above
 		case err != nil:
-			return Agent{}, l.probeError(err)
+			return Agent{}, d.probeError(err)
 		case target.TerminalID != "" && a.TerminalID != target.TerminalID, a.Kind != target.Kind && target.Kind != "":
 			// Another occupant: the agent that was named is gone.
-			return Agent{}, newErr(PeerNotFound, detailPeer, nil)
+			return Agent{}, d.cfg.Ports.Fail(PeerGone, nil)
 		case Ready(a):
 			a.Name, a.WorkspaceID = target.Name, target.WorkspaceID
 			return a, nil
@@ -199,10 +181,10 @@ func (l *Link) awaitReady(ctx context.Context, target Agent) (Agent, error) {
 
 // probeError maps a failed readiness probe: nothing was typed, so never
 // "maybe delivered"; a target gone meanwhile is PEER_NOT_FOUND.
-func (l *Link) probeError(err error) error {
+func (d *Deliverer) probeError(err error) error {
 	if errors.Is(err, socket.ErrAgentNotFound) {
-		l.log().Info("target gone while waiting for it to be ready", "err", err)
-		return newErr(PeerNotFound, detailPeer, err)
+		d.log.Info("target gone while waiting for it to be ready", "err", err)
+		return d.cfg.Ports.Fail(PeerGone, err)
 	}
-	return l.herdrError(opLookup, "agent.get", err)
+	return d.cfg.Ports.HerdrFailed(CallProbe, err)
 }
