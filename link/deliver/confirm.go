@@ -3,80 +3,17 @@ package deliver
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
-)
-
-// The values of a delivery (link's SendResult.Delivery).
-const (
-	// DeliverySubmitted: the target was not working, and Herdr showed it
-	// change state after the prompt (a turn started).
-	DeliverySubmitted = "submitted"
-	// DeliveryQueued: the target was working and its kind (claude,
-	// opencode, pi, omp) queues input until the current turn ends.
-	DeliveryQueued = "queued"
-	// DeliveryInterrupting: the target was working and its kind (codex)
-	// submits at once, interrupting the running turn.
-	DeliveryInterrupting = "interrupting"
-	// DeliveryUnconfirmed: no sign of a submission within the budget, or
-	// fast mode, or an agent kind whose handling of input while working is
-	// not known. The text is in the pane; whether it was submitted is not.
-	DeliveryUnconfirmed = "unconfirmed"
-	// DeliveryNotSubmitted: typed, and no turn started with it; after the
-	// watch the target's screen still shows text in its composer (its
-	// Enter went to a dialog, or was lost): the text sits there unsent.
-	// It is never typed again. See [Deliverer.stillInComposer].
-	DeliveryNotSubmitted = "not_submitted"
 )
 
 // Timing of the confirmation watch.
 const (
-	// SubmitHold is how long after Herdr's answer a delivery keeps the
-	// target's lock at least: Herdr types Enter 300 ms after the text.
-	SubmitHold = 400 * time.Millisecond
 	// confirmPoll is the spacing of agent.get probes while watching.
 	confirmPoll = 50 * time.Millisecond
 	// probeRamp is the first gap between probes after Herdr's Enter; it
 	// doubles up to confirmPoll.
 	probeRamp = 2 * time.Millisecond
 )
-
-// WorkingBehaviour is what an agent of kind does with a delivery while it
-// is working: DeliveryQueued, DeliveryInterrupting, or "" when not known
-// (the delivery is then watched as for an idle target and reported
-// submitted only on a new turn, else unconfirmed).
-func WorkingBehaviour(kind string) string {
-	switch kind {
-	case "claude", "opencode", "pi", "omp", "gemini", "qwen", "copilot":
-		return DeliveryQueued
-	case "codex":
-		return DeliveryInterrupting
-	}
-	return ""
-}
-
-// TakesRawInput reports whether an agent of kind is known to take typed
-// text raw: its TUI never turns bracketed paste on, so Herdr's text
-// arrives as keystrokes. Grok CLI (0.0.34, Ink 4) is one: Ink reads a
-// chunk of input by its first byte, and a chunk that starts with a
-// control character (the wrapper's first line break) is a control key,
-// which Grok CLI drops whole.
-func TakesRawInput(kind string) bool {
-	return kind == "grok"
-}
-
-// TypedText is the text herdr-link types into an agent of kind for text
-// (a wrapper or a notice, which begin with a line break). For a kind that
-// takes input raw, the leading control characters are left out, so the
-// first chunk the TUI reads starts with printable text; the lines after
-// the first, the envelope line among them, are unchanged. Other kinds get
-// text as it is (inside a bracketed paste the line break is text).
-func TypedText(kind, text string) string {
-	if !TakesRawInput(kind) {
-		return text
-	}
-	return strings.TrimLeftFunc(text, func(r rune) bool { return r < 0x20 || r == 0x7f })
-}
 
 // detach returns a context for the confirmation watch: it has its own
 // budget, outside the call's deadline, and still ends when the call is
@@ -266,4 +203,39 @@ func sameTenant(before, a Agent) bool {
 		return false
 	}
 	return before.Kind == "" || a.Kind == before.Kind
+}
+
+// promptSubmitDelay is Herdr's delay between a prompt's text and its
+// Enter (AGENT_PROMPT_SUBMIT_DELAY, 300 ms in 0.8.2 and 0.9.x).
+const promptSubmitDelay = 300 * time.Millisecond
+
+// holdAfterAnswer is how long the delivery lock is kept after Herdr's
+// answer. A Herdr that answers after Enter needs none — provided the
+// answer took at least Herdr's submit delay since the request was sent:
+// an answer sooner than that cannot have waited for the Enter, so that
+// Herdr answers before it after all and gets 0.8.2's hold.
+func (d *Deliverer) holdAfterAnswer(afterEnter bool, sent, answered time.Time) time.Duration {
+	if afterEnter && answered.Sub(sent) >= d.submitDelay() {
+		return 0
+	}
+	return d.SubmitHold()
+}
+
+// submitDelay is the least time an after-Enter answer takes: Herdr's
+// 300 ms, scaled with -submit-hold for simulators with a shorter delay.
+func (d *Deliverer) submitDelay() time.Duration {
+	if d.cfg.SubmitHold > 0 && d.cfg.SubmitHold < SubmitHold {
+		return d.cfg.SubmitHold * promptSubmitDelay / SubmitHold
+	}
+	return promptSubmitDelay
+}
+
+// firstProbe is when the confirmation watch first probes: at once when
+// Herdr answered after Enter (the turn may have begun already), else one
+// poll after the answer.
+func firstProbe(afterEnter bool) time.Duration {
+	if afterEnter {
+		return 0
+	}
+	return confirmPoll
 }

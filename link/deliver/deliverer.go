@@ -16,6 +16,31 @@ type Herdr interface {
 	Prompt(ctx context.Context, target, text string) (Agent, error)
 }
 
+// Locker serializes deliveries to one target terminal across every
+// herdr-link process of the machine.
+type Locker interface {
+	// Lock waits until this process holds the delivery lock of key (the
+	// target's terminal id, or "pane:" and its pane id when Herdr reports
+	// none), or ctx ends (its error is then returned). The lease lasts d
+	// from now: a holder stopped past it may lose the lock to a waiter.
+	// Any other error means no lock can be had: nothing may be delivered.
+	Lock(ctx context.Context, key string, d time.Duration) (Lease, error)
+}
+
+// Lease is a held delivery lock.
+type Lease interface {
+	// Begin is called right before the prompt; the lease then lasts d
+	// from now. An error means the lease was lost (broken while this
+	// process was stopped past its deadline): nothing may be typed.
+	Begin(d time.Duration) error
+	// Extend is called once Herdr answered the prompt: the lease lasts d
+	// from now, for the watch and the hold that follow.
+	Extend(d time.Duration)
+	// Unlock releases the lock; it may be called from any goroutine, more
+	// than once.
+	Unlock()
+}
+
 // Failure says why a delivery failed; [Ports.Fail] makes its error.
 type Failure int
 
@@ -75,6 +100,23 @@ type Ports interface {
 	// Typed notes Herdr's answer got to a prompt into pane.
 	Typed(pane string, got Agent)
 }
+
+// The defaults of a Config.
+const (
+	// SubmitHold is how long after Herdr's answer a delivery keeps the
+	// target's lock at least: Herdr types Enter 300 ms after the text.
+	SubmitHold = 400 * time.Millisecond
+	// DefaultLockWait bounds the wait for the lock of a call without a
+	// deadline.
+	DefaultLockWait = 10 * time.Second
+)
+
+// DefaultSettleGap is the spacing of the two readings of a target that a
+// held message waits for: Herdr's detection flaps (a working agent read
+// idle for tens of milliseconds), and one reading is not trusted. Two
+// readings at rest with the same state_change_seq this far apart mean no
+// change in between: a flap inside the gap moves the counter twice.
+const DefaultSettleGap = 100 * time.Millisecond
 
 // Config is what a [Deliverer] is made of. A zero duration means its
 // default.

@@ -10,31 +10,6 @@ import (
 	"github.com/herdr-link/herdr-link/socket"
 )
 
-// Locker serializes deliveries to one target terminal across every
-// herdr-link process of the machine.
-type Locker interface {
-	// Lock waits until this process holds the delivery lock of key (the
-	// target's terminal id, or "pane:" and its pane id when Herdr reports
-	// none), or ctx ends (its error is then returned). The lease lasts d
-	// from now: a holder stopped past it may lose the lock to a waiter.
-	// Any other error means no lock can be had: nothing may be delivered.
-	Lock(ctx context.Context, key string, d time.Duration) (Lease, error)
-}
-
-// Lease is a held delivery lock.
-type Lease interface {
-	// Begin is called right before the prompt; the lease then lasts d
-	// from now. An error means the lease was lost (broken while this
-	// process was stopped past its deadline): nothing may be typed.
-	Begin(d time.Duration) error
-	// Extend is called once Herdr answered the prompt: the lease lasts d
-	// from now, for the watch and the hold that follow.
-	Extend(d time.Duration)
-	// Unlock releases the lock; it may be called from any goroutine, more
-	// than once.
-	Unlock()
-}
-
 // FileLocks adapts a [panelock.Locker] (the machine-wide file locks) to
 // Locker.
 func FileLocks(pl *panelock.Locker) Locker { return fileLocks{pl} }
@@ -56,14 +31,9 @@ func (NoLease) Begin(time.Duration) error { return nil }
 func (NoLease) Extend(time.Duration)      {}
 func (NoLease) Unlock()                   {}
 
-const (
-	// DefaultLockWait bounds the wait for the lock of a call without a
-	// deadline.
-	DefaultLockWait = 10 * time.Second
-	// promptReserve is kept from a call's deadline for the prompt itself
-	// when waiting for the lock or for the target's readiness.
-	promptReserve = time.Second
-)
+// promptReserve is kept from a call's deadline for the prompt itself
+// when waiting for the lock or for the target's readiness.
+const promptReserve = time.Second
 
 // errLockWait: the wait for the delivery lock ended before the lock was
 // free; nothing was sent.

@@ -6,13 +6,6 @@ import (
 	"time"
 )
 
-// DefaultSettleGap is the spacing of the two readings of a target that a
-// held message waits for: Herdr's detection flaps (a working agent read
-// idle for tens of milliseconds), and one reading is not trusted. Two
-// readings at rest with the same state_change_seq this far apart mean no
-// change in between: a flap inside the gap moves the counter twice.
-const DefaultSettleGap = 100 * time.Millisecond
-
 // SettleGap is the spacing of the two readings (0: one reading is
 // trusted).
 func (d *Deliverer) SettleGap() time.Duration {

@@ -271,38 +271,3 @@ func Takes(a Agent) bool {
 // a lock held means a delivery is under way, and the target is about to
 // be busy.
 const tryLockWait = 30 * time.Millisecond
-
-// promptSubmitDelay is Herdr's delay between a prompt's text and its
-// Enter (AGENT_PROMPT_SUBMIT_DELAY, 300 ms in 0.8.2 and 0.9.x).
-const promptSubmitDelay = 300 * time.Millisecond
-
-// holdAfterAnswer is how long the delivery lock is kept after Herdr's
-// answer. A Herdr that answers after Enter needs none — provided the
-// answer took at least Herdr's submit delay since the request was sent:
-// an answer sooner than that cannot have waited for the Enter, so that
-// Herdr answers before it after all and gets 0.8.2's hold.
-func (d *Deliverer) holdAfterAnswer(afterEnter bool, sent, answered time.Time) time.Duration {
-	if afterEnter && answered.Sub(sent) >= d.submitDelay() {
-		return 0
-	}
-	return d.SubmitHold()
-}
-
-// submitDelay is the least time an after-Enter answer takes: Herdr's
-// 300 ms, scaled with -submit-hold for simulators with a shorter delay.
-func (d *Deliverer) submitDelay() time.Duration {
-	if d.cfg.SubmitHold > 0 && d.cfg.SubmitHold < SubmitHold {
-		return d.cfg.SubmitHold * promptSubmitDelay / SubmitHold
-	}
-	return promptSubmitDelay
-}
-
-// firstProbe is when the confirmation watch first probes: at once when
-// Herdr answered after Enter (the turn may have begun already), else one
-// poll after the answer.
-func firstProbe(afterEnter bool) time.Duration {
-	if afterEnter {
-		return 0
-	}
-	return confirmPoll
-}
