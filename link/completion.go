@@ -1,5 +1,7 @@
 package link
 
+import "github.com/herdr-link/herdr-link/link/deliver"
+
 // Herdr 0.9.3 and later count completed tasks per agent (completion_seq:
 // it steps when an idle transition ends completed work; startup
 // readiness, an idle restore and a conversation switch do not step it).
@@ -53,5 +55,5 @@ func (l *Link) completedSince(pane string, seq uint64, a Agent) (completed, know
 	if !ok {
 		return false, false
 	}
-	return seqSteps(then, now) != 0, true
+	return deliver.SeqSteps(then, now) != 0, true
 }

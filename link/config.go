@@ -170,7 +170,9 @@ func New(cfg Config) (*Link, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Link{cfg: cfg}, nil
+	l := &Link{cfg: cfg}
+	l.d = newDeliverer(l)
+	return l, nil
 }
 
 // Config returns the Config the Link was made of.

@@ -41,7 +41,7 @@ func (w *paneWaker) watch(ctx context.Context, panes []string) {
 	w.dead = dead
 	go func() {
 		defer dead.Store(true)
-		w.l.followPanes(sctx, pw, panes, func(pane string) {
+		w.l.d.FollowPanes(sctx, pw, panes, func(pane string) {
 			select {
 			case w.wake <- pane:
 			default:

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/outbox"
+	"github.com/herdr-link/herdr-link/link/deliver"
 )
 
 // heldFor returns the messages held or being typed for the target of key
@@ -23,7 +24,7 @@ func (l *Link) heldFor(h string) ([]outbox.Entry, error) {
 // starts).
 func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration, bool, *observation) {
 	poll := l.courierPoll()
-	var lease Lease = noLease{}
+	var lease Lease = deliver.NoLease{}
 	if l.cfg.Locker != nil {
 		lctx, cancel := context.WithTimeout(ctx, courierLockWait)
 		le, err := l.cfg.Locker.Lock(lctx, t.key, l.callTimeout())
@@ -57,7 +58,7 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 	ctx = context.WithoutCancel(ctx)
 	hctx, cancel := l.bound(ctx)
 	defer cancel()
-	if err := lease.Begin(untilDeadline(hctx)); err != nil {
+	if err := lease.Begin(deliver.UntilDeadline(hctx)); err != nil {
 		// Broken while this process was stopped: another delivery's turn.
 		// The claim stays on disk, as a typer that died would leave it:
 		// the message is never typed twice.
@@ -75,12 +76,12 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 	// The lock is released only once the outcome is on disk: a courier
 	// that took it between the release and the record would find the
 	// claim and end the message as may-have-been-delivered.
-	sl := &settleFirst{Lease: lease}
+	sl := &deliver.SettleFirst{Lease: lease}
 	d, err := l.typeHeld(ctx, hctx, a, m.ID, text.String(), sl)
 	for _, m := range batch {
 		l.settle(m, d, err)
 	}
-	sl.settled()
+	sl.Settled()
 	return poll, true, nil
 }
 
@@ -161,7 +162,7 @@ func (l *Link) settle(m outbox.Message, d string, err error) {
 // that the lock is kept until the turn it starts shows, and the next
 // held message waits for that turn to end.
 func (l *Link) typeHeld(ctx, hctx context.Context, target Agent, id, text string, lease Lease) (string, error) {
-	return l.typeWatched(ctx, hctx, target, text, lease, true, func(at time.Time, seq uint64) { l.requestTyped(id, at, seq) })
+	return l.d.TypeWatched(ctx, hctx, target, text, lease, true, func(at time.Time, seq uint64) { l.requestTyped(id, at, seq) })
 }
 
 // typedMaybe reports whether a failed delivery may have typed its text.

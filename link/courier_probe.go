@@ -93,9 +93,9 @@ func (l *Link) probeHeld(ctx context.Context, t *courierTarget, m outbox.Message
 		return o, poll, true, false
 	}
 	// One reading is not trusted: the same state a settle gap later.
-	a, ok := l.settled(ctx, o.a)
+	a, ok := l.d.Settled(ctx, o.a)
 	if !ok {
-		return o, min(poll, l.settleGap()), true, false
+		return o, min(poll, l.d.SettleGap()), true, false
 	}
 	o.a = a
 	return o, 0, true, true

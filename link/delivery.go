@@ -3,8 +3,10 @@ package link
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
+
+	"github.com/herdr-link/herdr-link/internal/panelock"
+	"github.com/herdr-link/herdr-link/link/deliver"
 )
 
 // DeliveryMode says what Send does after Herdr accepted the prompt.
@@ -40,43 +42,38 @@ func ParseDeliveryMode(s string) (DeliveryMode, error) {
 	return 0, errors.New(`delivery mode must be "confirm" or "fast"`)
 }
 
-// The values of SendResult.Delivery.
+// The values of SendResult.Delivery (see the deliver package).
 const (
 	// DeliverySubmitted: the target was not working, and Herdr showed it
 	// change state after the prompt (a turn started).
-	DeliverySubmitted = "submitted"
+	DeliverySubmitted = deliver.DeliverySubmitted
 	// DeliveryQueued: the target was working and its kind (claude,
 	// opencode, pi, omp) queues input until the current turn ends.
-	DeliveryQueued = "queued"
+	DeliveryQueued = deliver.DeliveryQueued
 	// DeliveryInterrupting: the target was working and its kind (codex)
 	// submits at once, interrupting the running turn.
-	DeliveryInterrupting = "interrupting"
+	DeliveryInterrupting = deliver.DeliveryInterrupting
 	// DeliveryUnconfirmed: no sign of a submission within the budget, or
 	// fast mode, or an agent kind whose handling of input while working is
 	// not known. The text is in the pane; whether it was submitted is not.
-	DeliveryUnconfirmed = "unconfirmed"
+	DeliveryUnconfirmed = deliver.DeliveryUnconfirmed
 	// DeliveryNotSubmitted: typed, and no turn started with it; after the
 	// watch the target's screen still shows text in its composer (its
 	// Enter went to a dialog, or was lost): the text sits there unsent.
-	// It is never typed again. See [Link.stillInComposer].
-	DeliveryNotSubmitted = "not_submitted"
+	// It is never typed again.
+	DeliveryNotSubmitted = deliver.DeliveryNotSubmitted
 )
 
 // Timing of the confirmation watch.
 const (
 	// SubmitHold is how long after Herdr's answer a delivery keeps the
 	// target's lock at least: Herdr types Enter 300 ms after the text.
-	SubmitHold = 400 * time.Millisecond
+	SubmitHold = deliver.SubmitHold
 	// ConfirmBase, ConfirmPerKiB and ConfirmMax make the budget of
 	// [ConfirmBudget].
 	ConfirmBase   = 2500 * time.Millisecond
 	ConfirmPerKiB = 60 * time.Millisecond
 	ConfirmMax    = 30 * time.Second
-	// confirmPoll is the spacing of agent.get probes while watching.
-	confirmPoll = 50 * time.Millisecond
-	// probeRamp is the first gap between probes after Herdr's Enter; it
-	// doubles up to confirmPoll.
-	probeRamp = 2 * time.Millisecond
 )
 
 // ConfirmBudget is how long Send in confirm mode watches for a text of
@@ -90,85 +87,43 @@ func ConfirmBudget(n int) time.Duration {
 // is working: DeliveryQueued, DeliveryInterrupting, or "" when not known
 // (the delivery is then watched as for an idle target and reported
 // submitted only on a new turn, else unconfirmed).
-func WorkingBehaviour(kind string) string {
-	switch kind {
-	case "claude", "opencode", "pi", "omp", "gemini", "qwen", "copilot":
-		return DeliveryQueued
-	case "codex":
-		return DeliveryInterrupting
-	}
-	return ""
-}
+func WorkingBehaviour(kind string) string { return deliver.WorkingBehaviour(kind) }
 
 // TakesRawInput reports whether an agent of kind is known to take typed
-// text raw: its TUI never turns bracketed paste on, so Herdr's text
-// arrives as keystrokes. Grok CLI (0.0.34, Ink 4) is one: Ink reads a
-// chunk of input by its first byte, and a chunk that starts with a
-// control character (the wrapper's first line break) is a control key,
-// which Grok CLI drops whole.
-func TakesRawInput(kind string) bool {
-	return kind == "grok"
-}
+// text raw (see [deliver.TakesRawInput]).
+func TakesRawInput(kind string) bool { return deliver.TakesRawInput(kind) }
 
 // TypedText is the text herdr-link types into an agent of kind for text
-// (a wrapper or a notice, which begin with a line break). For a kind that
-// takes input raw, the leading control characters are left out, so the
-// first chunk the TUI reads starts with printable text; the lines after
-// the first, the envelope line among them, are unchanged. Other kinds get
-// text as it is (inside a bracketed paste the line break is text).
-func TypedText(kind, text string) string {
-	if !TakesRawInput(kind) {
-		return text
-	}
-	return strings.TrimLeftFunc(text, func(r rune) bool { return r < 0x20 || r == 0x7f })
-}
+// (see [deliver.TypedText]).
+func TypedText(kind, text string) string { return deliver.TypedText(kind, text) }
 
-func (l *Link) submitHold() time.Duration {
-	if l.cfg.SubmitHold > 0 {
-		return l.cfg.SubmitHold
-	}
-	return SubmitHold
-}
+// Locker serializes deliveries to one target terminal across every
+// herdr-link process of the machine ([deliver.Locker]).
+type Locker = deliver.Locker
 
-// releaseAfter calls unlock once hold has passed since accepted, in the
-// background; the hold is counted until then (see [Link.Wait]).
-func (l *Link) releaseAfter(accepted time.Time, hold time.Duration, unlock func()) {
-	d := time.Until(accepted.Add(hold))
-	if d <= 0 {
-		unlock()
-		return
-	}
-	l.holdMu.Lock()
-	l.holds++
-	l.holdMu.Unlock()
-	time.AfterFunc(d, func() {
-		unlock()
-		l.holdEnded()
-	})
-}
+// Lease is a held delivery lock ([deliver.Lease]).
+type Lease = deliver.Lease
 
-// holdEnded counts one background hold (or write) as over.
-func (l *Link) holdEnded() {
-	l.holdMu.Lock()
-	defer l.holdMu.Unlock()
-	l.holds--
-	if l.holds == 0 && l.holdsDone != nil {
-		close(l.holdsDone)
-		l.holdsDone = nil
-	}
-}
+// FileLocks adapts a [panelock.Locker] (the machine-wide file locks) to
+// Locker.
+func FileLocks(pl *panelock.Locker) Locker { return deliver.FileLocks(pl) }
+
+// Ready reports whether Herdr shows a takes a turn (see [deliver.Ready]).
+func Ready(a Agent) bool { return deliver.Ready(a) }
+
+// Takes reports whether Herdr shows a able to take a typed message as a
+// turn of its own: ready ([Ready]) and at rest (idle or done).
+func Takes(a Agent) bool { return deliver.Takes(a) }
+
+// DefaultSettleGap is the spacing of the two readings of a target that a
+// held message waits for (see [deliver.DefaultSettleGap]).
+const DefaultSettleGap = deliver.DefaultSettleGap
+
+func (l *Link) submitHold() time.Duration { return l.d.SubmitHold() }
 
 // background runs f in the background, counted like a hold until it
 // returns (see [Link.Wait]).
-func (l *Link) background(f func()) {
-	l.holdMu.Lock()
-	l.holds++
-	l.holdMu.Unlock()
-	go func() {
-		defer l.holdEnded()
-		f()
-	}()
-}
+func (l *Link) background(f func()) { l.d.Background(f) }
 
 // Wait returns once every delivery lock still held in the background
 // (until Herdr's Enter is past) has been released and every background
@@ -176,40 +131,10 @@ func (l *Link) background(f func()) {
 // is returned). A process that ends sooner releases the lock early, and a
 // delivery from another process can then merge into the same turn: a
 // server calls Wait before it exits, bounded by [Link.LongestHold].
-func (l *Link) Wait(ctx context.Context) error {
-	l.holdMu.Lock()
-	if l.holds == 0 {
-		l.holdMu.Unlock()
-		return nil
-	}
-	if l.holdsDone == nil {
-		l.holdsDone = make(chan struct{})
-	}
-	done := l.holdsDone
-	l.holdMu.Unlock()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (l *Link) Wait(ctx context.Context) error { return l.d.Wait(ctx) }
 
 // LongestHold is the longest a background hold lasts after Herdr's answer.
 func (l *Link) LongestHold() time.Duration { return l.submitHold() }
-
-// detach returns a context for the confirmation watch: it has its own
-// budget, outside the call's deadline, and still ends when the call is
-// cancelled.
-func detach(ctx context.Context, budget time.Duration) (context.Context, context.CancelFunc) {
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
-	stop := context.AfterFunc(ctx, func() {
-		if errors.Is(ctx.Err(), context.Canceled) {
-			cancel()
-		}
-	})
-	return wctx, func() { stop(); cancel() }
-}
 
 // budget is the confirmation budget of a text of n bytes.
 func (l *Link) budget(n int) time.Duration {
@@ -217,182 +142,4 @@ func (l *Link) budget(n int) time.Duration {
 		return l.cfg.ConfirmBudget(n)
 	}
 	return ConfirmBudget(n)
-}
-
-// confirm watches the target after Herdr accepted a prompt (before is the
-// agent as Herdr's answer showed it) and returns the delivery value. ev,
-// when not nil, is the target's status stream opened before the prompt:
-// each change it reports after Herdr's Enter probes the target at once.
-func (l *Link) confirm(ctx context.Context, c Capabilities, target, before Agent, textBytes int, ev *eventWatch) string {
-	working := State(before.Status) == "working"
-	if working {
-		if b := WorkingBehaviour(kindOf(target, before)); b != "" {
-			return b
-		}
-	}
-	// Herdr types Enter after the text: no turn can start before, so a
-	// state change seen until then is not a submission (a flap). A Herdr
-	// that answers after its Enter has typed it already.
-	enter := time.Now()
-	if !c.PromptAfterEnter {
-		enter = enter.Add(l.enterAfter())
-	}
-	wctx, cancel := detach(ctx, l.budget(textBytes))
-	defer cancel()
-	if l.watch(wctx, target, before, working, enter, c.PromptAfterEnter, ev.wake(wctx)) {
-		return DeliverySubmitted
-	}
-	if ctx.Err() == nil && l.stillInComposer(ctx, target, before) {
-		return DeliveryNotSubmitted
-	}
-	return DeliveryUnconfirmed
-}
-
-// stillInComposer is the one check an unconfirmed delivery passes before
-// it is reported (a `now` send's answer, a held message's end): run
-// after a watch that saw no turn, still under the target's delivery lock
-// (so no other delivery typed since), it reports whether the target's
-// screen shows text in its composer. The occupant must be the one typed
-// into and not working (a working agent may show input it is about to
-// take). A kind whose composer cannot be read, a screen that shows no
-// composer (a dialog drawn over it), or a probe that fails is "cannot
-// tell": false, and the delivery stays unconfirmed.
-func (l *Link) stillInComposer(ctx context.Context, target, before Agent) bool {
-	kind := kindOf(target, before)
-	if !ComposerKnown(kind) {
-		return false
-	}
-	cctx, cancel := detach(ctx, l.callTimeout())
-	defer cancel()
-	a, err := l.cfg.Herdr.GetAgent(cctx, target.PaneID)
-	if err != nil || !sameTenant(before, a) || State(a.Status) == "working" {
-		return false
-	}
-	st, err := l.composer(cctx, Agent{PaneID: target.PaneID, Kind: kind})
-	if err != nil || st != ComposerDraft {
-		return false
-	}
-	l.log().Warn("typed but not submitted: the text is still in the target's composer", "pane_id", target.PaneID, "kind", kind, "status", a.Status)
-	return true
-}
-
-func kindOf(target, before Agent) string {
-	if before.Kind != "" {
-		return before.Kind
-	}
-	return target.Kind
-}
-
-// enterAfter is when, after Herdr's answer, its Enter is typed at the
-// earliest: the hold less 100 ms (Herdr: 300 ms of a 400 ms hold), and at
-// least a third of a shorter hold (a simulator's).
-func (l *Link) enterAfter() time.Duration {
-	h := l.submitHold()
-	return max(h-100*time.Millisecond, h/3)
-}
-
-// seqSteps is how far state_change_seq moved from then to now, wrap-safe:
-// a counter near 2^64 that wraps moved forward; one that went back (a
-// restarted Herdr) counts as one step.
-func seqSteps(then, now uint64) uint64 {
-	d := now - then
-	if d >= 1<<63 {
-		return 1
-	}
-	return d
-}
-
-// watch probes the target until it shows a new turn (true) or ctx ends
-// (false). A new turn is a change of state_change_seq to working or
-// blocked, or two changes between probes. A target that was working must
-// be seen at rest first (its running turn ended). No turn starts before
-// Herdr's Enter (enter): a change seen earlier decides nothing. If it is
-// back at rest by then it was a detection flap and only moved the
-// baseline; if the agent is still busy at the first probe after the
-// Enter, a turn is running. Another occupant of the pane (a new terminal,
-// or another agent kind in it) ends the watch: the text's fate is
-// unknown.
-//
-// Before the Enter, probes are confirmPoll apart, and one comes at the
-// Enter. After it they come closer first, when a turn most likely starts
-// (probeRamp: 2, 4, 8, 16, 32 ms apart), then confirmPoll apart. A
-// status change on wake (the target's event stream) probes at once after
-// the Enter: an event carries no state_change_seq nor terminal id, so the
-// probe, not the event, decides, by the same rules. (Before the Enter an
-// event probes nothing: the probe at the Enter follows, and a probe then
-// would move the baseline, so that a short turn which Herdr's Enter, a
-// little before the one counted on, started would pass for a flap.) A
-// stream that ends leaves the probes. The probes go on with a stream:
-// Herdr writes events on a 100 ms tick.
-func (l *Link) watch(ctx context.Context, target, before Agent, working bool, enter time.Time, now bool, wake <-chan struct{}) bool {
-	sawRest := !working
-	seq := before.Seq
-	pending := false // busy since a change seen before the Enter
-	t := time.NewTimer(max(0, min(firstProbe(now), time.Until(enter))))
-	defer t.Stop()
-	gap := probeRamp // the next gap after the Enter
-	for {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-t.C:
-		case _, ok := <-wake:
-			if !ok {
-				wake = nil // the stream ended: probes only
-				continue
-			}
-			if time.Now().Before(enter) {
-				continue // the probe at the Enter follows
-			}
-		}
-		early := time.Now().Before(enter)
-		a, err := l.cfg.Herdr.GetAgent(ctx, target.PaneID)
-		if err != nil || !sameTenant(before, a) {
-			// Gone, moved or replaced, or Herdr stopped answering: the
-			// text was accepted, its fate is unknown.
-			l.log().Debug("delivery watch ended", "pane_id", target.PaneID, "err", err, "kind", a.Kind)
-			return false
-		}
-		st := State(a.Status)
-		busy := st == "working" || st == "blocked"
-		n := seqSteps(seq, a.Seq)
-		switch {
-		case early:
-			if n != 0 {
-				seq, pending = a.Seq, busy && sawRest
-				sawRest = sawRest || !busy
-			}
-		case pending && busy:
-			return true
-		case n >= 2 && (sawRest || busy):
-			// At least two changes between two probes: a turn started
-			// (and maybe ended already), or the running turn ended and
-			// a new one began.
-			return true
-		case n != 0 && sawRest && busy:
-			return true
-		case n != 0 && !busy:
-			// At rest: a detection change (unknown → idle), a flap that
-			// ended, or the end of the running turn. Count from here.
-			sawRest, seq = true, a.Seq
-		}
-		next := confirmPoll
-		if early {
-			next = min(next, time.Until(enter))
-		} else {
-			pending = false
-			next, gap = gap, min(2*gap, confirmPoll)
-		}
-		t.Reset(next)
-	}
-}
-
-// sameTenant reports whether a probe still shows the agent the prompt
-// reached: the same terminal and the same agent kind (§12: another kind
-// in the same terminal is another occupant).
-func sameTenant(before, a Agent) bool {
-	if before.TerminalID != "" && a.TerminalID != before.TerminalID {
-		return false
-	}
-	return before.Kind == "" || a.Kind == before.Kind
 }

@@ -4,7 +4,10 @@
 // [Link.Send] and [Link.Close] — with the self identity bootstrap.
 //
 // A [Link] is made by [New] from a [Config], which [Config.Validate]
-// checks.
+// checks. One delivery to one target (the lock, the blocker checks, the
+// lease, the prompt, the occupant checks, the confirmation watch, the
+// release) is the delivery core's, package link/deliver, which a Link
+// holds and which imports nothing of link.
 //
 // Operations drive Herdr through the [Herdr] interface ([SocketHerdr] over
 // the socket client in production, the same type over socket/sockettest in

@@ -43,6 +43,38 @@ var (
 	ErrTooLargeToDeliver = errors.New("message does not fit one Herdr request line once escaped")
 )
 
+// MaxIDLength bounds a message id.
+const MaxIDLength = 128
+
+func lowerAlnum(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidMessageID reports whether s is a herdr-link/1 message id:
+// "hl_<timestamp>_<random>", both parts non-empty lowercase letters and
+// digits, at most MaxIDLength bytes.
+func ValidMessageID(s string) bool {
+	if len(s) > MaxIDLength || len(s) < 6 || s[:3] != "hl_" {
+		return false
+	}
+	rest := s[3:]
+	for i := 0; i < len(rest); i++ {
+		if rest[i] == '_' {
+			return lowerAlnum(rest[:i]) && lowerAlnum(rest[i+1:])
+		}
+	}
+	return false
+}
+
 // Blank reports whether s has no non-whitespace character.
 func Blank(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool { return !unicode.IsSpace(r) }) < 0

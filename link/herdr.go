@@ -3,104 +3,40 @@ package link
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strconv"
 	"sync/atomic"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/link/deliver"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket"
 )
 
-// Agent is the part of Herdr's AgentInfo herdr-link uses. Within one
-// agent.list snapshot a pane id identifies an agent.
-type Agent struct {
-	Name string `json:"name"`
-	// Status is Herdr's agent_status as sent; [State] normalises it.
-	Status      string `json:"agent_status"`
-	WorkspaceID string `json:"workspace_id"`
-	PaneID      string `json:"pane_id"`
-	// TerminalID is stable across pane moves: it keys the delivery lock.
-	TerminalID string `json:"terminal_id"`
-	// Kind is Herdr's agent label ("claude", "codex", …; "" when none).
-	Kind string `json:"agent"`
-	// Seq is Herdr's state_change_seq.
-	Seq uint64 `json:"state_change_seq"`
-	// LaunchPending is Herdr's launch_pending: a managed launch that has
-	// not become active yet.
-	LaunchPending bool `json:"launch_pending"`
-	// InteractiveReady is Herdr's interactive_ready: the managed launch
-	// (agent.start) became active.
-	InteractiveReady bool `json:"interactive_ready"`
-	// Session is the agent session Herdr reports (agent_session), nil
-	// when none: another session in the same terminal is another
-	// occupant.
-	Session *AgentSession `json:"agent_session,omitempty"`
-	// CompletionSeq is Herdr's completion_seq (0.9.3 and later; absent
-	// before): it steps when an idle transition ends completed work.
-	CompletionSeq OptionalSeq `json:"completion_seq"`
-	// HerdrName is the name Herdr holds when it is an alias (see
-	// [DisplayName]): Name is then the name without its suffix. "" for
-	// every other agent.
-	HerdrName string `json:"-"`
-}
+// Agent is the part of Herdr's AgentInfo herdr-link uses; the delivery
+// core's type ([deliver.Agent]).
+type Agent = deliver.Agent
 
-// OptionalSeq is a counter Herdr may leave out: the zero value is
-// absent. It is a value, not a pointer, so that a list of agents costs no
-// allocation per agent for it.
-type OptionalSeq struct {
-	v   uint64
-	set bool
-}
+// OptionalSeq is a counter Herdr may leave out ([deliver.OptionalSeq]).
+type OptionalSeq = deliver.OptionalSeq
 
 // SeqOf is the OptionalSeq holding v.
-func SeqOf(v uint64) OptionalSeq { return OptionalSeq{v, true} }
-
-// Get returns the counter and whether Herdr sent it.
-func (o OptionalSeq) Get() (uint64, bool) { return o.v, o.set }
-
-// UnmarshalJSON reads a JSON number (null is absent).
-func (o *OptionalSeq) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*o = OptionalSeq{}
-		return nil
-	}
-	if len(b) > 1 && b[0] == '0' {
-		return fmt.Errorf("completion_seq: %q: not a JSON number", b)
-	}
-	v, err := strconv.ParseUint(string(b), 10, 64)
-	if err != nil {
-		return fmt.Errorf("completion_seq: %w", err)
-	}
-	*o = OptionalSeq{v, true}
-	return nil
-}
-
-// MarshalJSON writes the number, or null when absent.
-func (o OptionalSeq) MarshalJSON() ([]byte, error) {
-	if !o.set {
-		return []byte("null"), nil
-	}
-	return strconv.AppendUint(nil, o.v, 10), nil
-}
+func SeqOf(v uint64) OptionalSeq { return deliver.SeqOf(v) }
 
 // AgentSession is the part of Herdr's agent_session herdr-link compares.
-type AgentSession struct {
-	Source string `json:"source"`
-	Value  string `json:"value"`
-}
+type AgentSession = deliver.AgentSession
+
+// PaneWatcher is implemented by a Herdr that streams agent status
+// changes ([deliver.PaneWatcher]).
+type PaneWatcher = deliver.PaneWatcher
+
+// PaneEvents is an open stream of status changes.
+type PaneEvents = deliver.PaneEvents
 
 // sessionOf is a's agent session as one string ("" when none).
-func sessionOf(a Agent) string {
-	if a.Session == nil || a.Session.Value == "" {
-		return ""
-	}
-	return a.Session.Source + "\x00" + a.Session.Value
-}
+func sessionOf(a Agent) string { return deliver.SessionOf(a) }
 
 // fromHerdr turns the name Herdr sent into the agent's name: an alias
 // a start chose ([DisplayName]) is known by the name it stands for.
-func (a *Agent) fromHerdr() {
+func fromHerdr(a *Agent) {
 	if d := DisplayName(a.Name); d != a.Name {
 		a.HerdrName, a.Name = a.Name, d
 	}
@@ -189,7 +125,7 @@ func (h SocketHerdr) ListAgents(ctx context.Context) ([]Agent, error) {
 		h.sizes.agents.Store(int64(len(r.Agents)))
 	}
 	for i := range r.Agents {
-		r.Agents[i].fromHerdr()
+		fromHerdr(&r.Agents[i])
 	}
 	return r.Agents, nil
 }
@@ -197,21 +133,21 @@ func (h SocketHerdr) ListAgents(ctx context.Context) ([]Agent, error) {
 // GetAgent implements Herdr.
 func (h SocketHerdr) GetAgent(ctx context.Context, target string) (Agent, error) {
 	r, err := socket.Call[agentResult](ctx, h.Client, schema.MethodAgentGet, schema.ResultTypeAgentInfo, schema.AgentTarget{Target: target})
-	r.Agent.fromHerdr()
+	fromHerdr(&r.Agent)
 	return r.Agent, err
 }
 
 // Prompt implements Herdr.
 func (h SocketHerdr) Prompt(ctx context.Context, target, text string) (Agent, error) {
 	r, err := socket.Call[agentResult](ctx, h.Client, schema.MethodAgentPrompt, schema.ResultTypeAgentPrompted, schema.AgentPromptParams{Target: target, Text: text})
-	r.Agent.fromHerdr()
+	fromHerdr(&r.Agent)
 	return r.Agent, err
 }
 
 // Rename implements Herdr.
 func (h SocketHerdr) Rename(ctx context.Context, target, name string) (Agent, error) {
 	r, err := socket.Call[agentResult](ctx, h.Client, schema.MethodAgentRename, schema.ResultTypeAgentInfo, schema.AgentRenameParams{Target: target, Name: &name})
-	r.Agent.fromHerdr()
+	fromHerdr(&r.Agent)
 	return r.Agent, err
 }
 
@@ -275,19 +211,3 @@ func (p paneEvents) Next(ctx context.Context) (string, error) {
 }
 
 func (p paneEvents) Close() error { return p.s.Close() }
-
-// PaneWatcher is implemented by a Herdr that streams agent status
-// changes (events.subscribe); the courier then wakes on them instead of
-// waiting for its next probe.
-type PaneWatcher interface {
-	// WatchPanes streams the status changes of the agents of paneIDs.
-	WatchPanes(ctx context.Context, paneIDs []string) (PaneEvents, error)
-}
-
-// PaneEvents is an open stream of status changes.
-type PaneEvents interface {
-	// Next waits for the next change and returns its pane id.
-	Next(ctx context.Context) (string, error)
-	// Close ends the stream.
-	Close() error
-}

@@ -45,7 +45,7 @@ func (h SocketHerdr) StartAgent(ctx context.Context, paneID, name, kind string, 
 	a := r.Agent
 	out := Agent{Name: deref(a.Name), Status: string(a.AgentStatus), WorkspaceID: a.WorkspaceID, PaneID: a.PaneID,
 		TerminalID: a.TerminalID, Kind: deref(a.Agent), Seq: a.StateChangeSeq, LaunchPending: a.LaunchPending, InteractiveReady: a.InteractiveReady}
-	out.fromHerdr()
+	fromHerdr(&out)
 	return out, err
 }
 

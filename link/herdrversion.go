@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/herdr-link/herdr-link/socket"
 )
@@ -79,31 +78,6 @@ func (l *Link) capabilities(ctx context.Context) Capabilities {
 	return CapabilitiesFor(v)
 }
 
-// promptSubmitDelay is Herdr's delay between a prompt's text and its
-// Enter (AGENT_PROMPT_SUBMIT_DELAY, 300 ms in 0.8.2 and 0.9.x).
-const promptSubmitDelay = 300 * time.Millisecond
-
-// holdAfterAnswer is how long the delivery lock is kept after Herdr's
-// answer. A Herdr that answers after Enter needs none — provided the
-// answer took at least Herdr's submit delay since the request was sent:
-// an answer sooner than that cannot have waited for the Enter, so that
-// Herdr answers before it after all and gets 0.8.2's hold.
-func (l *Link) holdAfterAnswer(c Capabilities, sent, answered time.Time) time.Duration {
-	if c.PromptAfterEnter && answered.Sub(sent) >= l.submitDelay() {
-		return 0
-	}
-	return l.submitHold()
-}
-
-// submitDelay is the least time an after-Enter answer takes: Herdr's
-// 300 ms, scaled with -submit-hold for simulators with a shorter delay.
-func (l *Link) submitDelay() time.Duration {
-	if l.cfg.SubmitHold > 0 && l.cfg.SubmitHold < SubmitHold {
-		return l.cfg.SubmitHold * promptSubmitDelay / SubmitHold
-	}
-	return promptSubmitDelay
-}
-
 // Herdr 0.9 failures of agent.prompt, by message.
 const (
 	// msgActorClosed: the pane's terminal went away while the submission
@@ -122,16 +96,6 @@ func (h SocketHerdr) HerdrVersion(ctx context.Context) (string, error) {
 	}
 	p, err := h.Client.ServerInfo(ctx)
 	return p.Version, err
-}
-
-// firstProbe is when the confirmation watch first probes: at once when
-// Herdr answered after Enter (the turn may have begun already), else one
-// poll after the answer.
-func firstProbe(afterEnter bool) time.Duration {
-	if afterEnter {
-		return 0
-	}
-	return confirmPoll
 }
 
 // closedDuringSubmission reports Herdr 0.9's agent_prompt_failed for a

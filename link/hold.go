@@ -3,6 +3,7 @@ package link
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/herdr-link/herdr-link/internal/outbox"
 )
@@ -47,70 +48,31 @@ const DeliveryHeld = "held"
 
 // sendIdle is Send with WhenIdle: the message is typed now if the target
 // can take it as a turn of its own and nothing is held for it before,
-// else held.
+// else held. A request is recorded once, before it is typed or held.
 func (l *Link) sendIdle(ctx, hctx context.Context, s snapshot, target Agent, env Envelope, text string, req SendRequest) (SendResult, error) {
-	res := SendResult{Status: "sent", ID: env.ID, To: env.To}
-	// Messages held for the target already: this one waits behind them
-	// (holding needs no lock; the check is made again under it below, for
-	// one held meanwhile). A send right after another to a busy target
-	// thus never waits for the lock a courier's probe holds.
-	if l.cfg.Outbox != nil {
-		if n, err := l.queuedFor(lockKey(target)); err == nil && n > 0 {
-			return l.holdRequest(s, target, env, text, req, "messages held before")
-		}
-	}
-	lease, ok, err := l.tryLock(hctx, target)
+	lease, why, err := l.d.TakeTurn(hctx, &target)
 	if err != nil {
 		return SendResult{}, err
-	}
-	if !ok {
-		return l.holdRequest(s, target, env, text, req, "lock busy")
-	}
-	why, err := l.blocker(hctx, &target)
-	if err != nil {
-		lease.Unlock()
-		return SendResult{}, err
-	}
-	if why != "" {
-		lease.Unlock()
-		return l.holdRequest(s, target, env, text, req, why)
-	}
-	if err := lease.Begin(untilDeadline(hctx)); err != nil {
-		lease.Unlock()
-		l.log().Warn("delivery lease lost while this process was stopped; holding", "pane_id", target.PaneID, "err", err)
-		return l.holdRequest(s, target, env, text, req, "lease lost")
 	}
 	rec, err := l.recordRequest(s, target, env, req)
 	if err != nil {
-		lease.Unlock()
+		if lease != nil {
+			lease.Unlock()
+		}
 		return SendResult{}, err
 	}
-	d, err := l.typeLocked(ctx, hctx, target, env, text, lease, rec)
-	if refusedBusy(err) {
+	if why == "" {
+		d, err := l.typeLocked(ctx, hctx, target, env, text, lease, rec)
+		if !refusedBusy(err) {
+			l.afterTyping(rec, d, err)
+			if err != nil {
+				return SendResult{}, err
+			}
+			return SendResult{Status: "sent", ID: env.ID, To: env.To, Delivery: d}, nil
+		}
 		// Herdr saw the target blocked after our look: nothing was
-		// typed; the message waits like any other.
-		if rec != nil {
-			_ = l.cfg.Outbox.ForgetRequest(*rec)
-		}
-		return l.holdRequest(s, target, env, text, req, "refused: busy")
-	}
-	l.afterTyping(rec, d, err)
-	if err != nil {
-		return SendResult{}, err
-	}
-	res.Delivery = d
-	return res, nil
-}
-
-// holdRequest holds the message, and records it as a request when it is
-// one.
-func (l *Link) holdRequest(s snapshot, target Agent, env Envelope, text string, req SendRequest, why string) (SendResult, error) {
-	if l.cfg.Outbox == nil {
-		return l.hold(s, target, env, text, why)
-	}
-	rec, err := l.recordRequest(s, target, env, req)
-	if err != nil {
-		return SendResult{}, err
+		// typed; the message waits like any other, its record kept.
+		why = "refused: busy"
 	}
 	res, err := l.hold(s, target, env, text, why)
 	if err != nil && rec != nil {
@@ -143,6 +105,16 @@ func (l *Link) hold(s snapshot, target Agent, env Envelope, text, why string) (S
 	l.log().Debug("held", "id", env.ID, "to", env.To, "pane_id", target.PaneID, "why", why, "bytes", len(text))
 	l.kickCourier(l.cfg.Outbox.KeyHash(m.TargetKey))
 	return SendResult{Status: "sent", ID: env.ID, To: env.To, Delivery: DeliveryHeld}, nil
+}
+
+// DefaultHoldFor is how long a held message waits at most.
+const DefaultHoldFor = 30 * time.Minute
+
+func (l *Link) holdFor() time.Duration {
+	if l.cfg.HoldFor > 0 {
+		return l.cfg.HoldFor
+	}
+	return DefaultHoldFor
 }
 
 // owed is what the sender of lock key from has outstanding, per target

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/herdr-link/herdr-link/schema"
+	"github.com/herdr-link/herdr-link/link/deliver"
 	"github.com/herdr-link/herdr-link/socket"
 )
 
@@ -62,11 +62,9 @@ type Link struct {
 	variants map[string]int // guarded by mu: startinput.go's round robin
 	starts   startRate      // guarded by mu: startlimit.go's window
 
-	// holdMu guards holds (delivery locks held in the background) and
-	// holdsDone (closed when holds drops to zero, for Wait).
-	holdMu    sync.Mutex
-	holds     int
-	holdsDone chan struct{}
+	// d is the delivery core: one delivery to one target, and the count
+	// of what deliveries leave in the background (for Wait).
+	d *deliver.Deliverer
 
 	// kick wakes the courier (a message was held); made by Deliver.
 	// kicked are the target key hashes of the messages held since its
@@ -147,9 +145,4 @@ type CloseResult struct {
 
 // State maps a Herdr status to the herdr-link state vocabulary:
 // idle, working, blocked, done or unknown (for anything else).
-func State[S ~string](s S) string {
-	if schema.AgentStatus(s).Known() {
-		return string(s)
-	}
-	return string(schema.AgentStatusUnknown)
-}
+func State[S ~string](s S) string { return deliver.State(s) }

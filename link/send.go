@@ -61,7 +61,7 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	// The request's record is written while the lock is acquired (both
 	// wait on the file system): it must be on disk before the prompt.
 	recorded := l.recordRequestAsync(s, target, env, req)
-	target, lease, err := l.acquire(hctx, target)
+	target, lease, err := l.d.Acquire(hctx, target)
 	rec, rerr := recorded()
 	if err != nil {
 		if rec != nil {
@@ -70,7 +70,7 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 		return SendResult{}, err
 	}
 	if rerr == nil {
-		rerr = l.checkPinned(hctx, target)
+		rerr = l.d.CheckPinned(hctx, target)
 		if rerr != nil && rec != nil {
 			_ = l.cfg.Outbox.ForgetRequest(*rec)
 		}

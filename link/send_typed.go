@@ -31,5 +31,5 @@ func (l *Link) typeLocked(ctx, hctx context.Context, target Agent, env Envelope,
 			l.markRepliedID(env.ReplyTo, env.From, env.To)
 		}
 	}
-	return l.typeWatched(ctx, hctx, target, text, lease, l.cfg.Delivery == DeliveryConfirm, typed)
+	return l.d.TypeWatched(ctx, hctx, target, text, lease, l.cfg.Delivery == DeliveryConfirm, typed)
 }

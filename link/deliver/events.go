@@ -1,4 +1,4 @@
-package link
+package deliver
 
 import (
 	"context"
@@ -14,11 +14,11 @@ import (
 const watchSubscribeTimeout = time.Second
 
 // eventWatch is the status stream of one confirmed send, opened before the
-// prompt ([Link.openWatch]). A nil *eventWatch is a watch without events:
+// prompt ([Deliverer.openWatch]). A nil *eventWatch is a watch without events:
 // the confirmation polls agent.get as it always did.
 type eventWatch struct {
 	w     PaneEvents
-	l     *Link
+	d     *Deliverer
 	pw    PaneWatcher
 	panes []string
 }
@@ -33,11 +33,11 @@ type eventWatch struct {
 // a watch (queued, interrupting), for a Herdr that streams no events, and
 // when Herdr refuses or does not acknowledge the subscription in time (an
 // older Herdr, an error): never an error of the send.
-func (l *Link) openWatch(hctx context.Context, target Agent, confirm bool) *eventWatch {
+func (d *Deliverer) openWatch(hctx context.Context, target Agent, confirm bool) *eventWatch {
 	if !confirm || State(target.Status) == "working" && WorkingBehaviour(target.Kind) != "" {
 		return nil
 	}
-	pw, ok := l.cfg.Herdr.(PaneWatcher)
+	pw, ok := d.cfg.Herdr.(PaneWatcher)
 	if !ok {
 		return nil
 	}
@@ -45,10 +45,10 @@ func (l *Link) openWatch(hctx context.Context, target Agent, confirm bool) *even
 	defer cancel()
 	w, err := pw.WatchPanes(ctx, []string{target.PaneID})
 	if err != nil {
-		l.log().Debug("delivery watch without events", "pane_id", target.PaneID, "err", err)
+		d.log.Debug("delivery watch without events", "pane_id", target.PaneID, "err", err)
 		return nil
 	}
-	return &eventWatch{w: w, l: l, pw: pw, panes: []string{target.PaneID}}
+	return &eventWatch{w: w, d: d, pw: pw, panes: []string{target.PaneID}}
 }
 
 // close ends the stream; nil-safe.
@@ -79,7 +79,7 @@ func (e *eventWatch) wake(ctx context.Context) <-chan struct{} {
 			// Herdr dropped events it had not written: what they said is
 			// read afresh (a probe now), and a new stream follows.
 			poke("")
-			e.l.followPanes(ctx, e.pw, e.panes, poke)
+			e.d.FollowPanes(ctx, e.pw, e.panes, poke)
 		}
 	}()
 	return ch
@@ -97,19 +97,19 @@ func readPanes(ctx context.Context, ev PaneEvents, wake func(pane string)) error
 	}
 }
 
-// followPanes subscribes to the status changes of panes and calls wake
+// FollowPanes subscribes to the status changes of panes and calls wake
 // with the pane of each, until ctx ends or the stream ends otherwise than
 // by events_lost. A stream that lost events (Herdr 0.9.2 and later: the
 // reader fell behind) is renewed at once, and every pane is woken: each
 // is probed afresh, so a change whose event was lost is still seen. The
 // events only wake; the probes decide, so nothing is lost or done twice.
-func (l *Link) followPanes(ctx context.Context, pw PaneWatcher, panes []string, wake func(pane string)) {
+func (d *Deliverer) FollowPanes(ctx context.Context, pw PaneWatcher, panes []string, wake func(pane string)) {
 	for ctx.Err() == nil {
-		hctx, cancel := l.bound(ctx)
+		hctx, cancel := d.bound(ctx)
 		ev, err := pw.WatchPanes(hctx, panes)
 		cancel()
 		if err != nil {
-			l.log().Debug("no event stream; probing only", "err", err)
+			d.log.Debug("no event stream; probing only", "err", err)
 			return
 		}
 		err = readPanes(ctx, ev, wake)
@@ -117,7 +117,7 @@ func (l *Link) followPanes(ctx context.Context, pw PaneWatcher, panes []string, 
 		if !errors.Is(err, socket.ErrEventsLost) {
 			return
 		}
-		l.log().Info("event stream lost events; renewed", "panes", len(panes))
+		d.log.Info("event stream lost events; renewed", "panes", len(panes))
 		for _, p := range panes {
 			wake(p)
 		}

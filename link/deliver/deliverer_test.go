@@ -1,0 +1,90 @@
+package deliver_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/herdr-link/herdr-link/link/deliver"
+)
+
+// TestWaitCountsHolds: Wait returns once every lock released after its
+// hold and every background write is over, and not before.
+func TestWaitCountsHolds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := deliver.New(deliver.Config{})
+		start := time.Now()
+		released := false
+		d.ReleaseAfter(start, 400*time.Millisecond, func() { released = true })
+		wrote := make(chan struct{})
+		d.Background(func() {
+			time.Sleep(time.Second)
+			close(wrote)
+		})
+		if err := d.Wait(t.Context()); err != nil {
+			t.Fatalf("Wait: got %v, want nil", err)
+		}
+		if !released {
+			t.Error("Wait returned with the lock still held: got released false, want true")
+		}
+		select {
+		case <-wrote:
+		default:
+			t.Error("Wait returned before the background write ended")
+		}
+		if got, want := time.Since(start), time.Second; got != want {
+			t.Errorf("Wait returned after %v, want %v", got, want)
+		}
+	})
+}
+
+// TestReleaseAfterPast: a hold already over releases the lock at once,
+// and leaves nothing for Wait.
+func TestReleaseAfterPast(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := deliver.New(deliver.Config{})
+		released := false
+		d.ReleaseAfter(time.Now().Add(-time.Second), 400*time.Millisecond, func() { released = true })
+		if !released {
+			t.Error("got released false, want true")
+		}
+		start := time.Now()
+		if err := d.Wait(t.Context()); err != nil || time.Since(start) != 0 {
+			t.Errorf("Wait: got %v after %v, want nil at once", err, time.Since(start))
+		}
+	})
+}
+
+// TestWaitEndsWithContext: a hold that outlasts the caller's context
+// gives back the context's error.
+func TestWaitEndsWithContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := deliver.New(deliver.Config{})
+		d.ReleaseAfter(time.Now(), time.Minute, func() {})
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		if err := d.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Wait: got %v, want %v", err, context.DeadlineExceeded)
+		}
+		if err := d.Wait(t.Context()); err != nil {
+			t.Errorf("second Wait: got %v, want nil", err)
+		}
+	})
+}
+
+// TestSubmitHold: the Config's hold, or SubmitHold when it is zero.
+func TestSubmitHold(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  time.Duration
+		want time.Duration
+	}{
+		{0, deliver.SubmitHold},
+		{50 * time.Millisecond, 50 * time.Millisecond},
+	} {
+		if got := deliver.New(deliver.Config{SubmitHold: tc.cfg}).SubmitHold(); got != tc.want {
+			t.Errorf("SubmitHold with %v: got %v, want %v", tc.cfg, got, tc.want)
+		}
+	}
+}
