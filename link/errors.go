@@ -1,59 +1,46 @@
 package link
 
-// Code is a herdr-link error code.
-type Code string
+import "github.com/herdr-link/herdr-link/link/proto"
+
+// Code is a herdr-link error code ([proto.Code]).
+type Code = proto.Code
 
 // The error codes. All of them are local tool failures, never messages
 // between agents.
 const (
 	// NotInHerdr: no usable Herdr from this process (environment gate,
 	// transport failure, unreadable response).
-	NotInHerdr Code = "NOT_IN_HERDR"
+	NotInHerdr = proto.NotInHerdr
 	// SelfUnnamed: the caller has no Agent Name and none could be given.
-	SelfUnnamed Code = "SELF_UNNAMED"
+	SelfUnnamed = proto.SelfUnnamed
 	// PeerNotFound: the target is not a live named agent of the caller's
 	// workspace (missing, invalid, elsewhere: indistinguishable).
-	PeerNotFound Code = "PEER_NOT_FOUND"
+	PeerNotFound = proto.PeerNotFound
 	// SendFailed: self and target resolved, but Herdr refused the prompt,
 	// or its answer was lost after the prompt was written (the message
 	// may have been delivered; the detail says so).
-	SendFailed Code = "SEND_FAILED"
+	SendFailed = proto.SendFailed
 	// CloseFailed: the target resolved to a pane, but Herdr did not close it.
-	CloseFailed Code = "CLOSE_FAILED"
+	CloseFailed = proto.CloseFailed
 	// InvalidArgument: an argument other than a name is malformed (blank or
 	// oversized message, malformed reply_to). An extension of the reference.
-	InvalidArgument Code = "INVALID_ARGUMENT"
+	InvalidArgument = proto.InvalidArgument
 )
 
-// Error is a herdr-link failure. Its text, "CODE: detail", is safe to show
-// a model: the detail is one of a fixed set of sentences and never holds a
-// pane, tab, workspace or terminal id or Herdr's own text. The cause, for
-// operators, is only reachable through Unwrap.
-type Error struct {
-	Code   Code
-	Detail string
-	cause  error
-}
-
-func (e *Error) Error() string { return string(e.Code) + ": " + e.Detail }
-
-// Unwrap returns the underlying cause (operator detail).
-func (e *Error) Unwrap() error { return e.cause }
-
-// Is matches another *Error by code.
-func (e *Error) Is(target error) bool {
-	t, ok := target.(*Error)
-	return ok && t.Code == e.Code && t.Detail == ""
-}
+// Error is a herdr-link failure ([proto.Error]). Its text, "CODE: detail",
+// is safe to show a model: the detail is one of a fixed set of sentences
+// and never holds a pane, tab, workspace or terminal id or Herdr's own
+// text. The cause, for operators, is only reachable through Unwrap.
+type Error = proto.Error
 
 // Sentinels for errors.Is.
 var (
-	ErrNotInHerdr      = &Error{Code: NotInHerdr}
-	ErrSelfUnnamed     = &Error{Code: SelfUnnamed}
-	ErrPeerNotFound    = &Error{Code: PeerNotFound}
-	ErrSendFailed      = &Error{Code: SendFailed}
-	ErrCloseFailed     = &Error{Code: CloseFailed}
-	ErrInvalidArgument = &Error{Code: InvalidArgument}
+	ErrNotInHerdr      = proto.ErrNotInHerdr
+	ErrSelfUnnamed     = proto.ErrSelfUnnamed
+	ErrPeerNotFound    = proto.ErrPeerNotFound
+	ErrSendFailed      = proto.ErrSendFailed
+	ErrCloseFailed     = proto.ErrCloseFailed
+	ErrInvalidArgument = proto.ErrInvalidArgument
 )
 
 // The fixed details.
@@ -98,5 +85,5 @@ const (
 )
 
 func newErr(code Code, detail string, cause error) *Error {
-	return &Error{Code: code, Detail: detail, cause: cause}
+	return proto.NewError(code, detail, cause)
 }

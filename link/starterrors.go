@@ -1,34 +1,36 @@
 package link
 
+import "github.com/herdr-link/herdr-link/link/proto"
+
 // The codes of a failed start. Those of its input and configuration are
 // raised before anything is created.
 const (
 	// StartInputInvalid: a start argument is malformed (name, kind or
 	// agent, args, placement, cwd), or Herdr refused the kind or args.
-	StartInputInvalid Code = "START_INPUT_INVALID"
+	StartInputInvalid = proto.StartInputInvalid
 	// StartConfigNotFound: no .agents/agent_config.json from the working
 	// directory up.
-	StartConfigNotFound Code = "START_CONFIG_NOT_FOUND"
+	StartConfigNotFound = proto.StartConfigNotFound
 	// StartConfigInvalid: the agent_config.json found cannot be used.
-	StartConfigInvalid Code = "START_CONFIG_INVALID"
+	StartConfigInvalid = proto.StartConfigInvalid
 	// StartAgentNotFound: the configuration has no agent of that key.
-	StartAgentNotFound Code = "START_AGENT_NOT_FOUND"
+	StartAgentNotFound = proto.StartAgentNotFound
 	// StartNameTaken: an agent of that name already exists.
-	StartNameTaken Code = "START_NAME_TAKEN"
+	StartNameTaken = proto.StartNameTaken
 	// StartFailed: Herdr did not start the agent, or it did not become
 	// ready, or its first message failed; what this start created was
 	// closed again.
-	StartFailed Code = "START_FAILED"
+	StartFailed = proto.StartFailed
 )
 
 // Sentinels for errors.Is.
 var (
-	ErrStartInputInvalid   = &Error{Code: StartInputInvalid}
-	ErrStartConfigNotFound = &Error{Code: StartConfigNotFound}
-	ErrStartConfigInvalid  = &Error{Code: StartConfigInvalid}
-	ErrStartAgentNotFound  = &Error{Code: StartAgentNotFound}
-	ErrStartNameTaken      = &Error{Code: StartNameTaken}
-	ErrStartFailed         = &Error{Code: StartFailed}
+	ErrStartInputInvalid   = proto.ErrStartInputInvalid
+	ErrStartConfigNotFound = proto.ErrStartConfigNotFound
+	ErrStartConfigInvalid  = proto.ErrStartConfigInvalid
+	ErrStartAgentNotFound  = proto.ErrStartAgentNotFound
+	ErrStartNameTaken      = proto.ErrStartNameTaken
+	ErrStartFailed         = proto.ErrStartFailed
 )
 
 // The fixed details of a start.
