@@ -7,6 +7,7 @@ import (
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/link/deliver"
+	"github.com/herdr-link/herdr-link/link/start"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket"
 )
@@ -42,12 +43,8 @@ func fromHerdr(a *Agent) {
 	}
 }
 
-// Pane is the part of Herdr's PaneInfo herdr-link uses.
-type Pane struct {
-	PaneID      string `json:"pane_id"`
-	WorkspaceID string `json:"workspace_id"`
-	TerminalID  string `json:"terminal_id"`
-}
+// Pane is the part of Herdr's PaneInfo herdr-link uses ([start.Pane]).
+type Pane = start.Pane
 
 // Herdr is the control plane herdr-link drives. [SocketHerdr] implements it
 // over Herdr's socket; errors are the socket package's.

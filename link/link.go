@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/herdr-link/herdr-link/link/deliver"
+	"github.com/herdr-link/herdr-link/link/start"
 	"github.com/herdr-link/herdr-link/socket"
 )
 
@@ -59,12 +60,12 @@ type Link struct {
 
 	mu       sync.Mutex
 	inflight *bootCall
-	variants map[string]int // guarded by mu: startinput.go's round robin
-	starts   startRate      // guarded by mu: startlimit.go's window
 
 	// d is the delivery core: one delivery to one target, and the count
 	// of what deliveries leave in the background (for Wait).
 	d *deliver.Deliverer
+	// starts starts agents (Start), with its bound on how many.
+	starts *start.Launcher
 
 	// kick wakes the courier (a message was held); made by Deliver.
 	// kicked are the target key hashes of the messages held since its

@@ -1,4 +1,4 @@
-package link
+package start
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/link/proto"
 )
 
 // ConfigPath is where a configured agent is looked up, relative to the
@@ -26,7 +27,7 @@ const maxConfigBytes = 1 << 20
 // The reference's form is accepted too: "placement" as {"mode":
 // "new_tab", "label"?} (a tab) or {"mode": "with"} (a split to the right),
 // and "variants": [{"kind", "args"?}, …] with "strategy": "round-robin"
-// when there are several (each start of a Link takes the next).
+// when there are several (each start of a Launcher takes the next).
 type ConfiguredAgent struct {
 	Kind      string
 	Args      []string
@@ -66,28 +67,28 @@ func findConfig(dir, stop string) (string, bool) {
 func loadConfigured(dir, home, key string, next func(key string, n int) int) (ConfiguredAgent, error) {
 	path, ok := findConfig(dir, home)
 	if !ok {
-		return ConfiguredAgent{}, newErr(StartConfigNotFound, detailConfigMissing, nil)
+		return ConfiguredAgent{}, newErr(proto.StartConfigNotFound, detailConfigMissing, nil)
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return ConfiguredAgent{}, newErr(StartConfigInvalid, detailConfigUnreadable, err)
+		return ConfiguredAgent{}, newErr(proto.StartConfigInvalid, detailConfigUnreadable, err)
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
 	if err != nil || len(b) > maxConfigBytes {
-		return ConfiguredAgent{}, newErr(StartConfigInvalid, detailConfigUnreadable, err)
+		return ConfiguredAgent{}, newErr(proto.StartConfigInvalid, detailConfigUnreadable, err)
 	}
 	entries, err := parseConfig(b)
 	if err != nil {
-		return ConfiguredAgent{}, newErr(StartConfigInvalid, detailConfigInvalid, err)
+		return ConfiguredAgent{}, newErr(proto.StartConfigInvalid, detailConfigInvalid, err)
 	}
 	e, ok := entries[key]
 	if !ok {
-		return ConfiguredAgent{}, newErr(StartAgentNotFound, detailConfigAgent, nil)
+		return ConfiguredAgent{}, newErr(proto.StartAgentNotFound, detailConfigAgent, nil)
 	}
 	c, err := e.resolve(path+"\x00"+key, next)
 	if err != nil {
-		return ConfiguredAgent{}, newErr(StartConfigInvalid, detailConfigInvalid, err)
+		return ConfiguredAgent{}, newErr(proto.StartConfigInvalid, detailConfigInvalid, err)
 	}
 	return c, nil
 }

@@ -1,40 +1,42 @@
-package link
+package start
 
 import (
 	"strconv"
 	"time"
+
+	"github.com/herdr-link/herdr-link/link/proto"
 )
 
-// The default bound on starts: at most DefaultStartLimit starts in any
-// DefaultStartWindow, per server (one Link).
+// The default bound on starts: at most DefaultLimit starts in any
+// DefaultWindow, per server (one Launcher).
 const (
-	DefaultStartLimit  = 8
-	DefaultStartWindow = time.Minute
+	DefaultLimit  = 8
+	DefaultWindow = time.Minute
 )
 
-// startRate is a sliding-window count of starts: the times of the last
-// few, oldest first. Its zero value is ready; Link.mu guards it.
-type startRate struct {
+// rate is a sliding-window count of starts: the times of the last few,
+// oldest first. Its zero value is ready; Launcher.mu guards it.
+type rate struct {
 	at []time.Time
 }
 
-func (l *Link) startLimit() (int, time.Duration) {
-	n, w := l.cfg.StartLimit, l.cfg.StartWindow
+func (l *Launcher) limit() (int, time.Duration) {
+	n, w := l.cfg.Limit, l.cfg.Window
 	if n <= 0 {
-		n = DefaultStartLimit
+		n = DefaultLimit
 	}
 	if w <= 0 {
-		w = DefaultStartWindow
+		w = DefaultWindow
 	}
 	return n, w
 }
 
-// admitStart counts a start whose input passed its checks, before any
+// admit counts a start whose input passed its checks, before any
 // call to Herdr, or refuses it when the window already holds the limit:
 // every start counts, those that fail too (a failed start still opened
 // and closed a pane, and a refused name is an answer too).
-func (l *Link) admitStart(now time.Time) error {
-	limit, window := l.startLimit()
+func (l *Launcher) admit(now time.Time) error {
+	limit, window := l.limit()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	at := l.starts.at
@@ -45,7 +47,7 @@ func (l *Link) admitStart(now time.Time) error {
 		l.starts.at = at
 		wait := at[0].Add(window).Sub(now)
 		l.log().Warn("start refused: too many starts", "limit", limit, "window", window, "retry_in", wait)
-		return newErr(StartFailed, startLimitDetail(limit, window, wait), nil)
+		return newErr(proto.StartFailed, startLimitDetail(limit, window, wait), nil)
 	}
 	l.starts.at = append(at, now)
 	return nil

@@ -1,37 +1,6 @@
-package link
+package start
 
 import "github.com/herdr-link/herdr-link/link/proto"
-
-// The codes of a failed start. Those of its input and configuration are
-// raised before anything is created.
-const (
-	// StartInputInvalid: a start argument is malformed (name, kind or
-	// agent, args, placement, cwd), or Herdr refused the kind or args.
-	StartInputInvalid = proto.StartInputInvalid
-	// StartConfigNotFound: no .agents/agent_config.json from the working
-	// directory up.
-	StartConfigNotFound = proto.StartConfigNotFound
-	// StartConfigInvalid: the agent_config.json found cannot be used.
-	StartConfigInvalid = proto.StartConfigInvalid
-	// StartAgentNotFound: the configuration has no agent of that key.
-	StartAgentNotFound = proto.StartAgentNotFound
-	// StartNameTaken: an agent of that name already exists.
-	StartNameTaken = proto.StartNameTaken
-	// StartFailed: Herdr did not start the agent, or it did not become
-	// ready, or its first message failed; what this start created was
-	// closed again.
-	StartFailed = proto.StartFailed
-)
-
-// Sentinels for errors.Is.
-var (
-	ErrStartInputInvalid   = proto.ErrStartInputInvalid
-	ErrStartConfigNotFound = proto.ErrStartConfigNotFound
-	ErrStartConfigInvalid  = proto.ErrStartConfigInvalid
-	ErrStartAgentNotFound  = proto.ErrStartAgentNotFound
-	ErrStartNameTaken      = proto.ErrStartNameTaken
-	ErrStartFailed         = proto.ErrStartFailed
-)
 
 // The fixed details of a start.
 const (
@@ -55,3 +24,7 @@ const (
 	detailStartTimeout     = "the agent did not become ready in time; its pane was closed"
 	detailStartMessage     = "the agent started, but its first message could not be delivered, so its pane was closed; nothing was delivered"
 )
+
+func newErr(code proto.Code, detail string, cause error) *proto.Error {
+	return proto.NewError(code, detail, cause)
+}

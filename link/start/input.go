@@ -1,4 +1,4 @@
-package link
+package start
 
 import (
 	"errors"
@@ -6,39 +6,41 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/herdr-link/herdr-link/link/proto"
 )
 
-// planStart checks a request without any round trip and resolves its
+// check checks a request without any round trip and resolves its
 // configured agent and working directory.
-func (l *Link) planStart(req StartRequest) (startPlan, error) {
-	p := startPlan{StartRequest: req}
+func (l *Launcher) check(req Request) (startPlan, error) {
+	p := startPlan{Request: req}
 	switch {
-	case !ValidStartName(req.Name):
-		return p, newErr(StartInputInvalid, detailStartName, nil)
+	case !proto.ValidStartName(req.Name):
+		return p, newErr(proto.StartInputInvalid, detailStartName, nil)
 	case (req.Kind == "") == (req.Agent == ""):
-		return p, newErr(StartInputInvalid, detailStartWhat, nil)
+		return p, newErr(proto.StartInputInvalid, detailStartWhat, nil)
 	case req.Agent != "" && req.Args != nil:
-		return p, newErr(StartInputInvalid, detailStartWhat, nil)
+		return p, newErr(proto.StartInputInvalid, detailStartWhat, nil)
 	case req.Kind != "" && !validKind(req.Kind):
-		return p, newErr(StartInputInvalid, detailStartKind, nil)
+		return p, newErr(proto.StartInputInvalid, detailStartKind, nil)
 	case req.Placement != "" && req.Placement != PlaceRight && req.Placement != PlaceDown && req.Placement != PlaceTab:
-		return p, newErr(StartInputInvalid, detailStartPlacement, nil)
-	case req.Beside != "" && (req.Placement == PlaceTab || !ValidName(req.Beside)):
-		return p, newErr(StartInputInvalid, detailStartPlacement, nil)
+		return p, newErr(proto.StartInputInvalid, detailStartPlacement, nil)
+	case req.Beside != "" && (req.Placement == PlaceTab || !proto.ValidName(req.Beside)):
+		return p, newErr(proto.StartInputInvalid, detailStartPlacement, nil)
 	case checkArgs(req.Args) != nil:
-		return p, newErr(StartInputInvalid, detailStartArgs, nil)
+		return p, newErr(proto.StartInputInvalid, detailStartArgs, nil)
 	}
 	if req.Message != "" {
-		if CheckMessage(req.Message) != nil || CheckDeliverable(req.Message, "") != nil {
-			return p, newErr(InvalidArgument, detailTooBig, nil)
+		if err := l.cfg.Ports.Undeliverable(req.Message); err != nil {
+			return p, err
 		}
 	}
 	dir, home, err := l.dirs()
 	if err != nil {
-		return p, newErr(StartInputInvalid, detailStartCwd, err)
+		return p, newErr(proto.StartInputInvalid, detailStartCwd, err)
 	}
 	if p.dir, err = resolveCwd(dir, home, req.Cwd); err != nil {
-		return p, newErr(StartInputInvalid, detailStartCwd, err)
+		return p, newErr(proto.StartInputInvalid, detailStartCwd, err)
 	}
 	if req.Agent != "" {
 		c, err := loadConfigured(dir, home, req.Agent, l.nextVariant)
@@ -58,7 +60,7 @@ func (l *Link) planStart(req StartRequest) (startPlan, error) {
 
 // dirs returns the caller's working directory and the user's home, both
 // with symbolic links resolved ("" for a home that cannot be found).
-func (l *Link) dirs() (string, string, error) {
+func (l *Launcher) dirs() (string, string, error) {
 	dir := l.cfg.Dir
 	if dir == "" {
 		var err error
@@ -136,21 +138,21 @@ func validKind(s string) bool {
 	return true
 }
 
-// checkArgs bounds an argv tail: at most MaxStartArgs strings of at most
-// MaxStartArgBytes each, MaxStartArgsSum in all, valid UTF-8 without NUL
+// checkArgs bounds an argv tail: at most MaxArgs strings of at most
+// MaxArgBytes each, MaxArgsSum in all, valid UTF-8 without NUL
 // or other control characters.
 func checkArgs(args []string) error {
-	if len(args) > MaxStartArgs {
+	if len(args) > MaxArgs {
 		return errors.New("too many args")
 	}
 	sum := 0
 	for _, a := range args {
 		sum += len(a)
-		if len(a) > MaxStartArgBytes || !utf8.ValidString(a) || hasControl(a) {
+		if len(a) > MaxArgBytes || !utf8.ValidString(a) || hasControl(a) {
 			return errors.New("malformed arg")
 		}
 	}
-	if sum > MaxStartArgsSum {
+	if sum > MaxArgsSum {
 		return errors.New("args too large")
 	}
 	return nil
@@ -166,8 +168,8 @@ func hasControl(s string) bool {
 }
 
 // nextVariant is the round robin of configured variants: per file and
-// agent key, per Link.
-func (l *Link) nextVariant(key string, n int) int {
+// agent key, per Launcher.
+func (l *Launcher) nextVariant(key string, n int) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.variants == nil {
