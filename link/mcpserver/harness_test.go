@@ -290,8 +290,18 @@ func TestGoldenTranscripts(t *testing.T) {
 		{"lifecycle.txt", hopt{}},
 		{"batch.txt", hopt{}},
 	}
+	// The transcripts are 0.8.2's, whatever $HERDR_SIM_VERSION says: a
+	// 0.9 Herdr's turns start and end on a timeline of their own, so a
+	// send after the first one may find the turn over and type instead of
+	// hold, and the transcript would be another one.
+	pin := func(s *sockettest.Server) {
+		if err := s.UseHerdr("0.8.2"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
+			tt.o.simOpts = append([]func(*sockettest.Server){pin}, tt.o.simOpts...)
 			runTranscript(t, filepath.Join("testdata", tt.file), tt.o)
 		})
 	}
