@@ -8,9 +8,8 @@
 // lease, the prompt, the occupant checks, the confirmation watch, the
 // release) is the delivery core's, package link/deliver, which a Link
 // holds and which imports nothing of link. Starting an agent ([Link.Start])
-// is package link/start's, which a Link holds too; the envelope, the
-// names and the error codes are package link/proto's, which link
-// re-exports.
+// is package link/start's, which a Link holds too; the error codes and
+// the names both share are package link/proto's, which link re-exports.
 //
 // Operations drive Herdr through the [Herdr] interface ([SocketHerdr] over
 // the socket client in production, the same type over socket/sockettest in

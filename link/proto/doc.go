@@ -1,5 +1,5 @@
 // Package proto holds the herdr-link/1 pieces every layer of link shares:
-// the envelope (its checks, wrapper and extraction), the agent names, the
-// error codes and the [Error] a model is shown. Package link re-exports
-// them; the start of agents (link/start) and link itself build on them.
+// the error codes and the [Error] a model is shown. Package link
+// re-exports them; the start of agents (link/start) and link itself build
+// their errors here.
 package proto
