@@ -1,10 +1,12 @@
 package link_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/herdr-link/herdr-link/internal/outbox"
 	"github.com/herdr-link/herdr-link/link"
@@ -121,4 +123,62 @@ func seqs(ents []outbox.Entry) []int64 {
 		out[i] = e.Seq
 	}
 	return out
+}
+
+// heldOnLock is a Locker that holds a message for the target of key
+// (another sender's) as it gives the lock: one held between a send's look
+// before the lock and its look under it.
+type heldOnLock struct {
+	*fakeLocker
+	st *outbox.Store
+}
+
+func (h heldOnLock) Lock(ctx context.Context, key string, d time.Duration) (link.Lease, error) {
+	m := outbox.Message{ID: "hl_a1_b2", To: "reviewer", From: "writer", TargetKey: key, FromKey: "term_3", PaneID: "w1:p2", Expires: time.Now().Add(time.Hour), Text: "x"}
+	if _, err := h.st.Add(m, time.Now()); err != nil {
+		return nil, err
+	}
+	return h.fakeLocker.Lock(ctx, key, d)
+}
+
+// A when-idle send never overtakes a message held for its target before
+// it, whether held before the send looked (seen without the lock) or
+// while it took the lock (seen under it): it is held behind, nothing
+// typed, and the lock is free again.
+func TestSendIdleBehindHeld(t *testing.T) {
+	for _, underLock := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			st, err := outbox.Open(t.TempDir(), "sim")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := newFake("codex", "idle")
+			lk := newLocker()
+			var locker link.Locker = lk
+			if underLock {
+				locker = heldOnLock{lk, st}
+			} else {
+				m := outbox.Message{ID: "hl_a1_b2", To: "reviewer", From: "writer", TargetKey: "term_2", FromKey: "term_3", PaneID: "w1:p2", Expires: time.Now().Add(time.Hour), Text: "x"}
+				if _, err := st.Add(m, time.Now()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l := mustLink(t, link.Config{Herdr: f, PaneID: "w1:p1", Locker: locker, Outbox: st})
+			res, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "y"})
+			if err != nil || res.Delivery != link.DeliveryHeld {
+				t.Fatalf("held under the lock %v: send got %q, %v; want %q", underLock, res.Delivery, err, link.DeliveryHeld)
+			}
+			if f.prompts != 0 || lk.isHeld() {
+				t.Errorf("held under the lock %v: got %d prompts, lock held %v; want 0, false", underLock, f.prompts, lk.isHeld())
+			}
+			e, err := st.Find(res.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := st.Read(e)
+			if err != nil || m.Reason != "messages held before" {
+				t.Errorf("held under the lock %v: reason got %q, %v; want %q", underLock, m.Reason, err, "messages held before")
+			}
+		})
+	}
 }
