@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/herdr-link/herdr-link/internal/outbox"
 	"github.com/herdr-link/herdr-link/internal/panelock"
@@ -21,6 +22,8 @@ func TestPortsErrors(t *testing.T) {
 	p := ports{&Link{}}
 	cancelled, cancel := context.WithCancel(t.Context())
 	cancel()
+	expired, cancelExpired := context.WithDeadline(t.Context(), time.Unix(0, 0))
+	defer cancelExpired()
 	blocked := &socket.Error{Method: "agent.prompt", Code: "agent_blocked", Message: "blocked"}
 	closed := &socket.Error{Method: "agent.prompt", Code: "agent_prompt_failed", Message: msgActorClosed}
 	for _, tc := range []struct {
@@ -47,7 +50,8 @@ func TestPortsErrors(t *testing.T) {
 		{"probe unreachable", p.HerdrFailed(deliver.CallProbe, socket.ErrUnavailable), NotInHerdr, detailUnreachable, false},
 		{"outbox unreadable", p.OutboxFailed(errors.New("io")), SendFailed, detailNoOutbox, false},
 		{"outbox full for the target", p.OutboxFailed(&outbox.FullError{Target: true}), SendFailed, detailFullTarget, false},
-		{"call cancelled", p.Ended(cancelled), NotInHerdr, detailCancelled, false},
+		{"call cancelled while waiting", p.Ended(cancelled), SendFailed, detailCancelledSend, false},
+		{"call out of time while waiting", p.Ended(expired), NotInHerdr, detailUnreachable, false},
 	} {
 		var e *Error
 		if !errors.As(tc.err, &e) {
