@@ -50,7 +50,16 @@ func (p ports) HerdrFailed(c deliver.Call, err error) error {
 
 func (p ports) OutboxFailed(err error) error { return p.l.outboxError(err) }
 
-func (p ports) Ended(ctx context.Context) error { return ctxErr(ctx) }
+// Ended is the error of a delivery whose call ended while it waited for
+// the target's lock or readiness, before anything was typed: cancelled,
+// it says nothing was delivered (SEND_FAILED); out of time, it is the
+// caller's deadline as elsewhere.
+func (p ports) Ended(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return newErr(SendFailed, detailCancelledSend, ctx.Err())
+	}
+	return ctxErr(ctx)
+}
 
 func (p ports) Queued(key string) (int, bool, error) {
 	if p.l.cfg.Outbox == nil {

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/herdr-link/herdr-link/socket"
 )
 
 // Herdr is what a delivery asks of Herdr's control plane.
@@ -119,7 +121,8 @@ const (
 const DefaultSettleGap = 100 * time.Millisecond
 
 // Config is what a [Deliverer] is made of. A zero duration means its
-// default.
+// default. Herdr and Ports are required, and Budget for a delivery that
+// is watched (Confirm, or [Deliverer.TypeWatched] with watch set).
 type Config struct {
 	Herdr  Herdr
 	Ports  Ports
@@ -138,7 +141,8 @@ type Config struct {
 	// SettleGap is the spacing of a held message's two readings
 	// ([DefaultSettleGap] when zero, negative: one reading).
 	SettleGap time.Duration
-	// CallTimeout is the operation deadline.
+	// CallTimeout is the operation deadline ([socket.DefaultTimeout], the
+	// bound of a socket call without one, when zero).
 	CallTimeout time.Duration
 	// Budget is the confirmation budget of a text of n bytes.
 	Budget func(n int) time.Duration
@@ -162,6 +166,9 @@ func New(cfg Config) *Deliverer {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = socket.DefaultTimeout
 	}
 	return &Deliverer{cfg: cfg, log: log}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/herdr-link/herdr-link/link/deliver"
+	"github.com/herdr-link/herdr-link/socket"
 )
 
 // TestWaitCountsHolds: Wait returns once every lock released after its
@@ -86,5 +87,39 @@ func TestSubmitHold(t *testing.T) {
 		if got := deliver.New(deliver.Config{SubmitHold: tc.cfg}).SubmitHold(); got != tc.want {
 			t.Errorf("SubmitHold with %v: got %v, want %v", tc.cfg, got, tc.want)
 		}
+	}
+}
+
+// deadlineWatcher records how long the context of each subscription has
+// left, and refuses it.
+type deadlineWatcher struct{ left []time.Duration }
+
+func (w *deadlineWatcher) WatchPanes(ctx context.Context, _ []string) (deliver.PaneEvents, error) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		w.left = append(w.left, -1)
+	} else {
+		w.left = append(w.left, time.Until(dl))
+	}
+	return nil, errors.New("fake: no events")
+}
+
+// TestCallTimeoutDefault: a Config without CallTimeout bounds each Herdr
+// call by the socket's default, as its other zero durations take theirs,
+// and never by an operation deadline already over.
+func TestCallTimeoutDefault(t *testing.T) {
+	for _, tc := range []struct {
+		cfg, want time.Duration
+	}{
+		{0, socket.DefaultTimeout},
+		{2 * time.Second, 2 * time.Second},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			w := &deadlineWatcher{}
+			deliver.New(deliver.Config{CallTimeout: tc.cfg}).FollowPanes(t.Context(), w, []string{"w1:p1"}, func(string) {})
+			if len(w.left) != 1 || w.left[0] != tc.want {
+				t.Errorf("CallTimeout %v: subscription deadlines %v, want [%v]", tc.cfg, w.left, tc.want)
+			}
+		})
 	}
 }

@@ -53,6 +53,10 @@ const DefaultMaxLineBytes = 4 << 20
 //   - Splits batches (JSON arrays, revision 2025-03-26 only) into the
 //     requests the connection handles one by one and joins their
 //     responses into one array (the library has no batches).
+//   - Holds each request's params for the handler (stream.params) and
+//     gives the connection the request without them: the library decodes
+//     params into a map and encodes them again, most of its decode of a
+//     tools/call.
 //   - Holds each result response's result, staged by the handler
 //     (stream.stage), and writes it in place of the stand-in the
 //     connection encoded: the library encodes a result twice.
@@ -386,27 +390,47 @@ func (s *stream) admit(msg []byte, b *batch) (a admitted, reply []byte, ok bool)
 		}
 	}
 	a.notif = m.id == nil
-	var idJSON []byte
-	if !a.notif {
-		s.idmu.Lock()
-		cid, js, ok := s.ids.register(raw, b)
-		if ok && b != nil {
+	params := bytes.TrimSpace(m.params)
+	if a.notif {
+		a.line = requestLine(nil, method, params)
+		return a, nil, true
+	}
+	s.idmu.Lock()
+	cid, js, ok := s.ids.register(raw, b)
+	if ok {
+		if b != nil {
 			b.open++
 		}
-		s.idmu.Unlock()
-		if !ok {
-			return a, errorLine(raw, codeInvalidRequest, "Invalid Request: id "+string(raw)+" is already used by a request in flight"), false
+		if m.params != nil {
+			s.ids.pend[cid].params = bytes.Clone(params) // params is part of the reader's line
 		}
-		a.id, idJSON = cid, js
 	}
-	a.line = requestLine(idJSON, method, bytes.TrimSpace(m.params))
+	s.idmu.Unlock()
+	if !ok {
+		return a, errorLine(raw, codeInvalidRequest, "Invalid Request: id "+string(raw)+" is already used by a request in flight"), false
+	}
+	a.id = cid
+	a.line = requestLine(js, method, nil)
 	return a, nil, true
 }
 
-// requestLine is the request as the line the connection decodes:
-// {"id":ID,"method":M,"params":P}, without id for a notification and
-// without params when the client sent none. The parts are valid JSON
-// (classify checked the client's line); the line is a copy.
+// params returns the params of the request the connection knows as id,
+// as the client sent them: nil when it sent none, or when the request is
+// not in flight.
+func (s *stream) params(id jsonrpc2.ID) *json.RawMessage {
+	s.idmu.Lock()
+	defer s.idmu.Unlock()
+	if p, ok := s.ids.pend[id]; ok && p.params != nil {
+		return &p.params
+	}
+	return nil
+}
+
+// requestLine is the message as the line the connection decodes:
+// {"id":ID,"method":M} for a request (the edge holds its params),
+// {"method":M,"params":P} for a notification, without params when the
+// client sent none. The parts are valid JSON (classify checked the
+// client's line); the line is a copy.
 func requestLine(id, method, params []byte) []byte {
 	line := make([]byte, 0, 32+len(id)+len(method)+len(params))
 	line = append(line, '{')

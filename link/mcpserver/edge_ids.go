@@ -42,6 +42,9 @@ type pending struct {
 	// result is the response's encoded result, staged by the handler
 	// before the connection writes the response (see [stream.stage]).
 	result []byte
+	// params are the request's params as the client sent them (nil:
+	// none), held for the handler (see [stream.params]).
+	params json.RawMessage
 }
 
 func newIDTable() idTable {

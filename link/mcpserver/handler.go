@@ -187,7 +187,7 @@ func (h *handler) initialize(conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
 	// Keys match exactly; a key this server does not read is ignored, so
 	// that a newer client still connects.
 	var p struct{ protocolVersion, clientName, clientVersion string }
-	m, _ := paramMap(req.Params)
+	m, _ := paramMap(h.stream.params(req.ID))
 	_ = jsonx.Unmarshal(m["protocolVersion"], &p.protocolVersion)
 	if ci, err := rawMap(m["clientInfo"]); err == nil {
 		_ = jsonx.Unmarshal(ci["name"], &p.clientName)
@@ -242,7 +242,8 @@ type serverInfo struct {
 }
 
 func (h *handler) toolsCall(conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
-	p, msg := callParams(req.Params)
+	params := h.stream.params(req.ID) // the edge holds a request's params
+	p, msg := callParams(params)
 	if msg != "" {
 		h.respondError(conn, req.ID, codeInvalidParams, msg)
 		return
@@ -267,7 +268,7 @@ func (h *handler) toolsCall(conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
 		return
 	}
 	if call.action == "wait" {
-		call.progress = h.progressFunc(conn, req.Params)
+		call.progress = h.progressFunc(conn, params)
 	}
 	h.start(conn, req.ID, call)
 }
