@@ -25,7 +25,8 @@ const (
 )
 
 // Prune removes ended records older than EndedTTL, temporary files left
-// by a crash mid-write, the owner files of processes that are gone, and
+// by a crash mid-write, the owner files and spares of processes that are
+// gone, and
 // the held or typing file of a message that also has an ended record (a
 // crash between the two steps of End): that file is finished off before
 // its ended record can expire, so that the message never shows held
@@ -55,6 +56,10 @@ func (s *Store) Prune(now time.Time) {
 		switch {
 		case strings.HasPrefix(name, ".tmp-"):
 			if old(time.Minute) {
+				os.Remove(p)
+			}
+		case strings.HasPrefix(name, sparePrefix):
+			if tok := spareOwner(name); tok == "" || !s.OwnerAlive(tok) {
 				os.Remove(p)
 			}
 		case strings.HasPrefix(name, "owner."):
@@ -195,8 +200,7 @@ func (s *Store) Forget(e Entry) error {
 		}
 		gone = append(gone, n)
 	}
-	err := os.Remove(filepath.Join(s.Dir, e.name))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.recycle(e.name); !removed(err) {
 		return fmt.Errorf("outbox: %w", err)
 	}
 	gone = append(gone, e.name)
