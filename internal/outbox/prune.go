@@ -79,8 +79,7 @@ func (s *Store) Prune(now time.Time) {
 				os.Remove(p)
 				gone = append(gone, name)
 			case e.State == StateEnded || e.State == StateAnswered:
-				if old(EndedTTL) {
-					os.Remove(p)
+				if old(EndedTTL) && removed(s.recycle(name)) {
 					gone = append(gone, name)
 				}
 			}

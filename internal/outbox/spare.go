@@ -42,6 +42,8 @@ const (
 	maxSpares = 16
 	spareLow  = 4
 	spareFill = 8
+	// maxSpareBytes: a larger file is removed rather than kept as a spare.
+	maxSpareBytes = 64 << 10
 )
 
 // recycle removes the file name from the store's listing: renamed to a
@@ -54,6 +56,9 @@ func (s *Store) recycle(name string) error {
 	s.mu.Unlock()
 	if tok == "" || !room || !s.Spares {
 		return os.Remove(p)
+	}
+	if st, err := os.Lstat(p); err == nil && st.Size() > maxSpareBytes {
+		return os.Remove(p) // a long message's: not kept as a spare
 	}
 	spare := spareName(tok)
 	if err := os.Rename(p, filepath.Join(s.Dir, spare)); err != nil {

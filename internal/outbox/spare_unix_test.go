@@ -210,3 +210,42 @@ func TestNoSparesWithoutTheOption(t *testing.T) {
 		t.Errorf("a store without Spares: got %q, want no spares", got)
 	}
 }
+
+func TestSparesFromWhatIsRemoved(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := withSpares(t)
+		small := mustAdd(t, s, msg("small", "bob", "alice", "hi"), t0)
+		big := mustAdd(t, s, msg("big", "bob", "alice", strings.Repeat("x", maxSpareBytes)), t0)
+		if err := s.End(small, EndExpired, t0); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		s.mu.Lock()
+		s.dropSpares()
+		s.refilling = true // no creation: only what is removed may become a spare
+		s.mu.Unlock()
+		ended, err := s.Find("small")
+		if err != nil {
+			t.Fatal(err)
+		}
+		endedFile, err := os.Lstat(filepath.Join(s.Dir, ended.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Done(big); err != nil {
+			t.Fatal(err)
+		}
+		age(t, s, "small", EndedTTL+time.Minute)
+		s.Prune(time.Now()) // the ended record expired
+		if _, err := s.Find("small"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("expired record: got %v, want ErrNotFound", err)
+		}
+		got := spareNames(t, s)
+		if len(got) != 1 {
+			t.Fatalf("spares: got %q, want the expired record's file only (not the long message's)", got)
+		}
+		if st, err := os.Lstat(filepath.Join(s.Dir, got[0])); err != nil || !os.SameFile(st, endedFile) {
+			t.Errorf("spare: got another file (%v), want the expired record's", err)
+		}
+	})
+}
