@@ -139,6 +139,12 @@ func (s *Store) pruneStores(now time.Time, scopeOf func(string) string) {
 	}
 	for _, de := range d {
 		name := de.Name()
+		if strings.HasPrefix(name, strayPrefix) {
+			if info, err := de.Info(); err == nil && now.Sub(info.ModTime()) > time.Minute {
+				os.Remove(filepath.Join(base, name)) // a spare whose creator died before moving it
+			}
+			continue
+		}
 		if name == filepath.Base(s.Dir) || !isStoreName(name) {
 			continue
 		}

@@ -122,10 +122,7 @@ func (s *Store) createSpares(tok string) {
 		s.mu.Unlock()
 		name := spareName(tok)
 		p := filepath.Join(s.Dir, name)
-		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL|openSafe, 0o600)
-		if err == nil {
-			err = f.Close()
-		}
+		err := s.createSpare(p)
 		s.mu.Lock()
 		if err != nil || s.token != tok {
 			s.refilling = false
@@ -136,6 +133,37 @@ func (s *Store) createSpares(tok string) {
 		s.spares = append(s.spares, name)
 		s.mu.Unlock()
 	}
+}
+
+// createSpare creates the empty spare p: in the lock directory (the
+// store's parent), then moved into the store. A file's inode is taken
+// from its directory's block group, and on these machines (ext4 without
+// a journal) a create in a store's directory cost 350–650 µs while
+// stores of other sockets were made and removed, against 40–130 µs in
+// the lock directory. A stray left there by a crash before the move is
+// removed by Prune (pruneStores).
+func (s *Store) createSpare(p string) error {
+	base := filepath.Dir(s.Dir)
+	tmp := filepath.Join(base, strayPrefix+filepath.Base(s.Dir)+filepath.Base(p))
+	if err := createEmpty(tmp); err == nil {
+		if err := os.Rename(tmp, p); err == nil {
+			return nil
+		}
+		os.Remove(tmp)
+	}
+	return createEmpty(p)
+}
+
+// strayPrefix begins the name of a spare being created in the lock
+// directory.
+const strayPrefix = ".spare-of-"
+
+func createEmpty(p string) error {
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL|openSafe, 0o600)
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 func spareName(tok string) string {

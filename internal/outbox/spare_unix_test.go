@@ -249,3 +249,49 @@ func TestSparesFromWhatIsRemoved(t *testing.T) {
 		}
 	})
 }
+
+// Spares are created in the lock directory and moved into the store;
+// one a crash left there before its move is removed by Prune after a
+// minute (a fresh one may be on its way).
+func TestSpareCreatedBesideTheStore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := withSpares(t)
+		mustAdd(t, s, msg("m", "bob", "alice", "hi"), t0)
+		synctest.Wait()
+		if n := len(spareNames(t, s)); n != spareFill {
+			t.Fatalf("spares: got %d, want %d", n, spareFill)
+		}
+		base := filepath.Dir(s.Dir)
+		var fresh, old string
+		for i, n := range []*string{&fresh, &old} {
+			*n = filepath.Join(base, strayPrefix+filepath.Base(s.Dir)+spareName("dead")+string(rune('a'+i)))
+			if err := createEmpty(*n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		past := time.Now().Add(-2 * time.Minute)
+		if err := os.Chtimes(old, past, past); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.NoteSocket(filepath.Join(t.TempDir(), "sock"), func(p string) string { return p }); err != nil {
+			t.Fatal(err)
+		}
+		s.Prune(time.Now())
+		if _, err := os.Lstat(old); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a stray of two minutes: got %v, want it removed", err)
+		}
+		if _, err := os.Lstat(fresh); err != nil {
+			t.Errorf("a fresh stray: got %v, want it kept", err)
+		}
+		var left []string
+		ents, _ := os.ReadDir(base)
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), sparePrefix) && e.Name() != filepath.Base(fresh) {
+				left = append(left, e.Name())
+			}
+		}
+		if len(left) != 0 {
+			t.Errorf("spares left in the lock directory: %q", left)
+		}
+	})
+}
