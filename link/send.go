@@ -32,6 +32,7 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	// prompt) with the one operation deadline.
 	hctx, cancel := l.bound(ctx)
 	defer cancel()
+	listed := time.Now()
 	s, self, err := l.named(hctx)
 	if err != nil {
 		return SendResult{}, err
@@ -69,7 +70,7 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 		}
 		return SendResult{}, err
 	}
-	if rerr == nil {
+	if rerr == nil && time.Since(listed) > pinFresh {
 		rerr = l.d.CheckPinned(hctx, target)
 		if rerr != nil && rec != nil {
 			_ = l.cfg.Outbox.ForgetRequest(*rec)
@@ -87,3 +88,16 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	l.log().Debug("sent", "id", env.ID, "from", self, "to", req.To, "pane_id", target.PaneID, "bytes", len(text), "delivery", delivery)
 	return SendResult{Status: "sent", ID: env.ID, To: req.To, Delivery: delivery}, nil
 }
+
+// pinFresh is how old this call's own agent.list may be, right before
+// typing, for the occupant it showed to be trusted without CheckPinned's
+// agent.get. The re-read only narrows the window in which another
+// occupant can take the pane unseen before the prompt (it cannot close
+// it: one round trip remains), and Herdr's answer to the prompt is
+// checked after typing in any case (checkOccupant: SEND_FAILED, typed to
+// the agent now in that pane). A list read under pinFresh ago was read
+// by this call with no wait since (a lock that was held, a target that
+// was not ready, a bootstrap: each makes it older), so the re-read would
+// show what the list showed but for a change in those few milliseconds;
+// past pinFresh the pane is read again.
+const pinFresh = 5 * time.Millisecond

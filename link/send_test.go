@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -204,4 +205,78 @@ func TestTargetChangesBeforeDelivery(t *testing.T) {
 			t.Fatalf("close: %v", err)
 		}
 	})
+}
+
+// slowList is a Herdr whose agent.list answer is late: after reads it,
+// late runs, then the answer arrives (what it shows is then old).
+type slowList struct {
+	*fakeHerdr
+	late func()
+}
+
+func (s slowList) ListAgents(ctx context.Context) ([]link.Agent, error) {
+	a, err := s.fakeHerdr.ListAgents(ctx)
+	s.late()
+	return a, err
+}
+
+// A now send reads the target once more under its lock (agent.get)
+// unless its own agent.list is under a few milliseconds old and no wait
+// came between: another occupant that took the pane since the list is
+// then not typed into. A change inside those milliseconds is caught
+// after typing, from the prompt's answer.
+func TestSendPinnedOccupant(t *testing.T) {
+	replace := func(f *fakeHerdr) {
+		f.mu.Lock()
+		f.target.TerminalID, f.target.Kind = "term_9", "claude"
+		f.mu.Unlock()
+	}
+	tests := []struct {
+		name string
+		// run sends through l (on f, locks lk) and returns its error.
+		run       func(t *testing.T, f *fakeHerdr, lk *fakeLocker) error
+		wantCode  link.Code
+		wantGets  int
+		wantTyped int
+	}{
+		{"fresh list, lock free: no re-read", func(t *testing.T, f *fakeHerdr, lk *fakeLocker) error {
+			return send(t, f, lk)
+		}, "", 0, 1},
+		{"lock waited: re-read, nothing typed", func(t *testing.T, f *fakeHerdr, lk *fakeLocker) error {
+			held, _ := lk.Lock(t.Context(), "term_2", 0) // another delivery's
+			go func() {
+				time.Sleep(50 * time.Millisecond)
+				replace(f)
+				held.Unlock()
+			}()
+			return send(t, f, lk)
+		}, link.PeerNotFound, 1, 0},
+		{"list old: re-read, nothing typed", func(t *testing.T, f *fakeHerdr, lk *fakeLocker) error {
+			return send(t, slowList{f, func() { replace(f); time.Sleep(10 * time.Millisecond) }}, lk)
+		}, link.PeerNotFound, 1, 0},
+		{"changed within the fresh list's milliseconds: caught after typing", func(t *testing.T, f *fakeHerdr, lk *fakeLocker) error {
+			return send(t, slowList{f, func() { replace(f) }}, lk)
+		}, link.SendFailed, 0, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f, lk := newFake("codex", "idle"), newLocker()
+				err := tt.run(t, f, lk)
+				f.mu.Lock()
+				gets, typed := f.gets, f.prompts
+				f.mu.Unlock()
+				if code(err) != tt.wantCode || gets != tt.wantGets || typed != tt.wantTyped {
+					t.Fatalf("send: got %v, %d agent.get, %d typed; want %q, %d, %d", err, gets, typed, tt.wantCode, tt.wantGets, tt.wantTyped)
+				}
+			})
+		})
+	}
+}
+
+// send sends a now message to reviewer through a Link on h with locks lk.
+func send(t *testing.T, h link.Herdr, lk *fakeLocker) error {
+	l := mustLink(t, link.Config{Herdr: h, PaneID: "w1:p1", Locker: lk})
+	_, err := l.Send(t.Context(), link.SendRequest{To: "reviewer", Message: "x", When: link.WhenNow})
+	return err
 }

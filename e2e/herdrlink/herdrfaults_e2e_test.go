@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/outbox"
+	"github.com/herdr-link/herdr-link/internal/panelock"
 	"github.com/herdr-link/herdr-link/link"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
@@ -214,9 +215,10 @@ func TestHeldNotTypedIntoNextOccupant(t *testing.T) {
 }
 
 // A send with when "now" whose target's agent exits, and the next one
-// starts under the old name, between the name's lookup and the typing:
-// the check right before typing finds the other session, and nothing is
-// typed.
+// starts under the old name, between the name's lookup and the typing
+// (while the send waits for the target's delivery lock, held by another
+// delivery): the check right before typing finds the other session, and
+// nothing is typed.
 func TestNowNotTypedIntoNextOccupant(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
@@ -228,16 +230,23 @@ func TestNowNotTypedIntoNextOccupant(t *testing.T) {
 	srv := simtest.New(t, w, func(s *sockettest.Server) { s.SubmitDelay = deliveryEnterDelay })
 	ob := newOutboxEnv(t)
 	p := ob.start(t, srv, paneOf(w, "s1"))
-	// agent.get answers late: the occupant changes while the check's
-	// request is on its way, as it may between any two requests.
-	srv.SetFault(schema.MethodAgentGet, sockettest.Fault{Latency: 300 * time.Millisecond})
+	locks := &panelock.Locker{Scope: srv.Path(), Roots: ob.roots}
 	for i, to := range names {
+		a, ok := w.Agent(paneOf(w, to))
+		if !ok {
+			t.Fatalf("%s: no agent", to)
+		}
+		held, err := locks.Lock(t.Context(), a.TerminalID, time.Minute) // another delivery's
+		if err != nil {
+			t.Fatal(err)
+		}
 		done := make(chan sendOutcome, 1)
 		go func() { done <- sendWhen(t, p.session, to, "now, to whoever is there", "now") }()
-		time.Sleep(150 * time.Millisecond) // the send's agent.list is answered, its agent.get waits
+		time.Sleep(150 * time.Millisecond) // the send's agent.list is answered, it waits for the lock
 		if err := w.Replace(paneOf(w, to), "claude", fmt.Sprintf("sess-new-%d", i+1)); err != nil {
 			t.Fatal(err)
 		}
+		held.Unlock()
 		r := <-done
 		if !r.isErr || !strings.Contains(r.text, "PEER_NOT_FOUND") {
 			t.Errorf("%s: %v, want PEER_NOT_FOUND (nothing typed)", to, r)

@@ -105,3 +105,58 @@ func BenchmarkStore(b *testing.B) {
 		}
 	}
 }
+
+// A request's life in the store as a direct send and the courier make
+// it, with and without spare files (spare.go): its record (AddRequest,
+// on the send's path: add-µs), its typing (MarkTyped), its outcome
+// (EndRequest), the notice to its sender (Add, Claim, End as typed), and
+// the request's record forgotten. Run it on the disk the store lives on
+// (TMPDIR): on tmpfs a create is cheap anyway.
+func BenchmarkRequestLife(b *testing.B) {
+	for _, spares := range []bool{false, true} {
+		b.Run(fmt.Sprintf("spares=%v", spares), func(b *testing.B) {
+			s, err := Open(b.TempDir(), "bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			s.Spares = spares
+			b.Cleanup(s.Release)
+			var add time.Duration
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				i++
+				t := time.Now()
+				r, err := s.AddRequest(Request{ID: fmt.Sprintf("r%d", i), To: "busy", From: "me", TargetKey: "term_busy", FromKey: "term_me", Expires: t0.Add(time.Hour)}, t0)
+				add += time.Since(t)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.MarkTyped(r.Entry(), t0, 1); err != nil {
+					b.Fatal(err)
+				}
+				ended, _, err := s.EndRequest(r.Entry(), OutcomeHandled, t0, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n, err := s.Add(Message{ID: fmt.Sprintf("n%d", i), To: "me", From: "busy", TargetKey: "term_me", FromKey: "term_me", Expires: t0.Add(time.Hour), Text: "a notice", Notice: true}, t0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.Claim(&n); err != nil {
+					b.Fatal(err)
+				}
+				if err := s.End(n, EndTyped, t0); err != nil {
+					b.Fatal(err)
+				}
+				if err := s.ForgetRequest(ended); err != nil {
+					b.Fatal(err)
+				}
+				if err := s.Forget(Entry{Seq: n.Seq, Target: n.Target, Sender: n.Sender, Owner: n.Owner, ID: n.ID, State: StateEnded, name: fileName(n.Seq, n.Target, n.Sender, n.Owner, n.ID, StateEnded)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(add.Microseconds())/float64(i), "add-µs")
+		})
+	}
+}

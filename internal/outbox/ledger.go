@@ -140,7 +140,7 @@ func (s *Store) roomForRequest(id string) error {
 	slices.SortFunc(answered, byAcceptance)
 	var gone []string
 	for _, e := range answered[:over] {
-		if err := os.Remove(filepath.Join(s.Dir, e.name)); err == nil || errors.Is(err, fs.ErrNotExist) {
+		if removed(s.recycle(e.name)) {
 			gone = append(gone, e.name)
 		}
 	}
@@ -148,9 +148,13 @@ func (s *Store) roomForRequest(id string) error {
 	return nil
 }
 
-// writeNew stores b as file name atomically: written to a temporary
-// file, then renamed into place (a reader sees all of it or nothing).
+// writeNew stores b as file name atomically: written to a spare or a
+// temporary file, then renamed into place (a reader sees all of it or
+// nothing).
 func (s *Store) writeNew(name string, b []byte) error {
+	if s.writeSpare(name, b) {
+		return nil
+	}
 	f, err := os.CreateTemp(s.Dir, ".tmp-*")
 	if err != nil {
 		return fmt.Errorf("outbox: %w", err)
@@ -176,7 +180,7 @@ func (s *Store) FindRequest(id string) (Entry, error) {
 
 // Request reads the request record of e.
 func (s *Store) Request(e Entry) (Request, error) {
-	f, err := s.openRecord(e)
+	f, e, err := s.openRecord(e)
 	if err != nil {
 		return Request{}, err
 	}
@@ -187,15 +191,16 @@ func (s *Store) Request(e Entry) (Request, error) {
 	return s.decodeRecord(f, e)
 }
 
-func (s *Store) openRecord(e Entry) (*os.File, error) {
+// openRecord opens the record of e, and returns the entry of the file
+// it opened (its outcome's, when it moved there since the listing).
+func (s *Store) openRecord(e Entry) (*os.File, Entry, error) {
 	f, err := s.openEntry(e, os.O_RDWR)
 	if errors.Is(err, ErrNotFound) && e.State == StatePending {
-		// It may have moved to its outcome since the listing.
 		e.State = StateAnswered
 		e.name = fileName(e.Seq, e.Target, e.Sender, e.Owner, e.ID, StateAnswered)
 		f, err = s.openEntry(e, os.O_RDWR)
 	}
-	return f, err
+	return f, e, err
 }
 
 // decodeRecord reads the record f of entry e (the caller holds its
@@ -203,11 +208,14 @@ func (s *Store) openRecord(e Entry) (*os.File, error) {
 func (s *Store) decodeRecord(f *os.File, e Entry) (Request, error) {
 	b, err := readBounded(f)
 	if err != nil {
-		return Request{}, s.damaged(e, err.Error())
+		return Request{}, s.unreadable(f, e, err.Error())
 	}
 	var r Request
 	if err := jsonx.Unmarshal(b, &r); err != nil {
-		return Request{}, s.damaged(e, "not a request record: "+err.Error())
+		return Request{}, s.unreadable(f, e, "not a request record: "+err.Error())
+	}
+	if !isRecord(r.ID, r.Seq, e) && s.moved(f, e) {
+		return Request{}, ErrNotFound // recycled since it was opened
 	}
 	r.Owner, r.Target, r.Sender = e.Owner, e.Target, e.Sender
 	r.State = StatePending
@@ -237,7 +245,7 @@ func rewrite(f *os.File, r Request) error {
 // MarkTyped records that the pending request of e was typed at at, the
 // recipient then at state_change_seq seq (0 when not known).
 func (s *Store) MarkTyped(e Entry, at time.Time, seq uint64) error {
-	f, err := s.openRecord(e)
+	f, e, err := s.openRecord(e)
 	if err != nil {
 		return err
 	}
@@ -266,7 +274,7 @@ var ErrBusy = errors.New("outbox: the request is being ended by another process"
 // It returns the request as ended, and false when the request had its
 // outcome already. ErrBusy: another process is ending it.
 func (s *Store) EndRequest(e Entry, outcome string, now time.Time, before func(Request) error) (Request, bool, error) {
-	f, err := s.openRecord(e)
+	f, e, err := s.openRecord(e)
 	if err != nil {
 		return Request{}, false, err
 	}
@@ -305,8 +313,7 @@ func (s *Store) EndRequest(e Entry, outcome string, now time.Time, before func(R
 // over (its typing failed before anything reached the pane).
 func (s *Store) ForgetRequest(r Request) error {
 	defer s.changing()()
-	err := os.Remove(filepath.Join(s.Dir, r.name))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.recycle(r.name); !removed(err) {
 		return fmt.Errorf("outbox: %w", err)
 	}
 	s.note([]string{r.name})

@@ -176,6 +176,14 @@ type Store struct {
 	ops int
 	// journalMax overrides the journal's size bound (tests).
 	journalMax int64
+	// spares are this process's spare files (spare.go); refilling is set
+	// while a goroutine creates more.
+	spares    []string
+	refilling bool
+
+	// Spares lets a long-running process keep spare files (spare.go):
+	// Release removes them, Prune those of a process that is gone.
+	Spares bool
 
 	// Log, when set, receives one line per damaged record set aside.
 	Log *slog.Logger
@@ -345,16 +353,7 @@ func (s *Store) Read(e Entry) (Message, error) {
 		return Message{}, err
 	}
 	defer f.Close()
-	b, err := readBounded(f)
-	if err != nil {
-		return Message{}, s.damaged(e, err.Error())
-	}
-	var m Message
-	if err := jsonx.Unmarshal(b, &m); err != nil {
-		return Message{}, s.damaged(e, "not a record: "+err.Error())
-	}
-	m.State, m.Owner, m.Target, m.Sender, m.name = e.State, e.Owner, e.Target, e.Sender, e.name
-	return m, nil
+	return s.readMessage(f, e)
 }
 
 // Claim moves a held message to typing. The caller must hold the
@@ -400,8 +399,7 @@ func (s *Store) move(m *Message, st byte, what string) error {
 // Done removes a message that was typed.
 func (s *Store) Done(m Message) error {
 	defer s.changing()()
-	err := os.Remove(filepath.Join(s.Dir, m.name))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.recycle(m.name); !removed(err) {
 		return fmt.Errorf("outbox: %w", err)
 	}
 	s.note([]string{m.name})
@@ -421,7 +419,7 @@ func (s *Store) End(m Message, why string, now time.Time) error {
 		return err
 	}
 	s.note(nil, m.entry(n))
-	if err := os.Remove(filepath.Join(s.Dir, old)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.recycle(old); !removed(err) {
 		return fmt.Errorf("outbox: %w", err)
 	}
 	s.note([]string{old})

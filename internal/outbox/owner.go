@@ -34,6 +34,7 @@ func (s *Store) Token() (string, error) {
 func (s *Store) Release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.dropSpares()
 	if s.alive != nil {
 		s.alive.Close()
 		_ = os.Remove(s.ownPath)

@@ -25,7 +25,8 @@ const (
 )
 
 // Prune removes ended records older than EndedTTL, temporary files left
-// by a crash mid-write, the owner files of processes that are gone, and
+// by a crash mid-write, the owner files and spares of processes that are
+// gone, and
 // the held or typing file of a message that also has an ended record (a
 // crash between the two steps of End): that file is finished off before
 // its ended record can expire, so that the message never shows held
@@ -57,6 +58,10 @@ func (s *Store) Prune(now time.Time) {
 			if old(time.Minute) {
 				os.Remove(p)
 			}
+		case strings.HasPrefix(name, sparePrefix):
+			if tok := spareOwner(name); tok == "" || !s.OwnerAlive(tok) {
+				os.Remove(p)
+			}
 		case strings.HasPrefix(name, "owner."):
 			tok := strings.TrimPrefix(name, "owner.")
 			if !s.OwnerAlive(tok) {
@@ -74,8 +79,7 @@ func (s *Store) Prune(now time.Time) {
 				os.Remove(p)
 				gone = append(gone, name)
 			case e.State == StateEnded || e.State == StateAnswered:
-				if old(EndedTTL) {
-					os.Remove(p)
+				if old(EndedTTL) && removed(s.recycle(name)) {
 					gone = append(gone, name)
 				}
 			}
@@ -135,6 +139,12 @@ func (s *Store) pruneStores(now time.Time, scopeOf func(string) string) {
 	}
 	for _, de := range d {
 		name := de.Name()
+		if strings.HasPrefix(name, strayPrefix) {
+			if info, err := de.Info(); err == nil && now.Sub(info.ModTime()) > time.Minute {
+				os.Remove(filepath.Join(base, name)) // a spare whose creator died before moving it
+			}
+			continue
+		}
 		if name == filepath.Base(s.Dir) || !isStoreName(name) {
 			continue
 		}
@@ -195,8 +205,7 @@ func (s *Store) Forget(e Entry) error {
 		}
 		gone = append(gone, n)
 	}
-	err := os.Remove(filepath.Join(s.Dir, e.name))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.recycle(e.name); !removed(err) {
 		return fmt.Errorf("outbox: %w", err)
 	}
 	gone = append(gone, e.name)

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/herdr-link/herdr-link/internal/jsonx"
 )
 
 // MaxRecordBytes bounds a store file before it is read: a held message's
@@ -59,6 +61,23 @@ func (s *Store) openEntry(e Entry, flag int) (*os.File, error) {
 		return nil, s.damaged(e, why)
 	}
 	return f, nil
+}
+
+// readMessage reads the message of entry e from its file f.
+func (s *Store) readMessage(f *os.File, e Entry) (Message, error) {
+	b, err := readBounded(f)
+	if err != nil {
+		return Message{}, s.unreadable(f, e, err.Error())
+	}
+	var m Message
+	if err := jsonx.Unmarshal(b, &m); err != nil {
+		return Message{}, s.unreadable(f, e, "not a record: "+err.Error())
+	}
+	if !isRecord(m.ID, m.Seq, e) && s.moved(f, e) {
+		return Message{}, ErrNotFound // recycled since it was opened
+	}
+	m.State, m.Owner, m.Target, m.Sender, m.name = e.State, e.Owner, e.Target, e.Sender, e.name
+	return m, nil
 }
 
 // readBounded reads f whole, at most MaxRecordBytes (it may have grown

@@ -320,7 +320,7 @@ func openOutbox(pl *panelock.Locker, log *slog.Logger) *outbox.Store {
 		log.Error("no outbox: messages to a busy agent cannot wait", "err", err)
 		return nil
 	}
-	st.Log = log
+	st.Log, st.Spares = log, true
 	if err := st.NoteSocket(pl.Scope, socketScope); err != nil {
 		log.Warn("outbox: socket not recorded (stores of gone sockets are not pruned)", "err", err)
 	}

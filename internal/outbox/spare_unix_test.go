@@ -1,0 +1,297 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package outbox
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// withSpares is a store that keeps spare files, as a server's does, with
+// its background creation of spares finished.
+func withSpares(t *testing.T) *Store {
+	t.Helper()
+	s := open(t)
+	s.Spares = true
+	return s
+}
+
+// spareNames are the spare files in s's directory.
+func spareNames(t *testing.T, s *Store) []string {
+	t.Helper()
+	var out []string
+	for _, n := range dirNames(t, s) {
+		if strings.HasPrefix(n, sparePrefix) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// onlySpare leaves s with one spare, the file f (recycled), and no
+// creation of others: the next write goes into f's file.
+func onlySpare(t *testing.T, s *Store, f *os.File) {
+	t.Helper()
+	synctest.Wait() // spares created in the background
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Spares = false
+	for _, n := range s.spares {
+		if cur, err := os.Lstat(filepath.Join(s.Dir, n)); err == nil && os.SameFile(st, cur) {
+			s.spares = []string{n}
+			return
+		}
+	}
+	t.Fatalf("the recycled file is not among the spares %q", s.spares)
+}
+
+// recycledFor adds message x, opens its file as a reader would, then
+// has it typed (Done: its file becomes a spare) and adds message y,
+// which the spare then holds: the reader's descriptor now reads y.
+func recycledFor(t *testing.T, s *Store) (stale *os.File, x Entry, y Message) {
+	t.Helper()
+	xm := mustAdd(t, s, msg("x", "bob", "alice", "for bob"), t0)
+	x = xm.entry(0)
+	f, err := s.openEntry(x, os.O_RDONLY)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if err := s.Done(xm); err != nil {
+		t.Fatal(err)
+	}
+	onlySpare(t, s, f)
+	y = mustAdd(t, s, msg("y", "carol", "alice", "for carol, a longer text than x's"), t0.Add(time.Second))
+	st, _ := f.Stat()
+	cur, err := os.Lstat(filepath.Join(s.Dir, y.name))
+	if err != nil || !os.SameFile(st, cur) {
+		t.Fatalf("y was not written into x's old file (err %v)", err)
+	}
+	return f, x, y
+}
+
+func TestStaleReaderOfARecycledFile(t *testing.T) {
+	t.Run("whole record of another message", func(t *testing.T) { synctest.Test(t, staleWhole) })
+	t.Run("half-written record", func(t *testing.T) { synctest.Test(t, staleHalf) })
+	t.Run("damage in place is still damage", func(t *testing.T) {
+		s := withSpares(t)
+		xm := mustAdd(t, s, msg("x", "bob", "alice", "for bob"), t0)
+		rewriteFile(t, filepath.Join(s.Dir, xm.name), `{"id":"x","se`)
+		if _, err := s.Read(xm.entry(0)); !errors.Is(err, ErrDamaged) {
+			t.Fatalf("read of a damaged record: got %v, want ErrDamaged", err)
+		}
+	})
+}
+
+func staleWhole(t *testing.T) {
+	s := withSpares(t)
+	f, x, y := recycledFor(t, s)
+	m, err := s.readMessage(f, x)
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("read of x through its old file: got %q, %v, want ErrNotFound", m.ID, err)
+	}
+	if got, err := s.Read(y.entry(0)); err != nil || got.Text != y.Text {
+		t.Errorf("y: got %q, %v, want %q", got.Text, err, y.Text)
+	}
+}
+
+func staleHalf(t *testing.T) {
+	s := withSpares(t)
+	f, x, y := recycledFor(t, s)
+	rewriteFile(t, filepath.Join(s.Dir, y.name), `{"id":"y","se`) // what a reader may see mid-write
+	if _, err := s.readMessage(f, x); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("read of x through its old file mid-write: got %v, want ErrNotFound", err)
+	}
+	if d, _ := s.Damaged(); len(d) != 0 {
+		t.Errorf("set aside as damaged: got %d files, want 0", len(d))
+	}
+	if _, err := os.Lstat(filepath.Join(s.Dir, y.name)); err != nil {
+		t.Errorf("y's file: got %v, want it in place", err)
+	}
+}
+
+func TestStaleRequestReaderOfARecycledFile(t *testing.T) { synctest.Test(t, staleRequest) }
+
+func staleRequest(t *testing.T) {
+	s := withSpares(t)
+	x, err := s.AddRequest(Request{ID: "x", To: "bob", From: "alice", TargetKey: "term_bob", FromKey: "term_alice", Expires: t0.Add(time.Hour)}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, e, err := s.openRecord(x.Entry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := s.ForgetRequest(x); err != nil {
+		t.Fatal(err)
+	}
+	onlySpare(t, s, f)
+	y, err := s.AddRequest(Request{ID: "y", To: "carol", From: "alice", TargetKey: "term_carol", FromKey: "term_alice", Expires: t0.Add(time.Hour)}, t0.Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.decodeRecord(f, e); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("x's record through its old file: got %q, %v, want ErrNotFound", r.ID, err)
+	}
+	// The writers of a record (MarkTyped, EndRequest) decode it first: y is
+	// left as it was.
+	got, err := s.Request(y.Entry())
+	if err != nil || got.To != "carol" || !got.Typed.IsZero() {
+		t.Errorf("y: got %+v, %v, want it pending to carol, untyped", got, err)
+	}
+}
+
+func TestSparesNeverListedAndPrunedWithTheirOwner(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := withSpares(t)
+		m := mustAdd(t, s, msg("m", "bob", "alice", "hi"), t0)
+		synctest.Wait() // the spares created in the background
+		if err := s.Done(m); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(spareNames(t, s)); n == 0 {
+			t.Fatalf("spares: got none, want the typed message's file and those created")
+		}
+		// A crash while a spare is written leaves it half written: still
+		// nothing to list.
+		rewriteFile(t, filepath.Join(s.Dir, spareNames(t, s)[0]), `{"id":"z","se`)
+		o := another(t, s)
+		if ents, err := o.List(); err != nil || len(ents) != 0 {
+			t.Fatalf("listing: got %v, %v, want nothing", ids(ents), err)
+		}
+		o.Prune(t0)
+		if n := len(spareNames(t, s)); n == 0 {
+			t.Errorf("prune with the owner alive: got no spares, want them kept")
+		}
+		// The owner dies without releasing (its owner file's lock is gone).
+		s.mu.Lock()
+		s.alive.Close()
+		s.alive = nil
+		s.mu.Unlock()
+		o.Prune(t0)
+		if got := spareNames(t, s); len(got) != 0 {
+			t.Errorf("prune once the owner is gone: got %q, want no spares", got)
+		}
+	})
+}
+
+func TestReleaseRemovesSpares(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := withSpares(t)
+		m := mustAdd(t, s, msg("m", "bob", "alice", "hi"), t0)
+		if err := s.Done(m); err != nil {
+			t.Fatal(err)
+		}
+		s.Release()
+		synctest.Wait()
+		if got := spareNames(t, s); len(got) != 0 {
+			t.Errorf("after Release: got %q, want no spares", got)
+		}
+	})
+}
+
+func TestNoSparesWithoutTheOption(t *testing.T) {
+	s := open(t)
+	m := mustAdd(t, s, msg("m", "bob", "alice", "hi"), t0)
+	if err := s.Done(m); err != nil {
+		t.Fatal(err)
+	}
+	if got := spareNames(t, s); len(got) != 0 {
+		t.Errorf("a store without Spares: got %q, want no spares", got)
+	}
+}
+
+func TestSparesFromWhatIsRemoved(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := withSpares(t)
+		small := mustAdd(t, s, msg("small", "bob", "alice", "hi"), t0)
+		big := mustAdd(t, s, msg("big", "bob", "alice", strings.Repeat("x", maxSpareBytes)), t0)
+		if err := s.End(small, EndExpired, t0); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		s.mu.Lock()
+		s.dropSpares()
+		s.refilling = true // no creation: only what is removed may become a spare
+		s.mu.Unlock()
+		ended, err := s.Find("small")
+		if err != nil {
+			t.Fatal(err)
+		}
+		endedFile, err := os.Lstat(filepath.Join(s.Dir, ended.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Done(big); err != nil {
+			t.Fatal(err)
+		}
+		age(t, s, "small", EndedTTL+time.Minute)
+		s.Prune(time.Now()) // the ended record expired
+		if _, err := s.Find("small"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("expired record: got %v, want ErrNotFound", err)
+		}
+		got := spareNames(t, s)
+		if len(got) != 1 {
+			t.Fatalf("spares: got %q, want the expired record's file only (not the long message's)", got)
+		}
+		if st, err := os.Lstat(filepath.Join(s.Dir, got[0])); err != nil || !os.SameFile(st, endedFile) {
+			t.Errorf("spare: got another file (%v), want the expired record's", err)
+		}
+	})
+}
+
+// Spares are created in the lock directory and moved into the store;
+// one a crash left there before its move is removed by Prune after a
+// minute (a fresh one may be on its way).
+func TestSpareCreatedBesideTheStore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := withSpares(t)
+		mustAdd(t, s, msg("m", "bob", "alice", "hi"), t0)
+		synctest.Wait()
+		if n := len(spareNames(t, s)); n != spareFill {
+			t.Fatalf("spares: got %d, want %d", n, spareFill)
+		}
+		base := filepath.Dir(s.Dir)
+		var fresh, old string
+		for i, n := range []*string{&fresh, &old} {
+			*n = filepath.Join(base, strayPrefix+filepath.Base(s.Dir)+spareName("dead")+string(rune('a'+i)))
+			if err := createEmpty(*n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		past := time.Now().Add(-2 * time.Minute)
+		if err := os.Chtimes(old, past, past); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.NoteSocket(filepath.Join(t.TempDir(), "sock"), func(p string) string { return p }); err != nil {
+			t.Fatal(err)
+		}
+		s.Prune(time.Now())
+		if _, err := os.Lstat(old); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a stray of two minutes: got %v, want it removed", err)
+		}
+		if _, err := os.Lstat(fresh); err != nil {
+			t.Errorf("a fresh stray: got %v, want it kept", err)
+		}
+		var left []string
+		ents, _ := os.ReadDir(base)
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), sparePrefix) && e.Name() != filepath.Base(fresh) {
+				left = append(left, e.Name())
+			}
+		}
+		if len(left) != 0 {
+			t.Errorf("spares left in the lock directory: %q", left)
+		}
+	})
+}
