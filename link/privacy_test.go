@@ -1,7 +1,6 @@
 package link_test
 
 import (
-	"fmt"
 	"os"
 	"regexp"
 	"strconv"
@@ -98,7 +97,7 @@ func TestNoIDsInModelFacingText(t *testing.T) {
 			for _, tx := range texts {
 				checked++
 				if l := leaks(tx, ids); len(l) > 0 {
-					t.Errorf("fault %s (%s) from %s: %q leaks %v, want no ids", f.method, faultName(f.fault), pane, tx, l)
+					t.Errorf("fault %s (%s) from %s: %q leaks %v, want no ids", f.method, f.fault, pane, tx, l)
 				}
 			}
 		}
@@ -270,7 +269,7 @@ func TestNoIDsInHeldPaths(t *testing.T) {
 			for _, tx := range texts {
 				checked++
 				if l := leaks(tx, ids); len(l) > 0 {
-					t.Errorf("fault %s (%s), outbox %s: %q leaks %v, want no ids", f.method, faultName(f.fault), ob.name, tx, l)
+					t.Errorf("fault %s (%s), outbox %s: %q leaks %v, want no ids", f.method, f.fault, ob.name, tx, l)
 				}
 			}
 		}
@@ -328,27 +327,4 @@ func TestNoticesHoldNoIDs(t *testing.T) {
 			t.Errorf("%s notice %q does not stand on lines of its own", what, text)
 		}
 	}
-}
-
-// faultName names an injected fault for a failure message.
-func faultName(f sockettest.Fault) string {
-	var parts []string
-	if f.Latency != 0 {
-		parts = append(parts, "latency "+f.Latency.String())
-	}
-	for _, b := range []struct {
-		on   bool
-		name string
-	}{{f.Hang, "hang"}, {f.DropBeforeResponse, "drop before response"}, {f.DropMidResponse, "drop mid-response"}, {f.Garbage, "garbage"}, {f.WrongID, "wrong id"}} {
-		if b.on {
-			parts = append(parts, b.name)
-		}
-	}
-	if f.OversizeBytes != 0 {
-		parts = append(parts, fmt.Sprintf("oversize %d", f.OversizeBytes))
-	}
-	if f.Error != nil {
-		parts = append(parts, "error "+f.Error.Code)
-	}
-	return strings.Join(parts, ", ")
 }

@@ -75,29 +75,6 @@ func (r sendOutcome) String() string {
 	return fmt.Sprintf("%s %s", r.delivery, r.id)
 }
 
-// faultName names an injected fault for a failure message.
-func faultName(f sockettest.Fault) string {
-	var parts []string
-	if f.Latency != 0 {
-		parts = append(parts, "latency "+f.Latency.String())
-	}
-	for _, b := range []struct {
-		on   bool
-		name string
-	}{{f.Hang, "hang"}, {f.DropBeforeResponse, "drop before response"}, {f.DropMidResponse, "drop mid-response"}, {f.Garbage, "garbage"}, {f.WrongID, "wrong id"}} {
-		if b.on {
-			parts = append(parts, b.name)
-		}
-	}
-	if f.OversizeBytes != 0 {
-		parts = append(parts, fmt.Sprintf("oversize %d", f.OversizeBytes))
-	}
-	if f.Error != nil {
-		parts = append(parts, "error "+f.Error.Code)
-	}
-	return strings.Join(parts, ", ")
-}
-
 // subTexts lists the submitted texts for a failure message.
 func subTexts(subs []sockettest.Submission) []string {
 	out := make([]string, len(subs))
@@ -347,7 +324,7 @@ func TestCutOffAfterTheWrite(t *testing.T) {
 		srv.SetFault("agent.prompt", f)
 		r := sendWhen(t, s, "idle-claude", "maybe", "now") // typed at once, whatever the target does
 		if !r.isErr || r.text != "SEND_FAILED: Herdr's answer was lost after the message was handed over: it may have been delivered; do not resend blindly" {
-			t.Errorf("prompt fault %s: %v, want the may-have-been-delivered SEND_FAILED", faultName(f), r)
+			t.Errorf("prompt fault %s: %v, want the may-have-been-delivered SEND_FAILED", f, r)
 		}
 	}
 	srv.ClearFaults()

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
@@ -33,6 +35,33 @@ type Fault struct {
 	OversizeBytes int
 	// Error answers with this Herdr error instead of running the method.
 	Error *schema.ErrorBody
+}
+
+// String names the fault's parts ("latency 1s, hang"), for a test's
+// failure message.
+func (f Fault) String() string {
+	var parts []string
+	if f.Latency != 0 {
+		parts = append(parts, "latency "+f.Latency.String())
+	}
+	for _, b := range []struct {
+		on   bool
+		name string
+	}{{f.Hang, "hang"}, {f.DropBeforeResponse, "drop before response"}, {f.DropMidResponse, "drop mid-response"}, {f.Garbage, "garbage"}, {f.WrongID, "wrong id"}} {
+		if b.on {
+			parts = append(parts, b.name)
+		}
+	}
+	if f.OversizeBytes != 0 {
+		parts = append(parts, "oversize "+strconv.Itoa(f.OversizeBytes))
+	}
+	if f.Error != nil {
+		parts = append(parts, "error "+f.Error.Code)
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // SetMissing makes the server pretend not to have methods: their requests
