@@ -122,16 +122,26 @@ func (s *Store) createSpares(tok string) {
 		s.mu.Unlock()
 		name := spareName(tok)
 		p := filepath.Join(s.Dir, name)
+		done := s.changing()
 		err := s.createSpare(p)
 		s.mu.Lock()
 		if err != nil || s.token != tok {
 			s.refilling = false
 			s.mu.Unlock()
+			done()
 			os.Remove(p)
 			return
 		}
 		s.spares = append(s.spares, name)
+		if s.x != nil {
+			// The move changed the directory: a journal line says so
+			// (a drop of a name no index has), or every process's next
+			// look would take it for a change nobody described and list
+			// the whole store again.
+			s.changed([]string{name})
+		}
 		s.mu.Unlock()
+		done()
 	}
 }
 

@@ -295,3 +295,26 @@ func TestSpareCreatedBesideTheStore(t *testing.T) {
 		}
 	})
 }
+
+// A spare moved into the store changes its directory: the journal says
+// so, and neither the owner nor another process lists the store again
+// at its next look.
+func TestSpareCreationJournaled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := withSpares(t)
+		o := another(t, s)
+		mustAdd(t, s, msg("m", "bob", "alice", "hi"), t0)
+		list(t, o)
+		synctest.Wait() // the spares created in the background
+		if n := len(spareNames(t, s)); n != spareFill {
+			t.Fatalf("spares: got %d, want %d", n, spareFill)
+		}
+		own, other := s.x, o.x
+		if got := ids(list(t, s)) + " " + ids(list(t, o)); got != "m/h m/h" {
+			t.Errorf("listings: got %q, want %q", got, "m/h m/h")
+		}
+		if s.x != own || o.x != other {
+			t.Errorf("listed the directory again: owner %v, other %v; want neither", s.x != own, o.x != other)
+		}
+	})
+}
