@@ -73,7 +73,7 @@ func (s *Store) readMessage(f *os.File, e Entry) (Message, error) {
 	if err := jsonx.Unmarshal(b, &m); err != nil {
 		return Message{}, s.unreadable(f, e, "not a record: "+err.Error())
 	}
-	if !isRecord(m.ID, m.Seq, e) && s.moved(f, e) {
+	if !isRecord(m.ID, m.Seq, e) && s.moved(f, e) || s.recycled(f, e) {
 		return Message{}, ErrNotFound // recycled since it was opened
 	}
 	m.State, m.Owner, m.Target, m.Sender, m.name = e.State, e.Owner, e.Target, e.Sender, e.name

@@ -30,9 +30,10 @@ import (
 // A reader that opened a record's file just before it became a spare may
 // read, through that descriptor, the next record written into it (or a
 // part of it): readers therefore take a record's content as the entry's
-// only when its id and acceptance time are the entry's, and a file whose
-// name no longer leads to it is not found rather than damaged
-// (recycled). Spares of a process that is gone are removed by Prune.
+// only when its id and acceptance time are the entry's, and a message
+// file whose names no longer lead to it once read is not found (what was
+// read may begin as the entry's record and end as the next one's), as is
+// one that could not be read, rather than damaged (recycled). Spares of a process that is gone are removed by Prune.
 
 const (
 	sparePrefix = ".spare-"
@@ -122,16 +123,26 @@ func (s *Store) createSpares(tok string) {
 		s.mu.Unlock()
 		name := spareName(tok)
 		p := filepath.Join(s.Dir, name)
+		done := s.changing()
 		err := s.createSpare(p)
 		s.mu.Lock()
 		if err != nil || s.token != tok {
 			s.refilling = false
 			s.mu.Unlock()
+			done()
 			os.Remove(p)
 			return
 		}
 		s.spares = append(s.spares, name)
+		if s.x != nil {
+			// The move changed the directory: a journal line says so
+			// (a drop of a name no index has), or every process's next
+			// look would take it for a change nobody described and list
+			// the whole store again.
+			s.changed([]string{name})
+		}
 		s.mu.Unlock()
+		done()
 	}
 }
 
@@ -230,6 +241,25 @@ func (s *Store) moved(f *os.File, e Entry) bool {
 	}
 	cur, err := os.Lstat(filepath.Join(s.Dir, e.name))
 	return err != nil || !os.SameFile(st, cur)
+}
+
+// recycled reports whether the message file f, opened as e's, is now
+// under none of the names it has while it is e's (a held file is claimed
+// and unclaimed in place): it became a spare, and what was read through
+// it may be another record's in part. A message file is read in several
+// reads past 512 bytes, so one rewritten between them shows e's id and
+// acceptance time from its first bytes and another record's after them.
+func (s *Store) recycled(f *os.File, e Entry) bool {
+	if !s.moved(f, e) {
+		return false
+	}
+	if !e.Held() {
+		return true
+	}
+	other := e
+	other.State = StateHeld + StateTyping - e.State
+	other.name = fileName(e.Seq, e.Target, e.Sender, e.Owner, e.ID, other.State)
+	return s.moved(f, other)
 }
 
 // unreadable is the error of a file f whose content could not be e's

@@ -295,3 +295,83 @@ func TestSpareCreatedBesideTheStore(t *testing.T) {
 		}
 	})
 }
+
+// A spare moved into the store changes its directory: the journal says
+// so, and neither the owner nor another process lists the store again
+// at its next look.
+func TestSpareCreationJournaled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := withSpares(t)
+		o := another(t, s)
+		mustAdd(t, s, msg("m", "bob", "alice", "hi"), t0)
+		list(t, o)
+		synctest.Wait() // the spares created in the background
+		if n := len(spareNames(t, s)); n != spareFill {
+			t.Fatalf("spares: got %d, want %d", n, spareFill)
+		}
+		own, other := s.x, o.x
+		if got := ids(list(t, s)) + " " + ids(list(t, o)); got != "m/h m/h" {
+			t.Errorf("listings: got %q, want %q", got, "m/h m/h")
+		}
+		if s.x != own || o.x != other {
+			t.Errorf("listed the directory again: owner %v, other %v; want neither", s.x != own, o.x != other)
+		}
+	})
+}
+
+// A reader of a long record reads it in several reads: one whose file
+// was recycled and written between them has the id and acceptance time
+// of the record it opened, and the rest of the next one. It is not
+// taken for the record it opened.
+func TestStaleReaderOfARecycledFileBetweenReads(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := withSpares(t)
+		long := func(c string) string { return strings.Repeat(c, 700) }
+		xm := mustAdd(t, s, msg("x", "bob", "alice", long("a")), t0)
+		x := xm.entry(0)
+		f, err := s.openEntry(x, os.O_RDONLY)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		first := make([]byte, 512) // the reader's first read
+		if _, err := f.ReadAt(first, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Done(xm); err != nil {
+			t.Fatal(err)
+		}
+		onlySpare(t, s, f)
+		y := mustAdd(t, s, msg("y", "bob", "alice", long("b")), t0.Add(time.Second))
+		yp := filepath.Join(s.Dir, y.name)
+		yb, err := os.ReadFile(yp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// What the reader has after its second read, the file now y's.
+		rewriteFile(t, yp, string(first)+string(yb[len(first):]))
+		if m, err := s.readMessage(f, x); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("read of x through its old file across a rewrite: got %q with %d of y's bytes, %v; want ErrNotFound",
+				m.ID, strings.Count(m.Text, "b"), err)
+		}
+	})
+}
+
+// A held file claimed (or unclaimed) since it was opened is the same
+// record under its other name: still read.
+func TestReaderOfAClaimedFile(t *testing.T) {
+	s := open(t)
+	m := mustAdd(t, s, msg("m", "bob", "alice", "hi"), t0)
+	f, err := s.openEntry(m.entry(0), os.O_RDONLY)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	claimed := m
+	if err := s.Claim(&claimed); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.readMessage(f, m.entry(0)); err != nil || got.Text != "hi" {
+		t.Fatalf("read of a file claimed since it was opened: got %q, %v; want %q", got.Text, err, "hi")
+	}
+}

@@ -302,13 +302,18 @@ func linkFromEnv(getenv func(string) string, cfg link.Config, log *slog.Logger) 
 	pl := &panelock.Locker{Scope: g.Socket.Path, Roots: e2eLockRoots()}
 	cfg.Herdr, cfg.PaneID, cfg.Logger = link.NewSocketHerdr(c), g.PaneID, log
 	cfg.Locker, cfg.Outbox, cfg.CrashAt = link.FileLocks(pl), openOutbox(pl, log), e2eCrashAt()
+	if cfg.Outbox != nil {
+		cfg.Outbox.Spares = true // a server lives long: its store keeps spare files
+	}
 	l, err := link.New(cfg)
 	return l, "", err
 }
 
 // openOutbox opens the outbox beside the lock directory, or returns nil
 // (messages to a busy target then fail instead of waiting) when the lock
-// directory is not private.
+// directory is not private. The store keeps no spare files (a one-shot
+// pass would create them only to remove them at its end): the server
+// turns them on.
 func openOutbox(pl *panelock.Locker, log *slog.Logger) *outbox.Store {
 	dir, err := pl.DirPath()
 	if err != nil {
@@ -320,7 +325,7 @@ func openOutbox(pl *panelock.Locker, log *slog.Logger) *outbox.Store {
 		log.Error("no outbox: messages to a busy agent cannot wait", "err", err)
 		return nil
 	}
-	st.Log, st.Spares = log, true
+	st.Log = log
 	if err := st.NoteSocket(pl.Scope, socketScope); err != nil {
 		log.Warn("outbox: socket not recorded (stores of gone sockets are not pruned)", "err", err)
 	}
