@@ -272,7 +272,8 @@ var ErrBusy = errors.New("outbox: the request is being ended by another process"
 // there, idempotently: a crash after it and before the outcome is
 // written runs it again); an error from it leaves the request pending.
 // It returns the request as ended, and false when the request had its
-// outcome already. ErrBusy: another process is ending it.
+// outcome already. ErrBusy: another process is ending it; ErrNotFound:
+// its record is gone (removed, or removed while it was being ended).
 func (s *Store) EndRequest(e Entry, outcome string, now time.Time, before func(Request) error) (Request, bool, error) {
 	f, e, err := s.openRecord(e)
 	if err != nil {
@@ -301,7 +302,13 @@ func (s *Store) EndRequest(e Entry, outcome string, now time.Time, before func(R
 	to := fileName(r.Seq, r.Target, r.Sender, r.Owner, r.ID, StateAnswered)
 	from := r.name
 	defer s.changing()()
-	if err := os.Rename(filepath.Join(s.Dir, from), filepath.Join(s.Dir, to)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	switch err := os.Rename(filepath.Join(s.Dir, from), filepath.Join(s.Dir, to)); {
+	case errors.Is(err, fs.ErrNotExist):
+		// Its record was removed meanwhile (its request forgotten by
+		// another process, its store pruned): not ended, and nothing to
+		// journal for a file that is not there.
+		return Request{}, false, ErrNotFound
+	case err != nil:
 		return Request{}, false, fmt.Errorf("outbox: %w", err)
 	}
 	r.State, r.name = StateAnswered, to

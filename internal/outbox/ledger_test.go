@@ -47,3 +47,28 @@ func TestRequestsCountInCaps(t *testing.T) {
 		t.Errorf("List = %s", got)
 	}
 }
+
+// A request record removed while it is being ended (its request
+// forgotten by another process) is not ended: EndRequest says it is not
+// found, and no index shows an outcome for a file that is not there.
+func TestEndRequestOfAVanishedRecord(t *testing.T) {
+	s := open(t)
+	o := another(t, s)
+	r, err := s.AddRequest(Request{ID: "q", To: "rev", From: "brain", TargetKey: "term_rev", FromKey: "term_brain", Expires: t0.Add(time.Hour)}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forget := func(r Request) error { return o.ForgetRequest(r) }
+	got, ended, err := s.EndRequest(r.Entry(), OutcomeHandled, t0, forget)
+	if !errors.Is(err, ErrNotFound) || ended {
+		t.Fatalf("EndRequest of a record removed meanwhile: got %q, %v, %v, want ErrNotFound, not ended", got.Outcome, ended, err)
+	}
+	for name, st := range map[string]*Store{"this process": s, "another process": o, "a new one": another(t, s)} {
+		if got := ids(list(t, st)); got != "" {
+			t.Errorf("listing of %s: got %q, want none", name, got)
+		}
+		if _, err := st.FindRequest("q"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("FindRequest in %s: got %v, want ErrNotFound", name, err)
+		}
+	}
+}
