@@ -81,6 +81,15 @@ func ownedByMe(st fs.FileInfo) bool {
 	return ok && int(sys.Uid) == os.Getuid()
 }
 
+// linkCount is the number of hard links of the file st (0 when unknown).
+func linkCount(st fs.FileInfo) uint64 {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0
+	}
+	return uint64(sys.Nlink)
+}
+
 // lockTries bounds the wait for a record's flock: its holders keep it
 // for a read or a write of a few hundred bytes, unless they are stopped.
 const (

@@ -58,8 +58,8 @@ func (s *Store) recycle(name string) error {
 	if tok == "" || !room || !s.Spares {
 		return os.Remove(p)
 	}
-	if st, err := os.Lstat(p); err == nil && st.Size() > maxSpareBytes {
-		return os.Remove(p) // a long message's: not kept as a spare
+	if st, err := os.Lstat(p); err == nil && (st.Size() > maxSpareBytes || !ownFile(st)) {
+		return os.Remove(p) // a long message's, or not a file of the store's own
 	}
 	spare := spareName(tok)
 	if err := os.Rename(p, filepath.Join(s.Dir, spare)); err != nil {
@@ -185,13 +185,17 @@ func spareName(tok string) string {
 
 // fillSpare replaces the content of spare p by b under its exclusive
 // flock (a reader of the record it was may still hold it: it is not
-// waited for, the spare is dropped).
+// waited for, the spare is dropped); false, the spare dropped, for one
+// that is not a file of the store's own (ownFile).
 func (s *Store) fillSpare(p string, b []byte) bool {
 	f, err := os.OpenFile(p, os.O_RDWR|openSafe, 0)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || !ownFile(st) {
+		return false
+	}
 	if lockExclusive(f, false) != nil {
 		return false
 	}
@@ -200,6 +204,11 @@ func (s *Store) fillSpare(p string, b []byte) bool {
 	}
 	return f.Truncate(int64(len(b))) == nil
 }
+
+// ownFile reports whether st is a file only the store leads to: a
+// regular file under one name (one hard-linked into the store, written
+// as a spare, would overwrite the file outside that it also is).
+func ownFile(st fs.FileInfo) bool { return st.Mode().IsRegular() && linkCount(st) == 1 }
 
 // dropSpares removes this process's spares (the caller holds s.mu).
 func (s *Store) dropSpares() {

@@ -375,3 +375,65 @@ func TestReaderOfAClaimedFile(t *testing.T) {
 		t.Fatalf("read of a file claimed since it was opened: got %q, %v; want %q", got.Text, err, "hi")
 	}
 }
+
+// A file hard-linked into the store is never recycled: written through
+// as a spare, it would overwrite the file outside the store that it is.
+func TestHardLinkedFileNeverRecycled(t *testing.T) {
+	t.Run("a record's name linked to a file outside", func(t *testing.T) { synctest.Test(t, linkedRecord) })
+	t.Run("a spare linked from outside", func(t *testing.T) { synctest.Test(t, linkedSpare) })
+}
+
+func linkedRecord(t *testing.T) {
+	s := withSpares(t)
+	outside := filepath.Join(t.TempDir(), "precious")
+	if err := os.WriteFile(outside, []byte("precious"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := mustAdd(t, s, msg("m", "bob", "alice", "hi"), t0)
+	p := filepath.Join(s.Dir, m.name)
+	os.Remove(p)
+	if err := os.Link(outside, p); err != nil {
+		t.Fatal(err)
+	}
+	synctest.Wait()
+	s.mu.Lock()
+	s.dropSpares()
+	s.refilling = true // no creation: only what is removed may become a spare
+	s.mu.Unlock()
+	if err := s.Done(m); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, s, msg("n", "bob", "alice", "a message written into a spare, if any"), t0)
+	if b, err := os.ReadFile(outside); err != nil || string(b) != "precious" {
+		t.Errorf("the file outside: got %q, %v, want %q", b, err, "precious")
+	}
+	if got := spareNames(t, s); len(got) != 0 {
+		t.Errorf("spares: got %q, want none", got)
+	}
+	if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the link in the store: got %v, want it removed", err)
+	}
+}
+
+func linkedSpare(t *testing.T) {
+	s := withSpares(t)
+	mustAdd(t, s, msg("m", "bob", "alice", "hi"), t0)
+	synctest.Wait() // spares created in the background
+	s.mu.Lock()
+	next := filepath.Join(s.Dir, s.spares[len(s.spares)-1])
+	s.mu.Unlock()
+	outside := filepath.Join(t.TempDir(), "link")
+	if err := os.Link(next, outside); err != nil {
+		t.Fatal(err)
+	}
+	n := mustAdd(t, s, msg("n", "bob", "alice", "a message written into the next spare"), t0)
+	if b, err := os.ReadFile(outside); err != nil || len(b) != 0 {
+		t.Errorf("the file outside: got %q, %v, want it empty", b, err)
+	}
+	if _, err := os.Lstat(next); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the linked spare: got %v, want it removed from the store", err)
+	}
+	if got, err := s.Read(n.entry(0)); err != nil || got.Text != n.Text {
+		t.Errorf("n: got %q, %v, want %q", got.Text, err, n.Text)
+	}
+}
