@@ -30,15 +30,21 @@ func (s *Store) Token() (string, error) {
 // Release gives up this process's ownership: its held messages are then
 // delivered by any other process serving the same Herdr (and by this
 // one, as orphans), and closes the journal. Tests call it to play a
-// crash.
+// crash. The removal of its spares and owner file is journaled (drops of
+// names no index has), or every other process's next look would take it
+// for a change nobody described and list the whole store again.
 func (s *Store) Release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.dropSpares()
+	gone := s.dropSpares()
 	if s.alive != nil {
 		s.alive.Close()
 		_ = os.Remove(s.ownPath)
+		gone = append(gone, filepath.Base(s.ownPath))
 		s.alive, s.token, s.ownPath = nil, "", ""
+	}
+	if s.j != nil && s.x != nil && len(gone) > 0 {
+		s.changed(gone)
 	}
 	if s.j != nil {
 		// The index goes with it; a later look lists the directory again.

@@ -210,12 +210,15 @@ func (s *Store) fillSpare(p string, b []byte) bool {
 // as a spare, would overwrite the file outside that it also is).
 func ownFile(st fs.FileInfo) bool { return st.Mode().IsRegular() && linkCount(st) == 1 }
 
-// dropSpares removes this process's spares (the caller holds s.mu).
-func (s *Store) dropSpares() {
-	for _, n := range s.spares {
+// dropSpares removes this process's spares and returns their names (the
+// caller holds s.mu).
+func (s *Store) dropSpares() []string {
+	gone := s.spares
+	for _, n := range gone {
 		os.Remove(filepath.Join(s.Dir, n))
 	}
 	s.spares = nil
+	return gone
 }
 
 // spareOwner is the owner token of spare file name ("" when name is not

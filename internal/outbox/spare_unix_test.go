@@ -437,3 +437,26 @@ func linkedSpare(t *testing.T) {
 		t.Errorf("n: got %q, %v, want %q", got.Text, err, n.Text)
 	}
 }
+
+// Release removes this process's spares and owner file: the journal says
+// so, and another process does not list the store again at its next look.
+func TestReleaseJournaled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := withSpares(t)
+		o := another(t, s)
+		mustAdd(t, s, msg("m", "bob", "alice", "hi"), t0)
+		synctest.Wait() // the spares created in the background
+		list(t, o)
+		other := o.x
+		s.Release()
+		if got := spareNames(t, s); len(got) != 0 {
+			t.Fatalf("after Release: got %q, want no spares", got)
+		}
+		if got := ids(list(t, o)); got != "m/h" {
+			t.Errorf("listing: got %q, want %q", got, "m/h")
+		}
+		if o.x != other {
+			t.Errorf("another process listed the directory again after a Release")
+		}
+	})
+}
