@@ -50,7 +50,9 @@ func (l *Locker) Lock(ctx context.Context, terminalID string, d time.Duration) (
 				le.Unlock()
 				return nil, err
 			}
-			sweep(dir, path)
+			if l.acquired.Add(1)%sweepEvery == 1 {
+				sweep(dir, path)
+			}
 			return le, nil
 		}
 		// The previous holder removed the file before releasing it.
@@ -168,10 +170,14 @@ func sweep(dir, own string) {
 	}
 }
 
-// The bounds of one sweep: entries read, files tried.
+// The bounds of one sweep: entries read, files tried; and its pace: a
+// Locker sweeps on its first acquisition and every sweepEvery-th after it
+// (a sweep reads the directory, which also holds the outboxes: per
+// acquisition it cost more than the lock itself).
 const (
-	sweepScan = 32
-	sweepTry  = 4
+	sweepScan  = 32
+	sweepTry   = 4
+	sweepEvery = 16
 )
 
 // removeHeld removes path while this process holds f's lock, if path

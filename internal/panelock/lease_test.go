@@ -152,8 +152,8 @@ func TestLeaseNotBroken(t *testing.T) {
 	}
 }
 
-// Lock files left by killed holders are removed, a few per acquisition;
-// a file that is held never is.
+// Lock files left by killed holders are removed, a few per sweep; a file
+// that is held never is.
 func TestSweepsFilesOfKilledHolders(t *testing.T) {
 	dir := privateDir(t)
 	if err := ensureLeaf(dir, os.Getuid()); err != nil {
@@ -173,7 +173,7 @@ func TestSweepsFilesOfKilledHolders(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 5; i++ {
+	for i := 0; i < 4*sweepEvery; i++ {
 		le, err := l.Lock(t.Context(), "other", time.Minute)
 		if err != nil {
 			t.Fatal(err)
@@ -190,6 +190,34 @@ func TestSweepsFilesOfKilledHolders(t *testing.T) {
 	}
 	if !samePath(held.f, held.path) {
 		t.Fatal("the held file was replaced")
+	}
+}
+
+// The sweep runs on a Locker's first acquisition and then on every
+// sweepEvery-th, not on each: a file left by a killed holder stays until
+// the next one.
+func TestSweepsOnEverySweepEveryThAcquisition(t *testing.T) {
+	dir := privateDir(t)
+	if err := ensureLeaf(dir, os.Getuid()); err != nil {
+		t.Fatal(err)
+	}
+	l := &Locker{Scope: "s", Dir: dir}
+	dead := filepath.Join(dir, l.Key("dead"))
+	exists := func() bool { _, err := os.Lstat(dead); return err == nil }
+	for i := 1; i <= sweepEvery+1; i++ {
+		if i == 2 {
+			if err := os.WriteFile(dead, []byte("hl-lease/1 0000000001 d 0000000000000000001\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		le, err := l.Lock(t.Context(), "other", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		le.Unlock()
+		if got, want := exists(), i > 1 && i <= sweepEvery; got != want {
+			t.Fatalf("after acquisition %d: dead file left = %v, want %v", i, got, want)
+		}
 	}
 }
 

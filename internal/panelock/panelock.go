@@ -23,8 +23,8 @@
 // [Lease.Begin]). A releasing holder removes the file while it still holds
 // the lock; a waiter that then wins the lock on the removed file notices
 // (the path no longer names its file) and starts over, so the directory
-// does not fill up; each acquisition also removes a few files left by
-// killed holders.
+// does not fill up; the first acquisition of a Locker and every
+// sixteenth after it also remove a few files left by killed holders.
 //
 // On systems without flock the lock only serializes within one process.
 package panelock
@@ -33,6 +33,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"sync/atomic"
 	"time"
 )
 
@@ -55,6 +56,10 @@ type Locker struct {
 	// (other.go); empty elsewhere.
 	//lint:ignore U1000 used on systems without flock (other.go)
 	local localLocks
+	// acquired counts acquisitions: it paces the sweep of files left by
+	// killed holders (flock.go).
+	//lint:ignore U1000 used on systems with flock (flock.go)
+	acquired atomic.Uint64
 }
 
 // Roots are the places the lock directory of a user is looked for.
