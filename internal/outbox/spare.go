@@ -18,8 +18,8 @@ import (
 // create costs 0.1–0.7 ms on a busy machine, and every removal makes the
 // next ones dearer. A rename or a write into an existing file costs tens
 // of microseconds. So a long-running process (Store.Spares) keeps a few
-// spare files of its own,
-// hidden (".spare-<owner>-<random>", never a record's name): a file it
+// spare files of its own, hidden (".spare-<owner>-<random>", never a
+// record's name): a file it
 // would remove (a message typed, the old file of an ended message, a
 // request record forgotten or evicted) becomes a spare instead, and a
 // new record is written into a spare under its exclusive flock, then
@@ -33,7 +33,8 @@ import (
 // only when its id and acceptance time are the entry's, and a message
 // file whose names no longer lead to it once read is not found (what was
 // read may begin as the entry's record and end as the next one's), as is
-// one that could not be read, rather than damaged (recycled). Spares of a process that is gone are removed by Prune.
+// one that could not be read, rather than damaged (recycled). Spares of
+// a process that is gone are removed by Prune.
 
 const (
 	sparePrefix = ".spare-"
