@@ -88,10 +88,7 @@ func (p ports) PromptAfterEnter(ctx context.Context) bool {
 	return p.l.capabilities(ctx).PromptAfterEnter
 }
 
-func (p ports) Typed(pane string, got Agent) { p.l.noteTyped(pane, got) }
-
-// lockKey is the delivery lock's key of target ([deliver.LockKey]).
-func lockKey(a Agent) string { return deliver.LockKey(a) }
+func (p ports) Typed(pane string, got Agent) { p.l.c.NoteTyped(pane, got) }
 
 // lockError is the error of a delivery lock that cannot be had: what the
 // operator must fix (a directory another user made, a full disk).

@@ -1,8 +1,9 @@
-package link
+package courier
 
 import (
 	"context"
 	"errors"
+	"github.com/herdr-link/herdr-link/link/deliver"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/outbox"
@@ -13,16 +14,16 @@ import (
 // it gave) and when the probe was sent.
 type observation struct {
 	at  time.Time
-	a   Agent
+	a   deliver.Agent
 	err error
 }
 
 // observe probes the agent of pane once.
-func (l *Link) observe(ctx context.Context, pane string) observation {
-	pctx, cancel := l.bound(ctx)
+func (c *Courier) observe(ctx context.Context, pane string) observation {
+	pctx, cancel := c.bound(ctx)
 	defer cancel()
 	o := observation{at: time.Now()}
-	o.a, o.err = l.cfg.Herdr.GetAgent(pctx, pane)
+	o.a, o.err = c.cfg.Herdr.GetAgent(pctx, pane)
 	return o
 }
 
@@ -50,36 +51,34 @@ const noComposerWait = 5 * time.Second
 // and whether t still has messages (none once its target is gone), with
 // what the probe saw. The probes end with the courier: a server told to
 // stop does not wait for a Herdr that does not answer them.
-func (l *Link) probeHeld(ctx context.Context, t *courierTarget, m outbox.Message) (o observation, next time.Duration, keep, ready bool) {
-	poll := l.courierPoll()
-	o = l.observe(ctx, m.PaneID)
+func (c *Courier) probeHeld(ctx context.Context, t *courierTarget, m outbox.Message) (o observation, next time.Duration, keep, ready bool) {
+	poll := c.courierPoll()
+	o = c.observe(ctx, m.PaneID)
 	switch {
 	case o.gone(m.TerminalID, m.Kind, m.WorkspaceID),
-		o.err == nil && m.Session != "" && sessionOf(o.a) != m.Session: // another agent session
-		l.endAll(t, outbox.EndGone) // under the caller's lock: one process ends them
+		o.err == nil && m.Session != "" && deliver.SessionOf(o.a) != m.Session: // another agent session
+		c.endAll(t, outbox.EndGone) // under the caller's lock: one process ends them
 		return o, 0, false, false
 	case o.err != nil:
-		l.log().Debug("courier probe failed", "pane_id", m.PaneID, "err", o.err)
+		c.log().Debug("courier probe failed", "pane_id", m.PaneID, "err", o.err)
 		return o, poll, true, false
-	case !Takes(o.a):
+	case !deliver.Takes(o.a):
 		return o, poll, true, false
 	}
-	pctx, pcancel := l.bound(ctx)
+	pctx, pcancel := c.bound(ctx)
 	defer pcancel()
-	c, err := l.composer(pctx, o.a)
-	if err == nil {
-		if why, held := holdsTyping(c); held {
-			t.noComposer = time.Time{}
-			l.log().Debug("held message waits", "id", m.ID, "pane_id", m.PaneID, "why", why)
-			return o, min(poll, draftPoll), true, false
-		}
+	why, none := c.cfg.Ports.Composer(pctx, o.a)
+	if why != "" {
+		t.noComposer = time.Time{}
+		c.log().Debug("held message waits", "id", m.ID, "pane_id", m.PaneID, "why", why)
+		return o, min(poll, draftPoll), true, false
 	}
 	// A kind whose composer herdr-link reads, showing none: a dialog, or
 	// a TUI still drawing itself (real Claude Code 2.1.328 reads idle to
 	// Herdr 0.8.2 before its composer is back after the trust dialog, and
 	// text typed then is lost). It waits for the composer up to
 	// noComposerWait, then is typed as before.
-	if err == nil && c == ComposerUnknown && ComposerKnown(o.a.Kind) {
+	if none {
 		if t.noComposer.IsZero() {
 			t.noComposer = time.Now()
 		}
@@ -93,9 +92,9 @@ func (l *Link) probeHeld(ctx context.Context, t *courierTarget, m outbox.Message
 		return o, poll, true, false
 	}
 	// One reading is not trusted: the same state a settle gap later.
-	a, ok := l.d.Settled(ctx, o.a)
+	a, ok := c.d.Settled(ctx, o.a)
 	if !ok {
-		return o, min(poll, l.d.SettleGap()), true, false
+		return o, min(poll, c.d.SettleGap()), true, false
 	}
 	o.a = a
 	return o, 0, true, true

@@ -1,4 +1,4 @@
-package link
+package courier
 
 import (
 	"context"
@@ -8,13 +8,14 @@ import (
 
 	"github.com/herdr-link/herdr-link/internal/outbox"
 	"github.com/herdr-link/herdr-link/link/deliver"
+	"github.com/herdr-link/herdr-link/link/proto"
 )
 
 // heldFor returns the messages held or being typed for the target of key
 // hash h, oldest first (the store's index: not a listing of the whole
 // store).
-func (l *Link) heldFor(h string) ([]outbox.Entry, error) {
-	return l.cfg.Outbox.ListForTarget(h)
+func (c *Courier) heldFor(h string) ([]outbox.Entry, error) {
+	return c.cfg.Outbox.ListForTarget(h)
 }
 
 // deliverNext types the oldest held message for t if t can take it now.
@@ -22,12 +23,12 @@ func (l *Link) heldFor(h string) ([]outbox.Entry, error) {
 // its probe of t saw when it probed and typed nothing (nil otherwise: an
 // observation made before a delivery says nothing of the turn it
 // starts).
-func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration, bool, *observation) {
-	poll := l.courierPoll()
-	var lease Lease = deliver.NoLease{}
-	if l.cfg.Locker != nil {
+func (c *Courier) deliverNext(ctx context.Context, t *courierTarget) (time.Duration, bool, *observation) {
+	poll := c.courierPoll()
+	var lease deliver.Lease = deliver.NoLease{}
+	if c.cfg.Locker != nil {
 		lctx, cancel := context.WithTimeout(ctx, courierLockWait)
-		le, err := l.cfg.Locker.Lock(lctx, t.key, l.callTimeout())
+		le, err := c.cfg.Locker.Lock(lctx, t.key, c.cfg.CallTimeout)
 		cancel()
 		if err != nil {
 			// Another delivery is under way (or no lock can be had: the
@@ -36,27 +37,27 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 		}
 		lease = le
 	}
-	m, ok := l.oldestHeld(t)
+	m, ok := c.oldestHeld(t)
 	if !ok {
 		lease.Unlock()
 		return 0, false, nil
 	}
-	obs, next, keep, ready := l.probeHeld(ctx, t, m)
+	obs, next, keep, ready := c.probeHeld(ctx, t, m)
 	if !ready {
 		lease.Unlock()
 		return next, keep, &obs
 	}
 	a := obs.a
-	batch := l.claim(t, m)
+	batch := c.claim(t, m)
 	if len(batch) == 0 {
 		lease.Unlock()
 		return poll, true, nil
 	}
-	l.crash("claimed")
+	c.crash("claimed")
 	// A delivery once begun is not cut short by the courier's end: the
 	// operation deadline and the watch's budget bound it.
 	ctx = context.WithoutCancel(ctx)
-	hctx, cancel := l.bound(ctx)
+	hctx, cancel := c.bound(ctx)
 	defer cancel()
 	if err := lease.Begin(deliver.UntilDeadline(hctx)); err != nil {
 		// Broken while this process was stopped: another delivery's turn.
@@ -64,7 +65,7 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 		// the message is never typed twice.
 		lease.Unlock()
 		for _, m := range batch {
-			_ = l.cfg.Outbox.End(m, outbox.EndMaybeDelivered, l.now())
+			_ = c.cfg.Outbox.End(m, outbox.EndMaybeDelivered, c.now())
 		}
 		return poll, true, nil
 	}
@@ -77,9 +78,9 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 	// that took it between the release and the record would find the
 	// claim and end the message as may-have-been-delivered.
 	sl := &deliver.SettleFirst{Lease: lease}
-	d, err := l.typeHeld(ctx, hctx, a, m.ID, text.String(), sl)
+	d, err := c.typeHeld(ctx, hctx, a, m.ID, text.String(), sl)
 	for _, m := range batch {
-		l.settle(m, d, err)
+		c.settle(m, d, err)
 	}
 	sl.Settled()
 	return poll, true, nil
@@ -88,15 +89,15 @@ func (l *Link) deliverNext(ctx context.Context, t *courierTarget) (time.Duration
 // claim claims m, and when it is a notice every other notice held for t
 // with it (several notices due to one agent are one turn). It returns
 // what it claimed.
-func (l *Link) claim(t *courierTarget, m outbox.Message) []outbox.Message {
-	if err := l.cfg.Outbox.Claim(&m); err != nil {
+func (c *Courier) claim(t *courierTarget, m outbox.Message) []outbox.Message {
+	if err := c.cfg.Outbox.Claim(&m); err != nil {
 		return nil
 	}
 	batch := []outbox.Message{m}
 	if !m.Notice {
 		return batch
 	}
-	ents, err := l.heldFor(t.hash)
+	ents, err := c.heldFor(t.hash)
 	if err != nil {
 		return batch
 	}
@@ -104,11 +105,11 @@ func (l *Link) claim(t *courierTarget, m outbox.Message) []outbox.Message {
 		if e.State != outbox.StateHeld || e.ID == m.ID {
 			continue
 		}
-		n, err := l.cfg.Outbox.Read(e)
-		if err != nil || !n.Notice || !l.now().Before(n.Expires) {
+		n, err := c.cfg.Outbox.Read(e)
+		if err != nil || !n.Notice || !c.now().Before(n.Expires) {
 			continue
 		}
-		if l.cfg.Outbox.Claim(&n) == nil {
+		if c.cfg.Outbox.Claim(&n) == nil {
 			batch = append(batch, n)
 		}
 	}
@@ -116,89 +117,76 @@ func (l *Link) claim(t *courierTarget, m outbox.Message) []outbox.Message {
 }
 
 // settle records the outcome of typing the held message m.
-func (l *Link) settle(m outbox.Message, d string, err error) {
+func (c *Courier) settle(m outbox.Message, d string, err error) {
 	switch {
-	case err == nil && d == DeliveryNotSubmitted:
+	case err == nil && d == deliver.DeliveryNotSubmitted:
 		// Typed, and its text is still in the target's composer: not
 		// delivered, and never typed again (it would join the unsent
 		// text). Its sender learns of it.
-		l.crash("typed")
-		if err := l.cfg.Outbox.End(m, outbox.EndNotSubmitted, l.now()); err != nil {
-			l.log().Warn("outbox: unsubmitted message not recorded", "id", m.ID, "err", err)
+		c.crash("typed")
+		if err := c.cfg.Outbox.End(m, outbox.EndNotSubmitted, c.now()); err != nil {
+			c.log().Warn("outbox: unsubmitted message not recorded", "id", m.ID, "err", err)
 		}
-		l.log().Warn("held message typed but not submitted: its text is still in the target's composer; it is not typed again",
+		c.log().Warn("held message typed but not submitted: its text is still in the target's composer; it is not typed again",
 			"id", m.ID, "to", m.To, "pane_id", m.PaneID)
-		l.tellNotSubmitted(m)
+		c.tellNotSubmitted(m)
 	case err == nil && m.Notice:
 		// A notice leaves a record that it was typed: whoever ends its
 		// request again after a crash must not write it a second time.
-		l.crash("typed")
-		if err := l.cfg.Outbox.End(m, outbox.EndTyped, l.now()); err != nil {
-			l.log().Warn("outbox: typed notice not recorded", "id", m.ID, "err", err)
+		c.crash("typed")
+		if err := c.cfg.Outbox.End(m, outbox.EndTyped, c.now()); err != nil {
+			c.log().Warn("outbox: typed notice not recorded", "id", m.ID, "err", err)
 		}
 	case err == nil:
-		l.crash("typed")
-		if err := l.cfg.Outbox.Done(m); err != nil {
-			l.log().Warn("outbox: typed message not removed", "id", m.ID, "err", err)
+		c.crash("typed")
+		if err := c.cfg.Outbox.Done(m); err != nil {
+			c.log().Warn("outbox: typed message not removed", "id", m.ID, "err", err)
 		}
-		l.log().Debug("held message delivered", "id", m.ID, "to", m.To, "pane_id", m.PaneID, "delivery", d,
+		c.log().Debug("held message delivered", "id", m.ID, "to", m.To, "pane_id", m.PaneID, "delivery", d,
 			"held_for", time.Since(m.Accepted))
-	case typedMaybe(err):
-		_ = l.cfg.Outbox.End(m, outbox.EndMaybeDelivered, l.now())
-		l.log().Warn("held message may have been delivered", "id", m.ID, "pane_id", m.PaneID, "err", err)
-	case errors.Is(err, ErrPeerNotFound):
-		_ = l.cfg.Outbox.End(m, outbox.EndGone, l.now())
+	case c.cfg.Ports.TypedMaybe(err):
+		_ = c.cfg.Outbox.End(m, outbox.EndMaybeDelivered, c.now())
+		c.log().Warn("held message may have been delivered", "id", m.ID, "pane_id", m.PaneID, "err", err)
+	case errors.Is(err, proto.ErrPeerNotFound):
+		_ = c.cfg.Outbox.End(m, outbox.EndGone, c.now())
 	default:
 		// Herdr refused before typing (the target became blocked, say):
 		// nothing was typed, the message waits on.
-		if uerr := l.cfg.Outbox.Unclaim(&m); uerr != nil {
-			_ = l.cfg.Outbox.End(m, outbox.EndMaybeDelivered, l.now())
+		if uerr := c.cfg.Outbox.Unclaim(&m); uerr != nil {
+			_ = c.cfg.Outbox.End(m, outbox.EndMaybeDelivered, c.now())
 		}
-		l.log().Debug("held message not typed yet", "id", m.ID, "pane_id", m.PaneID, "err", err)
+		c.log().Debug("held message not typed yet", "id", m.ID, "pane_id", m.PaneID, "err", err)
 	}
 }
 
 // typeHeld types a held message: always watched for its submission, so
 // that the lock is kept until the turn it starts shows, and the next
 // held message waits for that turn to end.
-func (l *Link) typeHeld(ctx, hctx context.Context, target Agent, id, text string, lease Lease) (string, error) {
-	return l.d.TypeWatched(ctx, hctx, target, text, lease, true, func(at time.Time, seq uint64) { l.requestTyped(id, at, seq) })
-}
-
-// typedMaybe reports whether a failed delivery may have typed its text.
-func typedMaybe(err error) bool {
-	var e *Error
-	if !errors.As(err, &e) {
-		return true
-	}
-	switch e.Detail {
-	case detailMaybeSent, detailClosedDuring, detailChanged:
-		return true
-	}
-	return false
+func (c *Courier) typeHeld(ctx, hctx context.Context, target deliver.Agent, id, text string, lease deliver.Lease) (string, error) {
+	return c.d.TypeWatched(ctx, hctx, target, text, lease, true, func(at time.Time, seq uint64) { c.requestTyped(id, at, seq) })
 }
 
 // oldestHeld returns the oldest message held for t, by any sender, ending
 // on the way those that expired and those a typer that died left claimed.
 // The caller holds t's lock.
-func (l *Link) oldestHeld(t *courierTarget) (outbox.Message, bool) {
-	ents, err := l.heldFor(t.hash)
+func (c *Courier) oldestHeld(t *courierTarget) (outbox.Message, bool) {
+	ents, err := c.heldFor(t.hash)
 	if err != nil {
 		return outbox.Message{}, false
 	}
-	now := l.now()
+	now := c.now()
 	for _, e := range ents {
-		m, err := l.cfg.Outbox.Read(e)
+		m, err := c.cfg.Outbox.Read(e)
 		if err != nil {
 			continue
 		}
 		switch {
 		case m.State == outbox.StateTyping:
-			l.log().Warn("a held message was being typed by a process that is gone: it may have been delivered, it is not typed again", "id", m.ID, "pane_id", m.PaneID)
-			_ = l.cfg.Outbox.End(m, outbox.EndMaybeDelivered, now)
+			c.log().Warn("a held message was being typed by a process that is gone: it may have been delivered, it is not typed again", "id", m.ID, "pane_id", m.PaneID)
+			_ = c.cfg.Outbox.End(m, outbox.EndMaybeDelivered, now)
 		case !now.Before(m.Expires):
-			l.log().Debug("held message expired", "id", m.ID, "pane_id", m.PaneID)
-			l.endHeld(m, outbox.EndExpired)
+			c.log().Debug("held message expired", "id", m.ID, "pane_id", m.PaneID)
+			c.endHeld(m, outbox.EndExpired)
 		default:
 			return m, true
 		}
@@ -211,39 +199,39 @@ func (l *Link) oldestHeld(t *courierTarget) (outbox.Message, bool) {
 // through its record (the courier following it writes the notice), any
 // other message by a notice written here. Notices themselves end
 // silently.
-func (l *Link) endHeld(m outbox.Message, why string) {
-	if err := l.cfg.Outbox.End(m, why, l.now()); err != nil {
-		l.log().Warn("outbox: held message not ended", "id", m.ID, "err", err)
+func (c *Courier) endHeld(m outbox.Message, why string) {
+	if err := c.cfg.Outbox.End(m, why, c.now()); err != nil {
+		c.log().Warn("outbox: held message not ended", "id", m.ID, "err", err)
 		return
 	}
-	if m.Notice || l.cfg.NoNotices {
+	if m.Notice || c.cfg.NoNotices {
 		return
 	}
-	if _, err := l.cfg.Outbox.FindRequest(m.ID); err == nil {
+	if _, err := c.cfg.Outbox.FindRequest(m.ID); err == nil {
 		return
 	}
-	if err := l.holdNotice(m.ID, m.To, heldOutcome(why), m.From, m.FromKey, m.FromPane, m.FromKind, m.FromWorkspace); err != nil {
-		l.log().Warn("notice not written", "id", m.ID, "err", err)
+	if err := c.holdNotice(m.ID, m.To, heldOutcome(why), m.From, m.FromKey, m.FromPane, m.FromKind, m.FromWorkspace); err != nil {
+		c.log().Warn("notice not written", "id", m.ID, "err", err)
 	}
 }
 
 // endAll ends every message held for t (its target is gone).
-func (l *Link) endAll(t *courierTarget, why string) {
-	ents, err := l.heldFor(t.hash)
+func (c *Courier) endAll(t *courierTarget, why string) {
+	ents, err := c.heldFor(t.hash)
 	if err != nil {
 		return
 	}
 	for _, e := range ents {
-		if m, err := l.cfg.Outbox.Read(e); err == nil {
-			l.log().Debug("held message ended", "id", m.ID, "pane_id", m.PaneID, "why", why)
-			l.endHeld(m, why)
+		if m, err := c.cfg.Outbox.Read(e); err == nil {
+			c.log().Debug("held message ended", "id", m.ID, "pane_id", m.PaneID, "why", why)
+			c.endHeld(m, why)
 		}
 	}
 }
 
 // crash is a test hook: a crash injected at a step of a held delivery.
-func (l *Link) crash(step string) {
-	if l.cfg.CrashAt != nil {
-		l.cfg.CrashAt(step)
+func (c *Courier) crash(step string) {
+	if c.cfg.CrashAt != nil {
+		c.cfg.CrashAt(step)
 	}
 }

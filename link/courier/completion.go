@@ -1,4 +1,4 @@
-package link
+package courier
 
 import "github.com/herdr-link/herdr-link/link/deliver"
 
@@ -18,40 +18,40 @@ type typedAt struct {
 // dropped (the requests then end by the state rule alone).
 const maxTypedComp = 4096
 
-// noteTyped remembers the completion_seq got (Herdr's answer to a
+// NoteTyped remembers the completion_seq got (Herdr's answer to a
 // prompt, the agent before submission) showed, when it shows one.
-func (l *Link) noteTyped(pane string, got Agent) {
+func (c *Courier) NoteTyped(pane string, got deliver.Agent) {
 	comp, ok := got.CompletionSeq.Get()
 	if !ok || got.Seq == 0 {
 		return
 	}
-	l.compMu.Lock()
-	defer l.compMu.Unlock()
-	if l.typedComp == nil || len(l.typedComp) >= maxTypedComp {
-		l.typedComp = map[typedAt]uint64{}
+	c.compMu.Lock()
+	defer c.compMu.Unlock()
+	if c.typedComp == nil || len(c.typedComp) >= maxTypedComp {
+		c.typedComp = map[typedAt]uint64{}
 	}
-	l.typedComp[typedAt{pane, got.Seq}] = comp
+	c.typedComp[typedAt{pane, got.Seq}] = comp
 }
 
-// forgetTyped drops what noteTyped remembered of a request.
-func (l *Link) forgetTyped(pane string, seq uint64) {
-	l.compMu.Lock()
-	defer l.compMu.Unlock()
-	delete(l.typedComp, typedAt{pane, seq})
+// forgetTyped drops what NoteTyped remembered of a request.
+func (c *Courier) forgetTyped(pane string, seq uint64) {
+	c.compMu.Lock()
+	defer c.compMu.Unlock()
+	delete(c.typedComp, typedAt{pane, seq})
 }
 
 // completedSince reports whether a (a reading of the recipient) shows a
 // completed task since the message typed at state_change_seq seq, and
 // whether that is known: Herdr reports completion_seq and this process
 // remembers its value at the typing.
-func (l *Link) completedSince(pane string, seq uint64, a Agent) (completed, known bool) {
+func (c *Courier) completedSince(pane string, seq uint64, a deliver.Agent) (completed, known bool) {
 	now, has := a.CompletionSeq.Get()
 	if !has || seq == 0 {
 		return false, false
 	}
-	l.compMu.Lock()
-	then, ok := l.typedComp[typedAt{pane, seq}]
-	l.compMu.Unlock()
+	c.compMu.Lock()
+	then, ok := c.typedComp[typedAt{pane, seq}]
+	c.compMu.Unlock()
 	if !ok {
 		return false, false
 	}
