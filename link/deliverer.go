@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"syscall"
-	"time"
 
 	"github.com/herdr-link/herdr-link/internal/outbox"
 	"github.com/herdr-link/herdr-link/internal/panelock"
@@ -135,13 +134,6 @@ func (l *Link) outboxError(err error) error {
 		return newErr(SendFailed, detailOutboxSpace, err)
 	}
 	return newErr(SendFailed, detailNoOutbox, err)
-}
-
-func (l *Link) now() time.Time {
-	if l.cfg.Now != nil {
-		return l.cfg.Now()
-	}
-	return time.Now()
 }
 
 // holdsTyping reports whether the screen state c keeps a message from
