@@ -10,9 +10,9 @@ import (
 // only when Herdr's completion_seq stepped since the typing; without the
 // counter, or without the value at typing, nothing is known.
 func TestCompletedSince(t *testing.T) {
-	c := &Courier{} // no Herdr: the completion record only
-	c.NoteTyped("w1:p2", deliver.Agent{Seq: 7, CompletionSeq: deliver.SeqOf(3)})
-	c.NoteTyped("w1:p3", deliver.Agent{Seq: 9}) // Herdr without the counter
+	var r completions
+	r.note("w1:p2", deliver.Agent{Seq: 7, CompletionSeq: deliver.SeqOf(3)})
+	r.note("w1:p3", deliver.Agent{Seq: 9}) // Herdr without the counter
 	for _, tc := range []struct {
 		name            string
 		pane            string
@@ -28,13 +28,13 @@ func TestCompletedSince(t *testing.T) {
 		{"typed without the counter", "w1:p3", 9, deliver.Agent{CompletionSeq: deliver.SeqOf(5)}, false, false},
 		{"typed seq unknown", "w1:p2", 0, deliver.Agent{CompletionSeq: deliver.SeqOf(5)}, false, false},
 	} {
-		c, k := c.completedSince(tc.pane, tc.seq, tc.now)
-		if c != tc.completed || k != tc.know {
-			t.Errorf("%s: completed %v, known %v; want %v, %v", tc.name, c, k, tc.completed, tc.know)
+		completed, known := r.completedSince(tc.pane, tc.seq, tc.now)
+		if completed != tc.completed || known != tc.know {
+			t.Errorf("%s: got completed %v, known %v; want %v, %v", tc.name, completed, known, tc.completed, tc.know)
 		}
 	}
-	c.forgetTyped("w1:p2", 7)
-	if _, k := c.completedSince("w1:p2", 7, deliver.Agent{CompletionSeq: deliver.SeqOf(4)}); k {
-		t.Error("known after forgetTyped")
+	r.forget("w1:p2", 7)
+	if _, k := r.completedSince("w1:p2", 7, deliver.Agent{CompletionSeq: deliver.SeqOf(4)}); k {
+		t.Error("known after forget")
 	}
 }

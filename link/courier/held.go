@@ -23,11 +23,11 @@ func (c *Courier) heldFor(h string) ([]outbox.Entry, error) {
 // its probe of t saw when it probed and typed nothing (nil otherwise: an
 // observation made before a delivery says nothing of the turn it
 // starts).
-func (c *Courier) deliverNext(ctx context.Context, t *courierTarget) (time.Duration, bool, *observation) {
-	poll := c.courierPoll()
+func (c *Courier) deliverNext(ctx context.Context, t *waitTarget) (time.Duration, bool, *observation) {
+	poll := c.poll()
 	var lease deliver.Lease = deliver.NoLease{}
 	if c.cfg.Locker != nil {
-		lctx, cancel := context.WithTimeout(ctx, courierLockWait)
+		lctx, cancel := context.WithTimeout(ctx, lockWait)
 		le, err := c.cfg.Locker.Lock(lctx, t.key, c.cfg.CallTimeout)
 		cancel()
 		if err != nil {
@@ -86,10 +86,68 @@ func (c *Courier) deliverNext(ctx context.Context, t *courierTarget) (time.Durat
 	return poll, true, nil
 }
 
+// noComposerWait bounds how long a held message waits for a target's
+// composer to show.
+const noComposerWait = 5 * time.Second
+
+// probeHeld says whether the target of the held message m can take it
+// now (ready, with the target as Herdr shows it), else when to look again
+// and whether t still has messages (none once its target is gone), with
+// what the probe saw. The probes end with the courier: a server told to
+// stop does not wait for a Herdr that does not answer them.
+func (c *Courier) probeHeld(ctx context.Context, t *waitTarget, m outbox.Message) (o observation, next time.Duration, keep, ready bool) {
+	poll := c.poll()
+	o = c.observe(ctx, m.PaneID)
+	switch {
+	case o.gone(m.TerminalID, m.Kind, m.WorkspaceID),
+		o.err == nil && m.Session != "" && deliver.SessionOf(o.a) != m.Session: // another agent session
+		c.endAll(t, outbox.EndGone) // under the caller's lock: one process ends them
+		return o, 0, false, false
+	case o.err != nil:
+		c.log().Debug("courier probe failed", "pane_id", m.PaneID, "err", o.err)
+		return o, poll, true, false
+	case !deliver.Takes(o.a):
+		return o, poll, true, false
+	}
+	pctx, pcancel := c.bound(ctx)
+	defer pcancel()
+	why, none := c.cfg.Ports.Composer(pctx, o.a)
+	if why != "" {
+		t.noComposer = time.Time{}
+		c.log().Debug("held message waits", "id", m.ID, "pane_id", m.PaneID, "why", why)
+		return o, min(poll, draftPoll), true, false
+	}
+	// A kind whose composer herdr-link reads, showing none: a dialog, or
+	// a TUI still drawing itself (real Claude Code 2.1.328 reads idle to
+	// Herdr 0.8.2 before its composer is back after the trust dialog, and
+	// text typed then is lost). It waits for the composer up to
+	// noComposerWait, then is typed as before.
+	if none {
+		if t.noComposer.IsZero() {
+			t.noComposer = time.Now()
+		}
+		if time.Since(t.noComposer) < noComposerWait {
+			return o, min(poll, draftPoll), true, false
+		}
+	} else {
+		t.noComposer = time.Time{}
+	}
+	if ctx.Err() != nil {
+		return o, poll, true, false
+	}
+	// One reading is not trusted: the same state a settle gap later.
+	a, ok := c.d.Settled(ctx, o.a)
+	if !ok {
+		return o, min(poll, c.d.SettleGap()), true, false
+	}
+	o.a = a
+	return o, 0, true, true
+}
+
 // claim claims m, and when it is a notice every other notice held for t
 // with it (several notices due to one agent are one turn). It returns
 // what it claimed.
-func (c *Courier) claim(t *courierTarget, m outbox.Message) []outbox.Message {
+func (c *Courier) claim(t *waitTarget, m outbox.Message) []outbox.Message {
 	if err := c.cfg.Outbox.Claim(&m); err != nil {
 		return nil
 	}
@@ -169,7 +227,7 @@ func (c *Courier) typeHeld(ctx, hctx context.Context, target deliver.Agent, id, 
 // oldestHeld returns the oldest message held for t, by any sender, ending
 // on the way those that expired and those a typer that died left claimed.
 // The caller holds t's lock.
-func (c *Courier) oldestHeld(t *courierTarget) (outbox.Message, bool) {
+func (c *Courier) oldestHeld(t *waitTarget) (outbox.Message, bool) {
 	ents, err := c.heldFor(t.hash)
 	if err != nil {
 		return outbox.Message{}, false
@@ -216,7 +274,7 @@ func (c *Courier) endHeld(m outbox.Message, why string) {
 }
 
 // endAll ends every message held for t (its target is gone).
-func (c *Courier) endAll(t *courierTarget, why string) {
+func (c *Courier) endAll(t *waitTarget, why string) {
 	ents, err := c.heldFor(t.hash)
 	if err != nil {
 		return

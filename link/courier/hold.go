@@ -1,21 +1,9 @@
 package courier
 
 import (
-	"time"
-
 	"github.com/herdr-link/herdr-link/internal/outbox"
 	"github.com/herdr-link/herdr-link/link/deliver"
 )
-
-// DefaultHoldFor is how long a held message waits at most.
-const DefaultHoldFor = 30 * time.Minute
-
-func (c *Courier) holdFor() time.Duration {
-	if c.cfg.HoldFor > 0 {
-		return c.cfg.HoldFor
-	}
-	return DefaultHoldFor
-}
 
 // Hold stores the message env (text, sent by self to target, held for
 // why) in the outbox for the courier ([Courier.Deliver]) of this process,
@@ -36,7 +24,7 @@ func (c *Courier) Hold(self, target deliver.Agent, env Sent, text, why string) e
 		return c.cfg.Ports.OutboxFailed(err)
 	}
 	c.log().Debug("held", "id", env.ID, "to", env.To, "pane_id", target.PaneID, "why", why, "bytes", len(text))
-	c.kickCourier(c.cfg.Outbox.KeyHash(m.TargetKey))
+	c.kickFor(c.cfg.Outbox.KeyHash(m.TargetKey))
 	return nil
 }
 

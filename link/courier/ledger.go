@@ -264,7 +264,7 @@ func (c *Courier) holdNotice(id, peer, what, to, toKey, toPane, toKind, toWorksp
 	if _, err := c.cfg.Outbox.Add(m, now); err != nil {
 		return err
 	}
-	c.kickCourier(c.cfg.Outbox.KeyHash(toKey))
+	c.kickFor(c.cfg.Outbox.KeyHash(toKey))
 	return nil
 }
 

@@ -61,7 +61,7 @@ func (c *Courier) DeliverOnce(ctx context.Context, pane string) (OnceReport, err
 	for _, t := range due {
 		panes[t.pane] = true
 	}
-	sem := make(chan struct{}, courierParallel)
+	sem := make(chan struct{}, maxParallel)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
@@ -96,7 +96,7 @@ func (c *Courier) DeliverOnce(ctx context.Context, pane string) (OnceReport, err
 }
 
 // heldIDs are the ids of the messages held for the targets of due.
-func (c *Courier) heldIDs(due map[string]*courierTarget) []string {
+func (c *Courier) heldIDs(due map[string]*waitTarget) []string {
 	ents, err := c.cfg.Outbox.List()
 	if err != nil {
 		return nil
@@ -115,13 +115,13 @@ func (c *Courier) heldIDs(due map[string]*courierTarget) []string {
 // left being typed by one, for the agent of pane (every agent when pane
 // is ""). It reads one record per such target, and none when nothing of
 // a gone process waits.
-func (c *Courier) dueTargets(pane string) (map[string]*courierTarget, error) {
+func (c *Courier) dueTargets(pane string) (map[string]*waitTarget, error) {
 	ents, err := c.cfg.Outbox.List()
 	if err != nil {
 		return nil, err
 	}
 	alive := map[string]bool{}
-	out := map[string]*courierTarget{}
+	out := map[string]*waitTarget{}
 	seen := map[string]bool{}
 	for _, e := range ents {
 		if !(e.Held() || e.Pending()) || seen[e.Target] {
@@ -145,7 +145,7 @@ func (c *Courier) dueTargets(pane string) (map[string]*courierTarget, error) {
 		if pane != "" && paneID != pane {
 			continue
 		}
-		out[e.Target] = &courierTarget{hash: e.Target, key: key, pane: paneID}
+		out[e.Target] = &waitTarget{hash: e.Target, key: key, pane: paneID}
 	}
 	return out, nil
 }

@@ -9,20 +9,6 @@ import (
 	"github.com/herdr-link/herdr-link/internal/outbox"
 )
 
-// watchedRequest is a pending request the courier follows. Its record
-// is read when the courier starts following it and again only while it is
-// not known to be typed; what it saw of the recipient's turn is kept
-// here, not on disk: a courier that starts over (another process) looks
-// at the recipient afresh.
-type watchedRequest struct {
-	e outbox.Entry
-	r outbox.Request
-	// busy: the recipient was seen working since the request was typed;
-	// rest: since when it has been at rest after that.
-	busy bool
-	rest time.Time
-}
-
 // heldOutcome is the outcome of a request whose held message ended
 // without being typed.
 func heldOutcome(end string) string {
@@ -43,8 +29,8 @@ func heldOutcome(end string) string {
 // (none while every request waits in the outbox). A request is judged
 // only by an observation made after it was typed. It returns when to look
 // again; what it ended leaves t.reqs.
-func (c *Courier) followRequests(ctx context.Context, t *courierTarget, obs *observation) time.Duration {
-	next := c.courierPoll()
+func (c *Courier) followRequests(ctx context.Context, t *waitTarget, obs *observation) time.Duration {
+	next := c.poll()
 	now := c.now()
 	others := map[string]*observation{} // recipients in another pane than t's (not expected)
 	for id, w := range t.reqs {
@@ -103,7 +89,7 @@ func (c *Courier) followRequests(ctx context.Context, t *courierTarget, obs *obs
 // observation of its recipient made after it was typed, shows it. It
 // returns when to look again, and whether it is still pending.
 func (c *Courier) judgeRequest(w *watchedRequest, o observation, now time.Time) (time.Duration, bool) {
-	poll := c.courierPoll()
+	poll := c.poll()
 	r, a := w.r, o.a
 	switch {
 	case o.gone(r.TerminalID, r.Kind, r.WorkspaceID):
@@ -113,7 +99,7 @@ func (c *Courier) judgeRequest(w *watchedRequest, o observation, now time.Time) 
 		return poll, true
 	}
 	moved := r.TypedSeq != 0 && a.Seq != r.TypedSeq
-	completed, known := c.completedSince(r.PaneID, r.TypedSeq, a)
+	completed, known := c.typed.completedSince(r.PaneID, r.TypedSeq, a)
 	if completed {
 		moved = true // a completed task since the typing: its turn ran
 	}
@@ -151,7 +137,7 @@ func (c *Courier) judgeRequest(w *watchedRequest, o observation, now time.Time) 
 		w.rest = time.Time{}
 		return poll, true
 	}
-	c.forgetTyped(r.PaneID, r.TypedSeq)
+	c.typed.forget(r.PaneID, r.TypedSeq)
 	c.endRequest(w.e, outbox.OutcomeHandled)
 	return 0, false
 }
