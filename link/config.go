@@ -172,6 +172,7 @@ func New(cfg Config) (*Link, error) {
 	}
 	l := &Link{cfg: cfg}
 	l.d = newDeliverer(l)
+	l.c = newCourier(l)
 	l.starts = newLauncher(l)
 	return l, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"syscall"
-	"time"
 
 	"github.com/herdr-link/herdr-link/internal/outbox"
 	"github.com/herdr-link/herdr-link/internal/panelock"
@@ -88,10 +87,7 @@ func (p ports) PromptAfterEnter(ctx context.Context) bool {
 	return p.l.capabilities(ctx).PromptAfterEnter
 }
 
-func (p ports) Typed(pane string, got Agent) { p.l.noteTyped(pane, got) }
-
-// lockKey is the delivery lock's key of target ([deliver.LockKey]).
-func lockKey(a Agent) string { return deliver.LockKey(a) }
+func (p ports) Typed(pane string, got Agent) { p.l.c.NoteTyped(pane, got) }
 
 // lockError is the error of a delivery lock that cannot be had: what the
 // operator must fix (a directory another user made, a full disk).
@@ -138,13 +134,6 @@ func (l *Link) outboxError(err error) error {
 		return newErr(SendFailed, detailOutboxSpace, err)
 	}
 	return newErr(SendFailed, detailNoOutbox, err)
-}
-
-func (l *Link) now() time.Time {
-	if l.cfg.Now != nil {
-		return l.cfg.Now()
-	}
-	return time.Now()
 }
 
 // holdsTyping reports whether the screen state c keeps a message from

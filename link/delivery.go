@@ -121,10 +121,6 @@ const DefaultSettleGap = deliver.DefaultSettleGap
 
 func (l *Link) submitHold() time.Duration { return l.d.SubmitHold() }
 
-// background runs f in the background, counted like a hold until it
-// returns (see [Link.Wait]).
-func (l *Link) background(f func()) { l.d.Background(f) }
-
 // Wait returns once every delivery lock still held in the background
 // (until Herdr's Enter is past) has been released and every background
 // write of a request's typing is done, or ctx ends (its error

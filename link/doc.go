@@ -7,9 +7,12 @@
 // checks. One delivery to one target (the lock, the blocker checks, the
 // lease, the prompt, the occupant checks, the confirmation watch, the
 // release) is the delivery core's, package link/deliver, which a Link
-// holds and which imports nothing of link. Starting an agent ([Link.Start])
-// is package link/start's, which a Link holds too; the error codes and
-// the names both share are package link/proto's, which link re-exports.
+// holds and which imports nothing of link. The courier on top of it
+// ([Link.Deliver], [Link.DeliverOnce]: held messages, the request ledger
+// and its watch, [Link.WaitReply]) is package link/courier's, and
+// starting an agent ([Link.Start]) is package link/start's; a Link holds
+// both. The error codes and the names they share are package
+// link/proto's, which link re-exports.
 //
 // Operations drive Herdr through the [Herdr] interface ([SocketHerdr] over
 // the socket client in production, the same type over socket/sockettest in

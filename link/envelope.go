@@ -9,12 +9,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
+	"github.com/herdr-link/herdr-link/link/proto"
 	"github.com/herdr-link/herdr-link/schema"
 	"github.com/herdr-link/herdr-link/socket"
 )
 
 // Protocol is the protocol identifier every envelope carries.
-const Protocol = "herdr-link/1"
+const Protocol = proto.Protocol
 
 // MaxMessageBytes bounds the message payload (UTF-8 bytes). The delivered
 // request line has a second bound, [CheckDeliverable]: Herdr reads at most

@@ -1,4 +1,4 @@
 package link
 
-// NoticeText is noticeText, for the external tests.
-var NoticeText = noticeText
+// NoticeText is the typed text of notice n, for the external tests.
+func NoticeText(n Notice) string { return n.Text() }

@@ -32,9 +32,6 @@ type PaneWatcher = deliver.PaneWatcher
 // PaneEvents is an open stream of status changes.
 type PaneEvents = deliver.PaneEvents
 
-// sessionOf is a's agent session as one string ("" when none).
-func sessionOf(a Agent) string { return deliver.SessionOf(a) }
-
 // fromHerdr turns the name Herdr sent into the agent's name: an alias
 // a start chose ([DisplayName]) is known by the name it stands for.
 func fromHerdr(a *Agent) {

@@ -3,9 +3,9 @@ package link
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/herdr-link/herdr-link/internal/outbox"
+	"github.com/herdr-link/herdr-link/link/courier"
 )
 
 // When says when Send types a message.
@@ -54,7 +54,8 @@ func (l *Link) sendIdle(ctx, hctx context.Context, s snapshot, target Agent, env
 	if err != nil {
 		return SendResult{}, err
 	}
-	rec, err := l.recordRequest(s, target, env, req)
+	sent := sentOf(env)
+	rec, err := l.recordRequest(s, target, sent, req)
 	if err != nil {
 		if lease != nil {
 			lease.Unlock()
@@ -62,9 +63,9 @@ func (l *Link) sendIdle(ctx, hctx context.Context, s snapshot, target Agent, env
 		return SendResult{}, err
 	}
 	if why == "" {
-		d, err := l.typeLocked(ctx, hctx, target, env, text, lease, rec)
+		d, err := l.c.TypeLocked(ctx, hctx, target, sent, text, lease, rec)
 		if !refusedBusy(err) {
-			l.afterTyping(rec, d, err)
+			l.c.AfterTyping(rec, d, err)
 			if err != nil {
 				return SendResult{}, err
 			}
@@ -74,62 +75,18 @@ func (l *Link) sendIdle(ctx, hctx context.Context, s snapshot, target Agent, env
 		// typed; the message waits like any other, its record kept.
 		why = "refused: busy"
 	}
-	res, err := l.hold(s, target, env, text, why)
-	if err != nil && rec != nil {
-		_ = l.cfg.Outbox.ForgetRequest(*rec)
+	if err := l.c.Hold(*s.self, target, sent, text, why); err != nil {
+		if rec != nil {
+			_ = l.cfg.Outbox.ForgetRequest(*rec)
+		}
+		return SendResult{}, err
 	}
-	if err == nil {
-		l.markReplied(s, target, env)
-	}
-	return res, err
-}
-
-// hold stores the message in the outbox for the courier ([Link.Deliver])
-// of this process, or of any other serving the same Herdr once this one
-// is gone.
-func (l *Link) hold(s snapshot, target Agent, env Envelope, text, why string) (SendResult, error) {
-	if l.cfg.Outbox == nil {
-		l.log().Info("target busy and no outbox to hold the message in", "pane_id", target.PaneID, "why", why)
-		return SendResult{}, newErr(SendFailed, detailNoOutbox, nil)
-	}
-	now := l.now()
-	m := outbox.Message{
-		ID: env.ID, Expires: now.Add(l.holdFor()),
-		To: env.To, From: env.From, TargetKey: lockKey(target), FromKey: lockKey(*s.self),
-		PaneID: target.PaneID, TerminalID: target.TerminalID, Kind: target.Kind, WorkspaceID: target.WorkspaceID,
-		Session: sessionOf(target), Reason: why, FromPane: s.self.PaneID, FromKind: s.self.Kind, FromWorkspace: s.self.WorkspaceID, Text: text,
-	}
-	if _, err := l.cfg.Outbox.Add(m, now); err != nil {
-		return SendResult{}, l.outboxError(err)
-	}
-	l.log().Debug("held", "id", env.ID, "to", env.To, "pane_id", target.PaneID, "why", why, "bytes", len(text))
-	l.kickCourier(l.cfg.Outbox.KeyHash(m.TargetKey))
+	l.c.Answered(sent)
 	return SendResult{Status: "sent", ID: env.ID, To: env.To, Delivery: DeliveryHeld}, nil
 }
 
 // DefaultHoldFor is how long a held message waits at most.
-const DefaultHoldFor = 30 * time.Minute
-
-func (l *Link) holdFor() time.Duration {
-	if l.cfg.HoldFor > 0 {
-		return l.cfg.HoldFor
-	}
-	return DefaultHoldFor
-}
-
-// owed is what the sender of lock key from has outstanding, per target
-// key hash: messages held, and requests awaiting a reply (ids, oldest
-// first). For Peers: one look at the sender's own entries.
-func (l *Link) owed(from string) (held map[string]int, awaiting map[string][]string) {
-	if l.cfg.Outbox == nil {
-		return nil, nil
-	}
-	held, awaiting, err := l.cfg.Outbox.CountsForSender(l.cfg.Outbox.KeyHash(from))
-	if err != nil {
-		return nil, nil
-	}
-	return held, awaiting
-}
+const DefaultHoldFor = courier.DefaultHoldFor
 
 // SendRequest is what a model asks Send to do.
 type SendRequest struct {
@@ -142,4 +99,36 @@ type SendRequest struct {
 	// by default a message without ReplyTo is a request (it does) and an
 	// answer (with ReplyTo) does not.
 	ExpectReply *bool
+}
+
+// expects reports whether req expects a reply: a message without reply_to
+// does, an answer does not, unless ExpectReply says otherwise.
+func expects(req SendRequest) bool {
+	if req.ExpectReply != nil {
+		return *req.ExpectReply
+	}
+	return req.ReplyTo == ""
+}
+
+// sentOf is what the courier keeps of env.
+func sentOf(env Envelope) courier.Sent {
+	return courier.Sent{ID: env.ID, From: env.From, To: env.To, ReplyTo: env.ReplyTo}
+}
+
+// recordRequest records the request sent when req expects a reply (see
+// [courier.Courier.RecordRequest]); nil when it does not.
+func (l *Link) recordRequest(s snapshot, target Agent, sent courier.Sent, req SendRequest) (*outbox.Request, error) {
+	if !expects(req) {
+		return nil, nil
+	}
+	return l.c.RecordRequest(*s.self, target, sent)
+}
+
+// recordRequestAsync is recordRequest in the background (see
+// [courier.Courier.RecordRequestAsync]).
+func (l *Link) recordRequestAsync(s snapshot, target Agent, sent courier.Sent, req SendRequest) func() (*outbox.Request, error) {
+	if !expects(req) {
+		return func() (*outbox.Request, error) { return nil, nil }
+	}
+	return l.c.RecordRequestAsync(*s.self, target, sent)
 }

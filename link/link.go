@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/herdr-link/herdr-link/link/courier"
 	"github.com/herdr-link/herdr-link/link/deliver"
 	"github.com/herdr-link/herdr-link/link/start"
 	"github.com/herdr-link/herdr-link/socket"
@@ -66,19 +67,9 @@ type Link struct {
 	d *deliver.Deliverer
 	// starts starts agents (Start), with its bound on how many.
 	starts *start.Launcher
-
-	// kick wakes the courier (a message was held); made by Deliver.
-	// kicked are the target key hashes of the messages held since its
-	// last wake ("" for a whole scan).
-	kickOnce sync.Once
-	kick     chan struct{}
-	kickMu   sync.Mutex
-	kicked   map[string]bool
-
-	// typedComp: the completion_seq Herdr showed when this process typed
-	// a message, by pane and state_change_seq (see completion.go).
-	compMu    sync.Mutex
-	typedComp map[typedAt]uint64
+	// c is the courier: the held messages, the request ledger and its
+	// watch, and the wait for a reply.
+	c *courier.Courier
 }
 
 type bootCall struct {

@@ -22,7 +22,7 @@ func (l *Link) Peers(ctx context.Context) (PeersResult, error) {
 		}
 	}
 	out := PeersResult{Self: Peer{Name: name, State: State(s.self.Status)}, Peers: make([]Peer, 0, n)}
-	held, awaiting := l.owed(lockKey(*s.self))
+	held, awaiting := l.c.Owed(*s.self)
 	for i := range s.agents {
 		if a := &s.agents[i]; s.isPeer(a) {
 			p := Peer{Name: a.Name, State: State(a.Status)}

@@ -61,7 +61,8 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	}
 	// The request's record is written while the lock is acquired (both
 	// wait on the file system): it must be on disk before the prompt.
-	recorded := l.recordRequestAsync(s, target, env, req)
+	sent := sentOf(env)
+	recorded := l.recordRequestAsync(s, target, sent, req)
 	target, lease, err := l.d.Acquire(hctx, target)
 	rec, rerr := recorded()
 	if err != nil {
@@ -80,8 +81,8 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 		lease.Unlock()
 		return SendResult{}, rerr
 	}
-	delivery, err := l.typeLocked(ctx, hctx, target, env, text, lease, rec)
-	l.afterTyping(rec, delivery, err)
+	delivery, err := l.c.TypeLocked(ctx, hctx, target, sent, text, lease, rec)
+	l.c.AfterTyping(rec, delivery, err)
 	if err != nil {
 		return SendResult{}, err
 	}

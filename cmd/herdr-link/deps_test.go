@@ -141,7 +141,7 @@ func TestForbiddenInServer(t *testing.T) {
 		{"github.com/modelcontextprotocol/go-sdk/mcp", true}, {"github.com/santhosh-tekuri/jsonschema/v6", true},
 		{"github.com/creack/pty", true}, {"github.com/charmbracelet/x/vt", true},
 		{"fmt", false}, {"net/http", false}, {"github.com/goccy/go-json/internal/encoder", false}, {"github.com/sourcegraph/jsonrpc2", false},
-		{module + "/socket", false}, {module + "/link/mcpserver", false}, {module + "/link/deliver", false}, {module + "/link/start", false}, {module + "/link/proto", false}, {module + "/cmd/herdr-link/herdrlink", false},
+		{module + "/socket", false}, {module + "/link/mcpserver", false}, {module + "/link/deliver", false}, {module + "/link/start", false}, {module + "/link/courier", false}, {module + "/link/proto", false}, {module + "/cmd/herdr-link/herdrlink", false},
 		{module + "/internal/recording", true}, {module + "/internal/jsonshape", true}, {module + "/internal/schemalite", true},
 	} {
 		if got := forbiddenInServer(tt.path) != ""; got != tt.bad {
@@ -181,8 +181,9 @@ func TestTestingImports(t *testing.T) {
 // layer ranks the module's packages: a package may import only packages of
 // its own layer or a lower one (a larger number). The thin mains
 // (cmd/<binary>) → each binary's command layer (cmd/<binary>/..., which
-// the main runs) → link/mcpserver → link → link/start (starting agents)
-// → link/deliver (the delivery core) → link/proto (the error codes every
+// the main runs) → link/mcpserver → link → link/courier (held messages,
+// the request ledger, wait) and link/start (starting agents), side by
+// side: neither imports the other → link/deliver (the delivery core) → link/proto (the error codes every
 // layer of link shares) → socket → schema → internal. The
 // simulator (socket/sockettest) is in the socket layer, so the commands may
 // use it for the demo and the bench (which binary may link what is
@@ -196,13 +197,17 @@ func layer(path string) int {
 		}
 		return 0
 	}
-	// The longest prefix decides: link/start, link/deliver and link/proto
-	// sit below link.
+	// The longest prefix decides: link/courier, link/start, link/deliver
+	// and link/proto sit below link; link/courier and link/start share a
+	// layer.
 	best, longest := -1, 0
-	for i, prefix := range []string{"scripts", "link/mcpserver", "link", "link/start", "link/deliver", "link/proto", "socket", "schema", "internal", "adapters"} {
+	for i, prefix := range []string{"scripts", "link/mcpserver", "link", "link/courier", "link/deliver", "link/proto", "socket", "schema", "internal", "adapters"} {
 		if (rel == prefix || strings.HasPrefix(rel, prefix+"/")) && len(prefix) > longest {
 			best, longest = i+2, len(prefix)
 		}
+	}
+	if rel == "link/start" || strings.HasPrefix(rel, "link/start/") {
+		return layer(module + "/link/courier")
 	}
 	return best
 }
@@ -230,6 +235,22 @@ func crossCommand(from, imp string) string {
 	return ""
 }
 
+// sides are the packages that share a layer and stand side by side:
+// neither imports the other.
+var sides = []string{module + "/link/courier", module + "/link/start"}
+
+// crossSide says why from must not import imp, or "": one side importing
+// the other.
+func crossSide(from, imp string) string {
+	side := func(p string) int {
+		return slices.IndexFunc(sides, func(s string) bool { return p == s || strings.HasPrefix(p, s+"/") })
+	}
+	if f, i := side(from), side(imp); f >= 0 && i >= 0 && f != i {
+		return from + " imports " + imp + ": link/courier and link/start stand side by side"
+	}
+	return ""
+}
+
 func TestLayering(t *testing.T) {
 	pkgs := goList(t, module+"/...")
 	if len(pkgs) < 10 {
@@ -246,9 +267,12 @@ func TestLayering(t *testing.T) {
 				continue
 			}
 			if to := layer(imp); to < from {
-				t.Errorf("%s imports %s, against the layering cmd/<binary> → its command packages → link/mcpserver → link → link/start → link/deliver → link/proto → socket → schema → internal", p.ImportPath, imp)
+				t.Errorf("%s imports %s, against the layering cmd/<binary> → its command packages → link/mcpserver → link → link/courier, link/start → link/deliver → link/proto → socket → schema → internal", p.ImportPath, imp)
 			}
 			if why := crossCommand(p.ImportPath, imp); why != "" {
+				t.Error(why)
+			}
+			if why := crossSide(p.ImportPath, imp); why != "" {
 				t.Error(why)
 			}
 		}

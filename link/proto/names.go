@@ -7,6 +7,9 @@ import (
 	"github.com/herdr-link/herdr-link/socket"
 )
 
+// Protocol is the protocol identifier every envelope and notice carries.
+const Protocol = "herdr-link/1"
+
 // ValidName reports whether s is an Agent Name: ^[a-z][a-z0-9_-]{0,31}$,
 // the grammar Herdr enforces for agent names.
 func ValidName(s string) bool { return socket.ValidAgentName(s) }

@@ -1,26 +1,13 @@
-package link
+package courier
 
 import (
 	"context"
 	"errors"
+	"github.com/herdr-link/herdr-link/link/deliver"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/outbox"
 )
-
-// watchedRequest is a pending request the courier follows. Its record
-// is read when the courier starts following it and again only while it is
-// not known to be typed; what it saw of the recipient's turn is kept
-// here, not on disk: a courier that starts over (another process) looks
-// at the recipient afresh.
-type watchedRequest struct {
-	e outbox.Entry
-	r outbox.Request
-	// busy: the recipient was seen working since the request was typed;
-	// rest: since when it has been at rest after that.
-	busy bool
-	rest time.Time
-}
 
 // heldOutcome is the outcome of a request whose held message ended
 // without being typed.
@@ -42,13 +29,13 @@ func heldOutcome(end string) string {
 // (none while every request waits in the outbox). A request is judged
 // only by an observation made after it was typed. It returns when to look
 // again; what it ended leaves t.reqs.
-func (l *Link) followRequests(ctx context.Context, t *courierTarget, obs *observation) time.Duration {
-	next := l.courierPoll()
-	now := l.now()
+func (c *Courier) followRequests(ctx context.Context, t *waitTarget, obs *observation) time.Duration {
+	next := c.poll()
+	now := c.now()
 	others := map[string]*observation{} // recipients in another pane than t's (not expected)
 	for id, w := range t.reqs {
 		if !now.Before(w.r.Expires) {
-			l.endRequest(w.e, outbox.OutcomeExpired)
+			c.endRequest(w.e, outbox.OutcomeExpired)
 			delete(t.reqs, id)
 			continue
 		}
@@ -56,7 +43,7 @@ func (l *Link) followRequests(ctx context.Context, t *courierTarget, obs *observ
 			if t.heldIDs[id] {
 				continue // its message waits in the outbox
 			}
-			r, err := l.cfg.Outbox.Request(w.e)
+			r, err := c.cfg.Outbox.Request(w.e)
 			switch {
 			case errors.Is(err, outbox.ErrNotFound):
 				delete(t.reqs, id)
@@ -69,7 +56,7 @@ func (l *Link) followRequests(ctx context.Context, t *courierTarget, obs *observ
 			}
 			w.r = r
 			if r.Typed.IsZero() {
-				if !l.followHeld(w, r) {
+				if !c.followHeld(w, r) {
 					delete(t.reqs, id)
 				}
 				continue
@@ -80,7 +67,7 @@ func (l *Link) followRequests(ctx context.Context, t *courierTarget, obs *observ
 			o = others[w.r.PaneID]
 		}
 		if o == nil || !o.at.After(w.r.Typed) {
-			fresh := l.observe(ctx, w.r.PaneID)
+			fresh := c.observe(ctx, w.r.PaneID)
 			o = &fresh
 			if w.r.PaneID == t.pane {
 				obs = o
@@ -88,7 +75,7 @@ func (l *Link) followRequests(ctx context.Context, t *courierTarget, obs *observ
 				others[w.r.PaneID] = o
 			}
 		}
-		d, keep := l.judgeRequest(w, *o, now)
+		d, keep := c.judgeRequest(w, *o, now)
 		if !keep {
 			delete(t.reqs, id)
 			continue
@@ -101,25 +88,25 @@ func (l *Link) followRequests(ctx context.Context, t *courierTarget, obs *observ
 // judgeRequest gives the typed pending request w its outcome when o, an
 // observation of its recipient made after it was typed, shows it. It
 // returns when to look again, and whether it is still pending.
-func (l *Link) judgeRequest(w *watchedRequest, o observation, now time.Time) (time.Duration, bool) {
-	poll := l.courierPoll()
+func (c *Courier) judgeRequest(w *watchedRequest, o observation, now time.Time) (time.Duration, bool) {
+	poll := c.poll()
 	r, a := w.r, o.a
 	switch {
 	case o.gone(r.TerminalID, r.Kind, r.WorkspaceID):
-		l.endRequest(w.e, outbox.OutcomeGone)
+		c.endRequest(w.e, outbox.OutcomeGone)
 		return 0, false
 	case o.err != nil:
 		return poll, true
 	}
 	moved := r.TypedSeq != 0 && a.Seq != r.TypedSeq
-	completed, known := l.completedSince(r.PaneID, r.TypedSeq, a)
+	completed, known := c.typed.completedSince(r.PaneID, r.TypedSeq, a)
 	if completed {
 		moved = true // a completed task since the typing: its turn ran
 	}
-	switch State(a.Status) {
+	switch deliver.State(a.Status) {
 	case "blocked":
 		if moved || w.busy {
-			l.endRequest(w.e, outbox.OutcomeBlocked)
+			c.endRequest(w.e, outbox.OutcomeBlocked)
 			return 0, false
 		}
 		return poll, true
@@ -128,11 +115,11 @@ func (l *Link) judgeRequest(w *watchedRequest, o observation, now time.Time) (ti
 		return poll, true
 	}
 	if !w.busy && !moved {
-		if r.TypedSeq == 0 && now.Sub(r.Typed) > l.callTimeout()+l.replyGrace() {
+		if r.TypedSeq == 0 && now.Sub(r.Typed) > c.cfg.CallTimeout+c.replyGrace() {
 			// Typed with no state_change_seq known (by a process that
 			// died, or Herdr's answer was lost) and no turn seen since:
 			// none will show. The notice asks the sender to send again.
-			l.endRequest(w.e, outbox.OutcomeHandled)
+			c.endRequest(w.e, outbox.OutcomeHandled)
 			return 0, false
 		}
 		return poll, true // its turn has not shown yet
@@ -140,7 +127,7 @@ func (l *Link) judgeRequest(w *watchedRequest, o observation, now time.Time) (ti
 	if w.rest.IsZero() {
 		w.rest = now
 	}
-	if left := l.replyGrace() - now.Sub(w.rest); left > 0 {
+	if left := c.replyGrace() - now.Sub(w.rest); left > 0 {
 		return min(left, poll), true
 	}
 	if known && !completed {
@@ -150,8 +137,8 @@ func (l *Link) judgeRequest(w *watchedRequest, o observation, now time.Time) (ti
 		w.rest = time.Time{}
 		return poll, true
 	}
-	l.forgetTyped(r.PaneID, r.TypedSeq)
-	l.endRequest(w.e, outbox.OutcomeHandled)
+	c.typed.forget(r.PaneID, r.TypedSeq)
+	c.endRequest(w.e, outbox.OutcomeHandled)
 	return 0, false
 }
 
@@ -159,21 +146,21 @@ func (l *Link) judgeRequest(w *watchedRequest, o observation, now time.Time) (ti
 // waits, ended (the request ends likewise), or was typed by a process
 // that died before it recorded so. It reports whether the request is
 // still pending.
-func (l *Link) followHeld(w *watchedRequest, r outbox.Request) bool {
-	e, err := l.cfg.Outbox.Find(r.ID)
+func (c *Courier) followHeld(w *watchedRequest, r outbox.Request) bool {
+	e, err := c.cfg.Outbox.Find(r.ID)
 	switch {
 	case err == nil && e.Held():
 		return true
 	case err == nil && e.State == outbox.StateEnded:
-		m, err := l.cfg.Outbox.Read(e)
+		m, err := c.cfg.Outbox.Read(e)
 		if err != nil {
 			return true
 		}
 		if m.End == outbox.EndMaybeDelivered {
-			_ = l.cfg.Outbox.MarkTyped(w.e, l.now(), 0)
+			_ = c.cfg.Outbox.MarkTyped(w.e, c.now(), 0)
 			return true
 		}
-		l.endRequest(w.e, heldOutcome(m.End))
+		c.endRequest(w.e, heldOutcome(m.End))
 		return false
 	case errors.Is(err, outbox.ErrNotFound):
 		// No held message: typed, by a process that did not live to
@@ -181,12 +168,12 @@ func (l *Link) followHeld(w *watchedRequest, r outbox.Request) bool {
 		// store set it aside as damaged while it was still held: then
 		// it was never typed, and the request ends as cancelled (its
 		// sender is told it was not delivered), never as typed.
-		if l.now().Sub(r.Accepted) > l.callTimeout() {
-			if l.heldDamaged(r.ID) {
-				l.endRequest(w.e, outbox.OutcomeCancelled)
+		if c.now().Sub(r.Accepted) > c.cfg.CallTimeout {
+			if c.heldDamaged(r.ID) {
+				c.endRequest(w.e, outbox.OutcomeCancelled)
 				return false
 			}
-			_ = l.cfg.Outbox.MarkTyped(w.e, l.now(), 0)
+			_ = c.cfg.Outbox.MarkTyped(w.e, c.now(), 0)
 		}
 	}
 	return true
@@ -195,8 +182,8 @@ func (l *Link) followHeld(w *watchedRequest, r outbox.Request) bool {
 // heldDamaged reports whether the held message of request id was set
 // aside as damaged before anyone began typing it. It lists the store's
 // directory: it runs once per request, when its held message is missing.
-func (l *Link) heldDamaged(id string) bool {
-	ds, err := l.cfg.Outbox.Damaged()
+func (c *Courier) heldDamaged(id string) bool {
+	ds, err := c.cfg.Outbox.Damaged()
 	if err != nil {
 		return false
 	}

@@ -1,15 +1,15 @@
-package link
+package courier
 
 import (
 	"sync"
 	"time"
 )
 
-// courierParallel is how many targets the courier serves at once: each
+// maxParallel is how many targets the courier serves at once: each
 // delivery holds its target's lock and watches for its turn (up to the
 // confirmation budget), so one at a time would make every other target
 // wait for it.
-const courierParallel = 8
+const maxParallel = 8
 
 // serveDue calls serve for every item of m whose due time has come, up to
 // parallel of them at once (different items only), sets each one's next

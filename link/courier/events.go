@@ -1,7 +1,8 @@
-package link
+package courier
 
 import (
 	"context"
+	"github.com/herdr-link/herdr-link/link/deliver"
 	"slices"
 	"sync/atomic"
 )
@@ -9,7 +10,7 @@ import (
 // paneWaker keeps one event subscription on the panes the courier waits
 // for, and sends a pane id on wake for each change.
 type paneWaker struct {
-	l      *Link
+	c      *Courier
 	wake   chan string
 	panes  []string
 	cancel context.CancelFunc
@@ -17,7 +18,7 @@ type paneWaker struct {
 }
 
 func (w *paneWaker) watch(ctx context.Context, panes []string) {
-	pw, ok := w.l.cfg.Herdr.(PaneWatcher)
+	pw, ok := w.c.cfg.Herdr.(deliver.PaneWatcher)
 	if !ok {
 		return
 	}
@@ -41,7 +42,7 @@ func (w *paneWaker) watch(ctx context.Context, panes []string) {
 	w.dead = dead
 	go func() {
 		defer dead.Store(true)
-		w.l.d.FollowPanes(sctx, pw, panes, func(pane string) {
+		w.c.d.FollowPanes(sctx, pw, panes, func(pane string) {
 			select {
 			case w.wake <- pane:
 			default:

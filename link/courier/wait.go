@@ -1,8 +1,9 @@
-package link
+package courier
 
 import (
 	"context"
 	"errors"
+	"github.com/herdr-link/herdr-link/link/deliver"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/outbox"
@@ -29,32 +30,23 @@ type WaitResult struct {
 	State string `json:"state"`
 }
 
-// WaitReply waits until the caller's request id has an outcome, or
-// timeout passes (state pending), or ctx ends (its error). The reply
-// itself is not part of the result: it arrives as the caller's next
-// turn. progress, when set, is called every few seconds while waiting.
-// An id that is not one of the caller's requests (unknown, ended long
-// ago, or another agent's) is INVALID_ARGUMENT, all alike.
-func (l *Link) WaitReply(ctx context.Context, id string, timeout time.Duration, progress func(waited time.Duration)) (WaitResult, error) {
-	if !ValidMessageID(id) {
-		return WaitResult{}, newErr(InvalidArgument, detailWaitID, nil)
-	}
+// WaitReply waits until request id of the sender self has an outcome,
+// or timeout passes (state pending; DefaultWaitTimeout when not
+// positive, at most MaxWaitTimeout), or ctx ends (its error). progress,
+// when set, is called every few seconds while waiting. An id that is not
+// one of self's requests (unknown, ended long ago, or another agent's)
+// fails with [NoRequest], all alike.
+func (c *Courier) WaitReply(ctx context.Context, self deliver.Agent, id string, timeout time.Duration, progress func(waited time.Duration)) (WaitResult, error) {
 	if timeout <= 0 {
 		timeout = DefaultWaitTimeout
 	}
 	timeout = min(timeout, MaxWaitTimeout)
-	if l.cfg.Outbox == nil {
-		return WaitResult{}, newErr(InvalidArgument, detailNoRequest, nil)
+	if c.cfg.Outbox == nil {
+		return WaitResult{}, c.cfg.Ports.Fail(NoRequest, nil)
 	}
-	hctx, cancel := l.bound(ctx)
-	s, _, err := l.named(hctx)
-	cancel()
-	if err != nil {
-		return WaitResult{}, err
-	}
-	e, err := l.cfg.Outbox.FindRequest(id)
-	if err != nil || e.Sender != l.cfg.Outbox.KeyHash(lockKey(*s.self)) {
-		return WaitResult{}, newErr(InvalidArgument, detailNoRequest, err)
+	e, err := c.cfg.Outbox.FindRequest(id)
+	if err != nil || e.Sender != c.cfg.Outbox.KeyHash(deliver.LockKey(self)) {
+		return WaitResult{}, c.cfg.Ports.Fail(NoRequest, err)
 	}
 	start := time.Now()
 	deadline := time.NewTimer(timeout)
@@ -62,16 +54,16 @@ func (l *Link) WaitReply(ctx context.Context, id string, timeout time.Duration, 
 	tick := time.NewTicker(waitPoll)
 	defer tick.Stop()
 	every := progressEvery
-	if l.cfg.ProgressEvery > 0 {
-		every = l.cfg.ProgressEvery
+	if c.cfg.ProgressEvery > 0 {
+		every = c.cfg.ProgressEvery
 	}
 	nextProgress := start.Add(every)
 	peer := ""
 	for {
-		r, err := l.cfg.Outbox.Request(e)
+		r, err := c.cfg.Outbox.Request(e)
 		switch {
 		case errors.Is(err, outbox.ErrNotFound):
-			return WaitResult{}, newErr(InvalidArgument, detailNoRequest, err)
+			return WaitResult{}, c.cfg.Ports.Fail(NoRequest, err)
 		case err == nil && r.State != outbox.StatePending:
 			return WaitResult{ID: id, Peer: r.To, State: r.Outcome}, nil
 		case err == nil:
@@ -79,7 +71,7 @@ func (l *Link) WaitReply(ctx context.Context, id string, timeout time.Duration, 
 		}
 		select {
 		case <-ctx.Done():
-			return WaitResult{}, ctxErr(ctx)
+			return WaitResult{}, c.cfg.Ports.Ended(ctx)
 		case <-deadline.C:
 			return WaitResult{ID: id, Peer: peer, State: RequestPending}, nil
 		case now := <-tick.C:

@@ -1,7 +1,9 @@
-package link
+package courier
 
 import (
 	"errors"
+	"github.com/herdr-link/herdr-link/link/deliver"
+	"github.com/herdr-link/herdr-link/link/proto"
 	"strings"
 	"time"
 
@@ -24,46 +26,44 @@ const (
 	RequestPending = "pending"
 )
 
-func (l *Link) replyGrace() time.Duration {
-	if l.cfg.ReplyGrace > 0 {
-		return l.cfg.ReplyGrace
+func (c *Courier) replyGrace() time.Duration {
+	if c.cfg.ReplyGrace > 0 {
+		return c.cfg.ReplyGrace
 	}
 	return DefaultReplyGrace
 }
 
-func (l *Link) requestTTL() time.Duration {
-	if l.cfg.RequestTTL > 0 {
-		return l.cfg.RequestTTL
+func (c *Courier) requestTTL() time.Duration {
+	if c.cfg.RequestTTL > 0 {
+		return c.cfg.RequestTTL
 	}
 	return DefaultRequestTTL
 }
 
-// expects reports whether req expects a reply: a message without reply_to
-// does, an answer does not, unless ExpectReply says otherwise.
-func expects(req SendRequest) bool {
-	if req.ExpectReply != nil {
-		return *req.ExpectReply
-	}
-	return req.ReplyTo == ""
+// Sent is what the courier keeps of a message the send path accepted:
+// its id, its sender's and recipient's names, and the message it answers.
+type Sent struct {
+	ID, From, To, ReplyTo string
 }
 
-// recordRequest records env as a pending request before it is typed or
-// held, when it expects a reply; nil when it does not (or there is no
-// store). An error means nothing was sent.
-func (l *Link) recordRequest(s snapshot, target Agent, env Envelope, req SendRequest) (*outbox.Request, error) {
-	if l.cfg.Outbox == nil || !expects(req) {
+// RecordRequest records m, sent by self to target, as a pending request
+// before it is typed or held (the caller asks only for a message that
+// expects a reply); nil when there is no store. An error means nothing
+// was sent.
+func (c *Courier) RecordRequest(self, target deliver.Agent, env Sent) (*outbox.Request, error) {
+	if c.cfg.Outbox == nil {
 		return nil, nil
 	}
-	now := l.now()
+	now := c.now()
 	r := outbox.Request{
-		ID: env.ID, Expires: now.Add(l.requestTTL()), To: env.To, From: env.From,
-		TargetKey: lockKey(target), FromKey: lockKey(*s.self),
+		ID: env.ID, Expires: now.Add(c.requestTTL()), To: env.To, From: env.From,
+		TargetKey: deliver.LockKey(target), FromKey: deliver.LockKey(self),
 		PaneID: target.PaneID, TerminalID: target.TerminalID, Kind: target.Kind, WorkspaceID: target.WorkspaceID,
-		FromPane: s.self.PaneID, FromKind: s.self.Kind, FromWorkspace: s.self.WorkspaceID,
+		FromPane: self.PaneID, FromKind: self.Kind, FromWorkspace: self.WorkspaceID,
 	}
-	r, err := l.cfg.Outbox.AddRequest(r, now)
+	r, err := c.cfg.Outbox.AddRequest(r, now)
 	if err != nil {
-		return nil, l.outboxError(err)
+		return nil, c.cfg.Ports.OutboxFailed(err)
 	}
 	// The courier is not woken: it finds the request at its next scan
 	// (a scan lists the whole store), and a turn that came and went
@@ -71,10 +71,10 @@ func (l *Link) recordRequest(s snapshot, target Agent, env Envelope, req SendReq
 	return &r, nil
 }
 
-// recordRequestAsync is recordRequest in the background: the returned
+// RecordRequestAsync is RecordRequest in the background: the returned
 // function waits for it and returns its result.
-func (l *Link) recordRequestAsync(s snapshot, target Agent, env Envelope, req SendRequest) func() (*outbox.Request, error) {
-	if l.cfg.Outbox == nil || !expects(req) {
+func (c *Courier) RecordRequestAsync(self, target deliver.Agent, env Sent) func() (*outbox.Request, error) {
+	if c.cfg.Outbox == nil {
 		return func() (*outbox.Request, error) { return nil, nil }
 	}
 	var (
@@ -84,7 +84,7 @@ func (l *Link) recordRequestAsync(s snapshot, target Agent, env Envelope, req Se
 	)
 	go func() {
 		defer close(done)
-		rec, err = l.recordRequest(s, target, env, req)
+		rec, err = c.RecordRequest(self, target, env)
 	}()
 	return func() (*outbox.Request, error) {
 		<-done
@@ -92,17 +92,17 @@ func (l *Link) recordRequestAsync(s snapshot, target Agent, env Envelope, req Se
 	}
 }
 
-// afterTyping settles the request record of a direct delivery: typed
-// (recorded as soon as it was, by typeLocked), removed when nothing
+// AfterTyping settles the request record of a direct delivery: typed
+// (recorded as soon as it was, by TypeLocked), removed when nothing
 // reached the pane, or ended not_submitted when its text stayed in the
 // recipient's composer (the send's answer says so: no notice).
-func (l *Link) afterTyping(rec *outbox.Request, delivery string, err error) {
+func (c *Courier) AfterTyping(rec *outbox.Request, delivery string, err error) {
 	switch {
 	case rec == nil:
-	case err != nil && !typedMaybe(err):
-		_ = l.cfg.Outbox.ForgetRequest(*rec)
-	case err == nil && delivery == DeliveryNotSubmitted:
-		l.endNotSubmitted(rec.Entry(), false)
+	case err != nil && !c.cfg.Ports.TypedMaybe(err):
+		_ = c.cfg.Outbox.ForgetRequest(*rec)
+	case err == nil && delivery == deliver.DeliveryNotSubmitted:
+		c.endNotSubmitted(rec.Entry(), false)
 	}
 }
 
@@ -111,23 +111,23 @@ func (l *Link) afterTyping(rec *outbox.Request, delivery string, err error) {
 // record) makes an attempt fail busy for a moment: it is tried again, up
 // to about 200 ms, since no other process would end it so (one that ends
 // it otherwise meanwhile decides).
-func (l *Link) endNotSubmitted(e outbox.Entry, notice bool) {
+func (c *Courier) endNotSubmitted(e outbox.Entry, notice bool) {
 	before := func(r outbox.Request) error {
-		if !notice || l.cfg.NoNotices {
+		if !notice || c.cfg.NoNotices {
 			return nil
 		}
-		return l.holdNotice(r.ID, r.To, outbox.OutcomeNotSubmitted, r.From, r.FromKey, r.FromPane, r.FromKind, r.FromWorkspace)
+		return c.holdNotice(r.ID, r.To, outbox.OutcomeNotSubmitted, r.From, r.FromKey, r.FromPane, r.FromKind, r.FromWorkspace)
 	}
 	for try := 0; ; try++ {
-		r, ended, err := l.cfg.Outbox.EndRequest(e, outbox.OutcomeNotSubmitted, l.now(), before)
+		r, ended, err := c.cfg.Outbox.EndRequest(e, outbox.OutcomeNotSubmitted, c.now(), before)
 		switch {
 		case errors.Is(err, outbox.ErrBusy) && try < 100:
 			time.Sleep(2 * time.Millisecond)
 			continue
 		case err != nil:
-			l.log().Warn("request: outcome not recorded", "id", e.ID, "err", err)
+			c.log().Warn("request: outcome not recorded", "id", e.ID, "err", err)
 		case ended:
-			l.log().Info("request ended", "id", r.ID, "to", r.To, "outcome", outbox.OutcomeNotSubmitted)
+			c.log().Info("request ended", "id", r.ID, "to", r.To, "outcome", outbox.OutcomeNotSubmitted)
 		}
 		return
 	}
@@ -135,45 +135,45 @@ func (l *Link) endNotSubmitted(e outbox.Entry, notice bool) {
 
 // requestTyped records that message id, if it is a request, was typed at
 // at with the recipient at state_change_seq seq.
-func (l *Link) requestTyped(id string, at time.Time, seq uint64) {
-	if l.cfg.Outbox == nil {
+func (c *Courier) requestTyped(id string, at time.Time, seq uint64) {
+	if c.cfg.Outbox == nil {
 		return
 	}
-	e, err := l.cfg.Outbox.FindRequest(id)
+	e, err := c.cfg.Outbox.FindRequest(id)
 	if err != nil {
 		return
 	}
-	if err := l.cfg.Outbox.MarkTyped(e, at, seq); err != nil {
-		l.log().Warn("request: typing not recorded", "id", id, "err", err)
+	if err := c.cfg.Outbox.MarkTyped(e, at, seq); err != nil {
+		c.log().Warn("request: typing not recorded", "id", id, "err", err)
 	}
 }
 
-// markReplied ends the request env answers (a held answer counts: it was
+// Answered ends the request env answers (a held answer counts: it was
 // accepted).
-func (l *Link) markReplied(s snapshot, target Agent, env Envelope) {
+func (c *Courier) Answered(env Sent) {
 	if env.ReplyTo != "" {
-		l.markRepliedID(env.ReplyTo, env.From, env.To)
+		c.markRepliedID(env.ReplyTo, env.From, env.To)
 	}
 }
 
 // markRepliedID ends request id as replied when it is a pending request
 // from the agent named to, to the agent named from (the answer's sender).
-func (l *Link) markRepliedID(id, from, to string) {
-	if l.cfg.Outbox == nil {
+func (c *Courier) markRepliedID(id, from, to string) {
+	if c.cfg.Outbox == nil {
 		return
 	}
-	e, err := l.cfg.Outbox.FindRequest(id)
+	e, err := c.cfg.Outbox.FindRequest(id)
 	if err != nil {
 		return // not a request this machine tracks: a reference sender's, say
 	}
-	r, err := l.cfg.Outbox.Request(e)
+	r, err := c.cfg.Outbox.Request(e)
 	if err != nil || r.State != outbox.StatePending || r.From != to || r.To != from {
 		return
 	}
-	if _, ended, err := l.cfg.Outbox.EndRequest(e, outbox.OutcomeReplied, l.now(), nil); err != nil {
-		l.log().Warn("request: reply not recorded", "id", id, "err", err)
+	if _, ended, err := c.cfg.Outbox.EndRequest(e, outbox.OutcomeReplied, c.now(), nil); err != nil {
+		c.log().Warn("request: reply not recorded", "id", id, "err", err)
 	} else if ended {
-		l.log().Debug("request replied", "id", id, "from", to, "to", from)
+		c.log().Debug("request replied", "id", id, "from", to, "to", from)
 	}
 }
 
@@ -193,9 +193,9 @@ type Notice struct {
 // whoever writes it.
 func noticeID(id string) string { return "n_" + strings.TrimPrefix(id, "hl_") }
 
-// noticeText is the typed text of a notice: a line for the model, the
-// notice as one JSON line, each on lines of their own.
-func noticeText(n Notice) string {
+// Text is the typed text of notice n: a line for the model, the notice
+// as one JSON line, each on lines of their own.
+func (n Notice) Text() string {
 	b, _ := jsonx.Marshal(n)
 	var what string
 	switch n.Notice {
@@ -220,47 +220,25 @@ func noticeText(n Notice) string {
 		"\", to which you sent message " + n.About + ", " + what + ". " + next + "\n" + string(b) + "\n"
 }
 
-// ExtractNotices returns every herdr-link/1 notice in text, in order.
-func ExtractNotices(text string) []Notice {
-	var out []Notice
-	for i := 0; i < len(text); {
-		j := strings.Index(text[i:], `{"protocol":"herdr-link/1","notice":`)
-		if j < 0 {
-			break
-		}
-		s := i + j
-		if end, ok := scanObject(text, s); ok {
-			var n Notice
-			if jsonx.Unmarshal([]byte(text[s:end]), &n) == nil && n.Protocol == Protocol && n.Notice != "" && ValidMessageID(n.About) && ValidName(n.Peer) {
-				out = append(out, n)
-				i = end
-				continue
-			}
-		}
-		i = s + 1
-	}
-	return out
-}
-
 // endRequest gives request e its outcome, and for any outcome but replied
 // holds a notice for its sender (unless notices are off). It reports
 // whether this call ended it.
-func (l *Link) endRequest(e outbox.Entry, outcome string) bool {
+func (c *Courier) endRequest(e outbox.Entry, outcome string) bool {
 	notice := func(r outbox.Request) error {
-		if outcome == outbox.OutcomeReplied || l.cfg.NoNotices {
+		if outcome == outbox.OutcomeReplied || c.cfg.NoNotices {
 			return nil
 		}
-		return l.holdNotice(r.ID, r.To, outcome, r.From, r.FromKey, r.FromPane, r.FromKind, r.FromWorkspace)
+		return c.holdNotice(r.ID, r.To, outcome, r.From, r.FromKey, r.FromPane, r.FromKind, r.FromWorkspace)
 	}
-	r, ended, err := l.cfg.Outbox.EndRequest(e, outcome, l.now(), notice)
+	r, ended, err := c.cfg.Outbox.EndRequest(e, outcome, c.now(), notice)
 	switch {
 	case errors.Is(err, outbox.ErrBusy), errors.Is(err, outbox.ErrNotFound):
 		return false
 	case err != nil:
-		l.log().Warn("request: outcome not recorded", "id", e.ID, "err", err)
+		c.log().Warn("request: outcome not recorded", "id", e.ID, "err", err)
 		return false
 	case ended:
-		l.log().Debug("request ended", "id", r.ID, "to", r.To, "outcome", outcome)
+		c.log().Debug("request ended", "id", r.ID, "to", r.To, "outcome", outcome)
 	}
 	return ended
 }
@@ -268,25 +246,25 @@ func (l *Link) endRequest(e outbox.Entry, outcome string) bool {
 // holdNotice holds the notice about message id (to peer) for its sender,
 // once: a notice already written for it (in any state) is not written
 // again.
-func (l *Link) holdNotice(id, peer, what, to, toKey, toPane, toKind, toWorkspace string) error {
+func (c *Courier) holdNotice(id, peer, what, to, toKey, toPane, toKind, toWorkspace string) error {
 	nid := noticeID(id)
-	if _, err := l.cfg.Outbox.Find(nid); err == nil {
+	if _, err := c.cfg.Outbox.Find(nid); err == nil {
 		return nil
 	}
-	now := l.now()
+	now := c.now()
 	term := toKey
 	if strings.HasPrefix(term, "pane:") {
 		term = ""
 	}
 	m := outbox.Message{
-		ID: nid, Expires: now.Add(l.holdFor()), To: to, From: peer, TargetKey: toKey, FromKey: toKey,
+		ID: nid, Expires: now.Add(c.holdFor()), To: to, From: peer, TargetKey: toKey, FromKey: toKey,
 		PaneID: toPane, TerminalID: term, Kind: toKind, WorkspaceID: toWorkspace, FromPane: toPane,
-		Text: noticeText(Notice{Protocol: Protocol, Notice: what, About: id, Peer: peer}), Notice: true,
+		Text: Notice{Protocol: proto.Protocol, Notice: what, About: id, Peer: peer}.Text(), Notice: true,
 	}
-	if _, err := l.cfg.Outbox.Add(m, now); err != nil {
+	if _, err := c.cfg.Outbox.Add(m, now); err != nil {
 		return err
 	}
-	l.kickCourier(l.cfg.Outbox.KeyHash(toKey))
+	c.kickFor(c.cfg.Outbox.KeyHash(toKey))
 	return nil
 }
 
@@ -294,18 +272,18 @@ func (l *Link) holdNotice(id, peer, what, to, toKey, toPane, toKind, toWorkspace
 // but not submitted: a request ends not_submitted (its notice written
 // with the outcome), any other message gets a notice. A notice itself
 // ends silently.
-func (l *Link) tellNotSubmitted(m outbox.Message) {
+func (c *Courier) tellNotSubmitted(m outbox.Message) {
 	if m.Notice {
 		return
 	}
-	if e, err := l.cfg.Outbox.FindRequest(m.ID); err == nil {
-		l.endNotSubmitted(e, true)
+	if e, err := c.cfg.Outbox.FindRequest(m.ID); err == nil {
+		c.endNotSubmitted(e, true)
 		return
 	}
-	if l.cfg.NoNotices {
+	if c.cfg.NoNotices {
 		return
 	}
-	if err := l.holdNotice(m.ID, m.To, outbox.OutcomeNotSubmitted, m.From, m.FromKey, m.FromPane, m.FromKind, m.FromWorkspace); err != nil {
-		l.log().Warn("notice not written", "id", m.ID, "err", err)
+	if err := c.holdNotice(m.ID, m.To, outbox.OutcomeNotSubmitted, m.From, m.FromKey, m.FromPane, m.FromKind, m.FromWorkspace); err != nil {
+		c.log().Warn("notice not written", "id", m.ID, "err", err)
 	}
 }
