@@ -9,6 +9,26 @@ import (
 	"github.com/herdr-link/herdr-link/socket"
 )
 
+// named resolves the caller and makes sure it has an Agent Name, running
+// the self bootstrap for an unnamed occupant.
+func (l *Link) named(ctx context.Context) (snapshot, string, error) {
+	s, err := l.resolve(ctx)
+	if err != nil {
+		return s, "", err
+	}
+	if s.self == nil {
+		return s, "", newErr(SelfUnnamed, detailUndetected, nil)
+	}
+	if ValidName(s.self.Name) {
+		return s, s.self.Name, nil
+	}
+	if s.self.Name != "" {
+		return s, "", l.badSelfName(s.self.Name)
+	}
+	name, err := l.ensureName(ctx, s.self.PaneID)
+	return s, name, err
+}
+
 // ensureName names the caller's unnamed occupant (pane paneID): "hl-" and
 // 8 hex digits, regenerated up to 3 times on agent_name_taken, confirmed by
 // a fresh agent.get. Concurrent callers share one sequence; nothing is

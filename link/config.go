@@ -160,22 +160,3 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
-
-// New makes the Link of cfg, or returns a [*ConfigError]: Herdr is nil,
-// or [Config.Validate]'s.
-func New(cfg Config) (*Link, error) {
-	if cfg.Herdr == nil {
-		return nil, &ConfigError{Field: "Herdr", Value: nil, Problem: "must be set"}
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	l := &Link{cfg: cfg}
-	l.d = newDeliverer(l)
-	l.c = newCourier(l)
-	l.starts = newLauncher(l)
-	return l, nil
-}
-
-// Config returns the Config the Link was made of.
-func (l *Link) Config() Config { return l.cfg }

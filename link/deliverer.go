@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"syscall"
+	"time"
 
 	"github.com/herdr-link/herdr-link/internal/outbox"
 	"github.com/herdr-link/herdr-link/internal/panelock"
@@ -147,4 +148,42 @@ func holdsTyping(c ComposerState) (string, bool) {
 		return "picker open", true
 	}
 	return "", false
+}
+
+func (l *Link) submitHold() time.Duration { return l.d.SubmitHold() }
+
+// Wait returns once every delivery lock still held in the background
+// (until Herdr's Enter is past) has been released and every background
+// write of a request's typing is done, or ctx ends (its error
+// is returned). A process that ends sooner releases the lock early, and a
+// delivery from another process can then merge into the same turn: a
+// server calls Wait before it exits, bounded by [Link.LongestHold].
+func (l *Link) Wait(ctx context.Context) error { return l.d.Wait(ctx) }
+
+// LongestHold is the longest a background hold lasts after Herdr's answer.
+func (l *Link) LongestHold() time.Duration { return l.submitHold() }
+
+// budget is the confirmation budget of a text of n bytes.
+func (l *Link) budget(n int) time.Duration {
+	if l.cfg.ConfirmBudget != nil {
+		return l.cfg.ConfirmBudget(n)
+	}
+	return ConfirmBudget(n)
+}
+
+// capabilities returns the Herdr behaviour to follow: l.cfg.Capabilities when
+// set, else what the Herdr's version says, else 0.8.2's.
+func (l *Link) capabilities(ctx context.Context) Capabilities {
+	if l.cfg.Capabilities != nil {
+		return *l.cfg.Capabilities
+	}
+	si, ok := l.cfg.Herdr.(ServerInfoer)
+	if !ok {
+		return herdr082
+	}
+	v, err := si.HerdrVersion(ctx)
+	if err != nil {
+		return herdr082
+	}
+	return CapabilitiesFor(v)
 }

@@ -1,7 +1,6 @@
 package link
 
 import (
-	"context"
 	"errors"
 	"time"
 
@@ -118,24 +117,3 @@ func Takes(a Agent) bool { return deliver.Takes(a) }
 // DefaultSettleGap is the spacing of the two readings of a target that a
 // held message waits for (see [deliver.DefaultSettleGap]).
 const DefaultSettleGap = deliver.DefaultSettleGap
-
-func (l *Link) submitHold() time.Duration { return l.d.SubmitHold() }
-
-// Wait returns once every delivery lock still held in the background
-// (until Herdr's Enter is past) has been released and every background
-// write of a request's typing is done, or ctx ends (its error
-// is returned). A process that ends sooner releases the lock early, and a
-// delivery from another process can then merge into the same turn: a
-// server calls Wait before it exits, bounded by [Link.LongestHold].
-func (l *Link) Wait(ctx context.Context) error { return l.d.Wait(ctx) }
-
-// LongestHold is the longest a background hold lasts after Herdr's answer.
-func (l *Link) LongestHold() time.Duration { return l.submitHold() }
-
-// budget is the confirmation budget of a text of n bytes.
-func (l *Link) budget(n int) time.Duration {
-	if l.cfg.ConfirmBudget != nil {
-		return l.cfg.ConfirmBudget(n)
-	}
-	return ConfirmBudget(n)
-}

@@ -9,6 +9,45 @@ import (
 	"github.com/herdr-link/herdr-link/socket"
 )
 
+// Gate is the environment check: HERDR_ENV=1, a HERDR_PANE_ID, and a
+// resolvable Herdr socket path. getenv is os.Getenv when nil.
+type Gate struct {
+	OK     bool
+	PaneID string
+	Socket socket.Resolution
+	// Reason says which condition failed (operator text).
+	Reason string
+	// Failed names the failed condition for [Gate.Advice]: one of the
+	// Failed* constants, "" when OK.
+	Failed string
+}
+
+// CheckGate evaluates the environment gate.
+func CheckGate(getenv func(string) string) Gate {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	var g Gate
+	g.PaneID = getenv(socket.EnvPaneID)
+	res, err := socket.ResolvePath(getenv)
+	g.Socket = res
+	switch {
+	case inHerdrCore(getenv):
+		g.Reason, g.Failed = "a herdr-core terminal (HC_TERMINAL_ID is set, HERDR_ENV and HERDR_PANE_ID are not), whose socket this herdr-link does not speak", FailedHerdrCore
+	case getenv(socket.EnvHerdr) == "":
+		g.Reason, g.Failed = "HERDR_ENV is not set", FailedHerdrEnv
+	case getenv(socket.EnvHerdr) != "1":
+		g.Reason, g.Failed = "HERDR_ENV is not 1", FailedHerdrEnvValue
+	case g.PaneID == "":
+		g.Reason, g.Failed = "HERDR_PANE_ID is not set", FailedPaneID
+	case err != nil:
+		g.Reason, g.Failed = err.Error(), FailedSocketPath
+	default:
+		g.OK = true
+	}
+	return g
+}
+
 // The conditions of the environment gate, as [Gate.Failed] names them.
 const (
 	FailedHerdrEnv      = "HERDR_ENV"         // HERDR_ENV is not set

@@ -61,23 +61,6 @@ type ServerInfoer interface {
 	HerdrVersion(ctx context.Context) (string, error)
 }
 
-// capabilities returns the Herdr behaviour to follow: l.cfg.Capabilities when
-// set, else what the Herdr's version says, else 0.8.2's.
-func (l *Link) capabilities(ctx context.Context) Capabilities {
-	if l.cfg.Capabilities != nil {
-		return *l.cfg.Capabilities
-	}
-	si, ok := l.cfg.Herdr.(ServerInfoer)
-	if !ok {
-		return herdr082
-	}
-	v, err := si.HerdrVersion(ctx)
-	if err != nil {
-		return herdr082
-	}
-	return CapabilitiesFor(v)
-}
-
 // Herdr 0.9 failures of agent.prompt, by message.
 const (
 	// msgActorClosed: the pane's terminal went away while the submission

@@ -3,7 +3,6 @@ package link
 import (
 	"context"
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 
@@ -12,45 +11,6 @@ import (
 	"github.com/herdr-link/herdr-link/link/start"
 	"github.com/herdr-link/herdr-link/socket"
 )
-
-// Gate is the environment check: HERDR_ENV=1, a HERDR_PANE_ID, and a
-// resolvable Herdr socket path. getenv is os.Getenv when nil.
-type Gate struct {
-	OK     bool
-	PaneID string
-	Socket socket.Resolution
-	// Reason says which condition failed (operator text).
-	Reason string
-	// Failed names the failed condition for [Gate.Advice]: one of the
-	// Failed* constants, "" when OK.
-	Failed string
-}
-
-// CheckGate evaluates the environment gate.
-func CheckGate(getenv func(string) string) Gate {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	var g Gate
-	g.PaneID = getenv(socket.EnvPaneID)
-	res, err := socket.ResolvePath(getenv)
-	g.Socket = res
-	switch {
-	case inHerdrCore(getenv):
-		g.Reason, g.Failed = "a herdr-core terminal (HC_TERMINAL_ID is set, HERDR_ENV and HERDR_PANE_ID are not), whose socket this herdr-link does not speak", FailedHerdrCore
-	case getenv(socket.EnvHerdr) == "":
-		g.Reason, g.Failed = "HERDR_ENV is not set", FailedHerdrEnv
-	case getenv(socket.EnvHerdr) != "1":
-		g.Reason, g.Failed = "HERDR_ENV is not 1", FailedHerdrEnvValue
-	case g.PaneID == "":
-		g.Reason, g.Failed = "HERDR_PANE_ID is not set", FailedPaneID
-	case err != nil:
-		g.Reason, g.Failed = err.Error(), FailedSocketPath
-	default:
-		g.OK = true
-	}
-	return g
-}
 
 // Link runs herdr-link/1 operations for the agent in one pane. Self and
 // targets are resolved from Herdr on every call; nothing about them is
@@ -71,6 +31,9 @@ type Link struct {
 	// watch, and the wait for a reply.
 	c *courier.Courier
 }
+
+// Config returns the Config the Link was made of.
+func (l *Link) Config() Config { return l.cfg }
 
 type bootCall struct {
 	done chan struct{}

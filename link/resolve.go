@@ -54,26 +54,6 @@ func (l *Link) fail(op operation, method string, err error) *Error {
 	return l.herdrError(op, method, err)
 }
 
-// named resolves the caller and makes sure it has an Agent Name, running
-// the self bootstrap for an unnamed occupant.
-func (l *Link) named(ctx context.Context) (snapshot, string, error) {
-	s, err := l.resolve(ctx)
-	if err != nil {
-		return s, "", err
-	}
-	if s.self == nil {
-		return s, "", newErr(SelfUnnamed, detailUndetected, nil)
-	}
-	if ValidName(s.self.Name) {
-		return s, s.self.Name, nil
-	}
-	if s.self.Name != "" {
-		return s, "", l.badSelfName(s.self.Name)
-	}
-	name, err := l.ensureName(ctx, s.self.PaneID)
-	return s, name, err
-}
-
 // peers are the agents Peers lists: validly named, in the caller's
 // workspace, not the caller, in Herdr's order.
 func (s snapshot) peers() []Agent {
