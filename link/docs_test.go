@@ -14,13 +14,13 @@ import (
 // keeps every shipped text self-contained: nothing points at the shared
 // material beside the clone or at the tracker.
 func TestDocsByReader(t *testing.T) {
-	for doc, limit := range map[string]int{"../README.md": 10 << 10, "../PROTOCOL.md": 20 << 10, "../BENCHMARKS.md": 12 << 10} {
+	for doc, limit := range map[string]int{"../README.md": 10_000, "../PROTOCOL.md": 20_000, "../BENCHMARKS.md": 12_000} {
 		b, err := os.ReadFile(doc)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(b) > limit {
-			t.Errorf("%s is %d bytes, over its %d: move detail to docs/", doc, len(b), limit)
+			t.Errorf("%s: got %d bytes, want at most %d (decimal: 10 KB is 10,000 bytes); move detail to docs/", doc, len(b), limit)
 		}
 	}
 	forbidden := regexp.MustCompile(`\.\./shared|(?i)\b(issue|task) #?[0-9]+\b`)
