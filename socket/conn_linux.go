@@ -29,8 +29,8 @@ func dialExchange(ctx context.Context, path string) (net.Conn, error) {
 
 // dialBlocking connects to the Unix socket at path as net.Dialer does
 // (a non-blocking connect: a full backlog fails at once, as it does
-// there, with the same errors), then makes the socket blocking, with the
-// time left before ctx's deadline as its send and receive timeouts.
+// there, with the same errors), then makes the socket blocking, with
+// ctx's deadline as the connection's.
 func dialBlocking(ctx context.Context, path string) (net.Conn, error) {
 	addr := &net.UnixAddr{Name: path, Net: "unix"}
 	opErr := func(call string, err error) error {
@@ -50,9 +50,11 @@ func dialBlocking(ctx context.Context, path string) (net.Conn, error) {
 		}
 	}
 	if err == nil {
-		err = syscall.SetNonblock(fd, false)
-		if err != nil {
-			err = opErr("fcntl", err)
+		// Blocking from here on: O_NONBLOCK is the only status flag a
+		// new socket has, so one F_SETFL clears it (SetNonblock reads
+		// the flags first: a second system call).
+		if _, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_SETFL, 0); errno != 0 {
+			err = opErr("fcntl", errno)
 		}
 	} else {
 		err = opErr("connect", err)
@@ -63,42 +65,46 @@ func dialBlocking(ctx context.Context, path string) (net.Conn, error) {
 	}
 	c := &blockingConn{fd: fd, addr: addr}
 	if dl, ok := ctx.Deadline(); ok {
-		if err := c.SetDeadline(dl); err != nil {
-			_ = c.Close()
-			return nil, &net.OpError{Op: "dial", Net: "unix", Addr: addr, Err: err}
-		}
+		_ = c.SetDeadline(dl)
 	}
 	return c, nil
 }
 
 // blockingConn is a connected Unix stream socket in blocking mode: reads
 // and writes are plain system calls in the caller's thread. Its deadline
-// is the socket's receive and send timeout (each read or write waits at
-// most the time that was left when it was set; the exchange's context,
-// whose deadline it is, closes the connection when it expires). Close
-// shuts the socket down first, which ends a read or write blocked in
-// another goroutine; the descriptor itself is closed when no call uses
-// it any more, so it is never reused under one.
+// is a timer that shuts the socket down when it expires (no socket
+// option to set: two system calls fewer per exchange), which ends a
+// read or write waiting in the kernel with os.ErrDeadlineExceeded; an
+// expired deadline ends the connection for good (an exchange sets one
+// deadline). Close shuts the socket down too, which ends a read or write
+// blocked in another goroutine; the descriptor itself is closed when no
+// call uses it any more, so it is never reused under one.
 type blockingConn struct {
 	fd   int
 	addr *net.UnixAddr
 
 	mu       sync.Mutex
-	users    int       // reads and writes in a system call
-	closed   bool      // Close was called
-	released bool      // the descriptor was closed
-	deadline time.Time // as last set; zero: none
+	users    int         // reads and writes in a system call
+	closed   bool        // Close was called
+	released bool        // the descriptor was closed
+	expired  bool        // the deadline passed: the socket is shut down
+	deadline time.Time   // as last set; zero: none
+	timer    *time.Timer // expires the connection at the deadline
 }
 
-// enter reserves the descriptor for one system call; false once closed.
-func (c *blockingConn) enter() (expired bool, ok bool) {
+// enter reserves the descriptor for one system call. It fails once the
+// connection is closed or its deadline passed.
+func (c *blockingConn) enter(op string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
-		return false, false
+	switch {
+	case c.closed:
+		return c.opError(op, net.ErrClosed)
+	case c.expired:
+		return c.opError(op, os.ErrDeadlineExceeded)
 	}
 	c.users++
-	return !c.deadline.IsZero() && !time.Now().Before(c.deadline), true
+	return nil
 }
 
 // leave ends a system call; the last one closes a closed connection's
@@ -117,19 +123,28 @@ func (c *blockingConn) releaseLocked() {
 	}
 }
 
+// ended returns the error of a call that the deadline or Close cut
+// short, nil when neither happened.
+func (c *blockingConn) ended(op string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closed:
+		return c.opError(op, net.ErrClosed)
+	case c.expired:
+		return c.opError(op, os.ErrDeadlineExceeded)
+	}
+	return nil
+}
+
 func (c *blockingConn) opError(op string, err error) error {
 	return &net.OpError{Op: op, Net: "unix", Addr: c.addr, Err: err}
 }
 
 // Read implements net.Conn.
 func (c *blockingConn) Read(b []byte) (int, error) {
-	expired, ok := c.enter()
-	if !ok {
-		return 0, c.opError("read", net.ErrClosed)
-	}
-	if expired {
-		c.leave()
-		return 0, c.opError("read", os.ErrDeadlineExceeded)
+	if err := c.enter("read"); err != nil {
+		return 0, err
 	}
 	if len(b) == 0 {
 		c.leave()
@@ -145,16 +160,14 @@ func (c *blockingConn) Read(b []byte) (int, error) {
 	}
 	c.leave()
 	switch {
-	case err == syscall.EAGAIN:
-		return 0, c.opError("read", os.ErrDeadlineExceeded)
 	case err != nil:
-		if c.isClosed() {
-			return 0, c.opError("read", net.ErrClosed)
+		if e := c.ended("read"); e != nil {
+			return 0, e
 		}
 		return 0, c.opError("read", os.NewSyscallError("read", err))
 	case n == 0:
-		if c.isClosed() {
-			return 0, c.opError("read", net.ErrClosed)
+		if e := c.ended("read"); e != nil {
+			return 0, e
 		}
 		return 0, io.EOF
 	}
@@ -163,14 +176,10 @@ func (c *blockingConn) Read(b []byte) (int, error) {
 
 // Write implements net.Conn.
 func (c *blockingConn) Write(b []byte) (int, error) {
-	expired, ok := c.enter()
-	if !ok {
-		return 0, c.opError("write", net.ErrClosed)
+	if err := c.enter("write"); err != nil {
+		return 0, err
 	}
 	defer c.leave()
-	if expired {
-		return 0, c.opError("write", os.ErrDeadlineExceeded)
-	}
 	done := 0
 	for done < len(b) {
 		n, err := syscall.Write(c.fd, b[done:])
@@ -180,11 +189,9 @@ func (c *blockingConn) Write(b []byte) (int, error) {
 		switch {
 		case err == syscall.EINTR:
 			continue
-		case err == syscall.EAGAIN:
-			return done, c.opError("write", os.ErrDeadlineExceeded)
 		case err != nil:
-			if c.isClosed() {
-				return done, c.opError("write", net.ErrClosed)
+			if e := c.ended("write"); e != nil {
+				return done, e
 			}
 			return done, c.opError("write", os.NewSyscallError("write", err))
 		case n == 0:
@@ -192,12 +199,6 @@ func (c *blockingConn) Write(b []byte) (int, error) {
 		}
 	}
 	return done, nil
-}
-
-func (c *blockingConn) isClosed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.closed
 }
 
 // Close implements net.Conn. It may be called while a read or write
@@ -209,7 +210,10 @@ func (c *blockingConn) Close() error {
 		return c.opError("close", net.ErrClosed)
 	}
 	c.closed = true
-	if c.users > 0 {
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	if c.users > 0 && !c.expired {
 		_ = syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
 	}
 	c.releaseLocked()
@@ -222,30 +226,47 @@ func (c *blockingConn) LocalAddr() net.Addr { return &net.UnixAddr{Net: "unix"} 
 // RemoteAddr implements net.Conn.
 func (c *blockingConn) RemoteAddr() net.Addr { return c.addr }
 
-// SetDeadline implements net.Conn: the time left becomes the socket's
-// receive and send timeout. Setting the deadline it has is free.
+// SetDeadline implements net.Conn for reads and writes alike. Setting
+// the deadline it has is free; once one expired, the connection stays
+// ended.
 func (c *blockingConn) SetDeadline(t time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return c.opError("set", net.ErrClosed)
 	}
-	if t.Equal(c.deadline) {
+	if t.Equal(c.deadline) || c.expired {
 		return nil
 	}
 	c.deadline = t
-	var tv syscall.Timeval
-	if !t.IsZero() {
-		// A timeout of zero would mean none: an expired deadline is
-		// checked before each call instead, so any positive value does.
-		tv = syscall.NsecToTimeval(max(time.Until(t), time.Microsecond).Nanoseconds())
+	if c.timer != nil {
+		c.timer.Stop()
+		c.timer = nil
 	}
-	for _, opt := range [...]int{syscall.SO_RCVTIMEO, syscall.SO_SNDTIMEO} {
-		if err := syscall.SetsockoptTimeval(c.fd, syscall.SOL_SOCKET, opt, &tv); err != nil {
-			return c.opError("set", os.NewSyscallError("setsockopt", err))
-		}
+	switch d := time.Until(t); {
+	case t.IsZero():
+	case d <= 0:
+		c.expireLocked()
+	default:
+		c.timer = time.AfterFunc(d, c.expire)
 	}
 	return nil
+}
+
+func (c *blockingConn) expire() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.expireLocked()
+}
+
+// expireLocked ends the connection at its deadline: a read or write
+// waiting in the kernel returns, and later ones fail at once.
+func (c *blockingConn) expireLocked() {
+	if c.closed || c.expired {
+		return
+	}
+	c.expired = true
+	_ = syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
 }
 
 // SetReadDeadline implements net.Conn (as SetDeadline: one deadline).
