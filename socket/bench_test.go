@@ -1,11 +1,20 @@
 package socket_test
 
 import (
+	"bufio"
+	"context"
 	"fmt"
+	"io"
 	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/herdr-link/herdr-link/internal/testsupport/lineserver"
+	"github.com/herdr-link/herdr-link/socket"
 	"github.com/herdr-link/herdr-link/socket/sockettest"
 )
 
@@ -74,4 +83,94 @@ func BenchmarkBareUnixRoundTrip(b *testing.B) {
 		}
 		c.Close()
 	}
+}
+
+// BenchmarkExchangeDial is an agent.list of 100 agents (herdr-bench's
+// world) from a simulator in a child process, as herdr-link meets Herdr,
+// with the client's default dial (on Linux a blocking connection: the
+// read waits in the kernel) and with net's dialer (the read waits in the
+// network poller), side by side. cpu-µs/op is this process's user and
+// system time per call: the client's alone.
+func BenchmarkExchangeDial(b *testing.B) {
+	path := childSimulator(b)
+	for _, tc := range []struct {
+		name string
+		dial func(ctx context.Context, path string) (net.Conn, error)
+	}{
+		{"dial=default", nil},
+		{"dial=net", func(ctx context.Context, path string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			c := &socket.Client{Path: path, Dial: tc.dial}
+			ctx := b.Context()
+			if _, err := c.AgentList(ctx); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			cpu0 := processCPU()
+			for b.Loop() {
+				if _, err := c.AgentList(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+		})
+	}
+}
+
+// envChildSim makes the test binary a simulator of 100 agents (see
+// TestMain) that prints its socket path and serves until stdin closes.
+const envChildSim = "HERDR_LINK_TEST_CHILD_SIM"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envChildSim) == "1" {
+		w := sockettest.DefaultWorld()
+		if _, err := w.AddAgents("w1:t1", 95, "bench-"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		srv := sockettest.NewServer(w)
+		fmt.Println(srv.Client().Path)
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		srv.Close()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// childSimulator starts the test binary as a simulator in a process of
+// its own and returns its socket path; it ends with b.
+func childSimulator(b *testing.B) string {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envChildSim+"=1")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { in.Close(); _ = cmd.Wait() })
+	path, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		b.Fatal(err)
+	}
+	return strings.TrimSpace(path)
+}
+
+// processCPU is the process's user plus system time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -254,7 +254,7 @@ func (c *Client) exchange(ctx context.Context, method string, body []byte, use f
 	}
 	ctx, cancel := c.withDeadline(ctx)
 	defer cancel()
-	conn, err := c.dial(ctx)
+	conn, err := c.dialFor(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -295,7 +295,12 @@ func (c *Client) write(ctx context.Context, conn net.Conn, method string, body [
 	return nil
 }
 
-func (c *Client) dial(ctx context.Context) (net.Conn, error) {
+func (c *Client) dial(ctx context.Context) (net.Conn, error) { return c.dialFor(ctx, false) }
+
+// dialFor dials Herdr: with the client's Dial when set, else, for a
+// one-shot exchange, with dialExchange where the platform has one, else
+// with net's dialer.
+func (c *Client) dialFor(ctx context.Context, exchange bool) (net.Conn, error) {
 	res, err := c.Resolve()
 	if err != nil {
 		return nil, fmt.Errorf("socket: %w: %v", ErrConnection, err)
@@ -304,6 +309,9 @@ func (c *Client) dial(ctx context.Context) (net.Conn, error) {
 		return nil, err
 	}
 	dial := c.Dial
+	if dial == nil && exchange {
+		dial = dialExchange
+	}
 	if dial == nil {
 		dial = dialUnix
 	}

@@ -1,0 +1,86 @@
+//go:build linux
+
+package socket
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// The blocking connection on its own: its deadline ends a read waiting in
+// the kernel, Close ends a read from another goroutine, and neither
+// lets the descriptor be closed under a call.
+func TestBlockingConnDeadlineAndClose(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	buf := make([]byte, 16)
+
+	c, err := dialBlocking(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte("x\n")); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_ = c.SetDeadline(start.Add(60 * time.Millisecond))
+	_, err = c.Read(buf)
+	if el := time.Since(start); !errors.Is(err, os.ErrDeadlineExceeded) || !isTimeout(err) || el < 60*time.Millisecond || el > 2*time.Second {
+		t.Fatalf("deadline: %v after %v", err, el)
+	}
+	if _, err := c.Write([]byte("y\n")); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("write after the deadline: %v", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Read(buf); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("read after Close: %v", err)
+	}
+
+	c, err = dialBlocking(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := c.Read(buf); done <- err }()
+	time.Sleep(20 * time.Millisecond)
+	_ = c.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("read cut by Close: %v", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Close did not end a blocked read")
+	}
+	bc := c.(*blockingConn)
+	if !bc.released {
+		t.Fatal("the descriptor is still open after Close and the read ended")
+	}
+
+	// A deadline already past fails the dial's first call at once.
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	if _, err := dialBlocking(ctx, path); err == nil {
+		t.Fatal("dial with an expired context succeeded")
+	}
+}
