@@ -60,6 +60,9 @@ type Locker struct {
 	// killed holders (flock.go).
 	//lint:ignore U1000 used on systems with flock (flock.go)
 	acquired atomic.Uint64
+	// dir caches the lock directory once checked (dir_unix.go).
+	//lint:ignore U1000 used on systems with flock (dir_unix.go)
+	dir dirCache
 }
 
 // Roots are the places the lock directory of a user is looked for.
