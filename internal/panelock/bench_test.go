@@ -13,7 +13,7 @@ import (
 // "checked each time" with the directory's checks before every lock.
 func BenchmarkLock(b *testing.B) {
 	for _, tc := range []struct {
-		name  string
+		name    string
 		recheck bool
 	}{{"checked once", false}, {"checked each time", true}} {
 		b.Run(tc.name, func(b *testing.B) {
