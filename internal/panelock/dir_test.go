@@ -250,10 +250,10 @@ func TestLockDirCheckedOncePerLocker(t *testing.T) {
 			}
 			err := lock()
 			if got := errors.Is(err, ErrUnsafeDir); got != tc.wantUnsafe || (err != nil && !got) {
-				t.Fatalf("third lock: %v; want unsafe %v", err, tc.wantUnsafe)
+				t.Fatalf("third lock: got %v, want ErrUnsafeDir %v", err, tc.wantUnsafe)
 			}
 			if looks != tc.wantLooks {
-				t.Fatalf("user database asked %d times, want %d", looks, tc.wantLooks)
+				t.Fatalf("user database asked: got %d times, want %d", looks, tc.wantLooks)
 			}
 		})
 	}

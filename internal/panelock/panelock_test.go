@@ -107,7 +107,7 @@ func TestMutualExclusion(t *testing.T) {
 	}
 	defer f.Close()
 	if rec, ok := readRecord(f); !ok || rec.phase != phaseRelease || rec.pid != os.Getpid() {
-		t.Fatalf("left with line %+v (%v), want this process's release", rec, ok)
+		t.Fatalf("line left: got %+v (read %v), want phase r of pid %d", rec, ok, os.Getpid())
 	}
 	st, err := os.Stat(dir)
 	if err != nil || st.Mode().Perm() != 0o700 {
