@@ -40,12 +40,12 @@ func guard(f *os.File, tries int) (func(), bool) {
 }
 
 // breakStopped removes path, whose lock f another process holds, when
-// the holder's lease allows it: a lease line, not in phase w, past its
-// deadline, and a holder that has f's file open with every thread
+// the holder's lease allows it: a lease line, not in phase w or r, past
+// its deadline, and a holder that has f's file open with every thread
 // stopped. It reports whether it removed the file.
 func breakStopped(f *os.File, path string) bool {
 	rec, ok := readRecord(f)
-	if !ok || rec.phase == phaseWriting || time.Now().UnixNano() < rec.until || rec.pid == os.Getpid() {
+	if !ok || rec.phase == phaseWriting || rec.phase == phaseRelease || time.Now().UnixNano() < rec.until || rec.pid == os.Getpid() {
 		return false
 	}
 	if !stopped(rec.pid) || !hasOpen(rec.pid, f) {

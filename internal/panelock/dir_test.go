@@ -13,7 +13,7 @@ import (
 
 // fakeRoots makes run, home and tmp roots under a temporary directory;
 // prep changes them before the lock directory is looked for.
-func fakeRoots(t *testing.T, withHome bool) (*Roots, string) {
+func fakeRoots(t testing.TB, withHome bool) (*Roots, string) {
 	t.Helper()
 	base := t.TempDir()
 	r := &Roots{UID: os.Getuid(), Run: filepath.Join(base, "run"), Tmp: filepath.Join(base, "tmp")}
@@ -181,6 +181,79 @@ func TestLockDirCreatesNothingThroughAnUncheckedLink(t *testing.T) {
 			}
 			if ents, _ := os.ReadDir(theirs); len(ents) != 0 {
 				t.Errorf("created in the other user's directory: %v", ents)
+			}
+		})
+	}
+}
+
+// A Locker checks its lock directory's path once: later locks look only
+// at the directory itself, and anything changed there (removed, replaced,
+// its mode, a link in its place) runs every check again, which refuses an
+// unsafe directory as the first time.
+func TestLockDirCheckedOncePerLocker(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(t *testing.T, dir string)
+		// wantLooks is how many times the user database was asked over
+		// the three locks; wantUnsafe whether the third lock fails.
+		wantLooks  int
+		wantUnsafe bool
+	}{
+		{"unchanged", nil, 1, false},
+		{"removed", func(t *testing.T, dir string) {
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+		}, 2, false},
+		{"replaced by another private directory", func(t *testing.T, dir string) {
+			if err := os.Rename(dir, dir+".old"); err != nil {
+				t.Fatal(err)
+			}
+			mkdir(t, dir, 0o700)
+		}, 2, false},
+		{"mode 0755", func(t *testing.T, dir string) {
+			if err := os.Chmod(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, 2, true},
+		{"a link in its place", func(t *testing.T, dir string) {
+			if err := os.Rename(dir, dir+".old"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(dir+".old", dir); err != nil {
+				t.Fatal(err)
+			}
+		}, 2, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := fakeRoots(t, true)
+			home := r.Home
+			looks := 0
+			r.Home = func(uid int) (string, error) { looks++; return home(uid) }
+			l := &Locker{Scope: "s", Roots: r}
+			lock := func() error {
+				le, err := l.Lock(t.Context(), "t", time.Minute)
+				if err == nil {
+					le.Unlock()
+				}
+				return err
+			}
+			if err := lock(); err != nil {
+				t.Fatal(err)
+			}
+			if err := lock(); err != nil {
+				t.Fatal(err)
+			}
+			dir, _ := l.DirPath()
+			if tc.change != nil {
+				tc.change(t, dir)
+			}
+			err := lock()
+			if got := errors.Is(err, ErrUnsafeDir); got != tc.wantUnsafe || (err != nil && !got) {
+				t.Fatalf("third lock: got %v, want ErrUnsafeDir %v", err, tc.wantUnsafe)
+			}
+			if looks != tc.wantLooks {
+				t.Fatalf("user database asked: got %d times, want %d", looks, tc.wantLooks)
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 )
 
@@ -50,21 +51,59 @@ func (l *Locker) roots() *Roots {
 // root or the user and writable by nobody else, a sticky parent such as
 // /tmp excepted; the directory must be the user's, 0700, not a link) is
 // an error, never a reason to try the next rule.
+//
+// A Locker makes these checks once: later calls only look at the
+// directory itself (one lstat), which must still be the same directory,
+// the user's, mode 0700; anything else (removed, replaced, a link, its
+// mode changed) makes the full checks run again. A component above it
+// made unsafe after that first call is noticed by the next process.
 func (l *Locker) DirPath() (string, error) {
+	c := &l.dir
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.st != nil {
+		if st, err := os.Lstat(c.path); err == nil && os.SameFile(st, c.st) && leafErr(c.path, st, c.uid) == nil {
+			return c.path, nil
+		}
+		c.st = nil
+	}
+	dir, uid, err := l.checkDir()
+	if err != nil {
+		return dir, err
+	}
+	if st, err := os.Lstat(dir); err == nil && leafErr(dir, st, uid) == nil {
+		c.path, c.uid, c.st = dir, uid, st
+	}
+	return dir, nil
+}
+
+// dirCache is the lock directory a Locker checked, and what lstat said
+// of it then.
+type dirCache struct {
+	mu   sync.Mutex
+	path string
+	uid  int
+	st   fs.FileInfo
+}
+
+// checkDir applies the rule of [Locker.DirPath] with every check; it
+// returns the directory and the user it must belong to.
+func (l *Locker) checkDir() (string, int, error) {
 	if l.Dir != "" {
-		return l.Dir, ensureLeaf(l.Dir, os.Getuid())
+		return l.Dir, os.Getuid(), ensureLeaf(l.Dir, os.Getuid())
 	}
 	r := l.roots()
 	uid := strconv.Itoa(r.UID)
 	if run := filepath.Join(r.Run, uid); privateRuntime(run, r.UID) {
 		dir := filepath.Join(run, "herdr-link")
-		return dir, ensureLeaf(dir, r.UID)
+		return dir, r.UID, ensureLeaf(dir, r.UID)
 	}
 	if home, ok := homeOf(r); ok {
-		return homeDir(home, r.UID)
+		dir, err := homeDir(home, r.UID)
+		return dir, r.UID, err
 	}
 	dir := filepath.Join(r.Tmp, "herdr-link-"+uid)
-	return dir, ensureLeaf(dir, r.UID)
+	return dir, r.UID, ensureLeaf(dir, r.UID)
 }
 
 // privateRuntime reports whether run is a directory of uid (not a link),
@@ -172,9 +211,16 @@ func ensureLeaf(dir string, uid int) error {
 		return createErr(dir, err)
 	}
 	st, err := os.Lstat(dir)
-	switch {
-	case err != nil:
+	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnsafeDir, err)
+	}
+	return leafErr(dir, st, uid)
+}
+
+// leafErr checks what lstat said of the lock directory: a directory (not
+// a link) of uid with no group or other permissions.
+func leafErr(dir string, st fs.FileInfo, uid int) error {
+	switch {
 	case !st.IsDir():
 		return fmt.Errorf("%w: %s is not a directory", ErrUnsafeDir, dir)
 	case owner(st) != uid:

@@ -141,9 +141,12 @@ func checkLockFile(f *os.File) error {
 	return nil
 }
 
-// sweep removes up to a few lock files that nobody holds (left by killed
-// holders) among the first entries of dir, never own and never one that
-// is held: each is removed only while this process holds its lock.
+// sweep removes up to a few lock files that nobody holds and nobody used
+// lately (left by killed holders, or released over keepReleased ago)
+// among the first entries of dir, never own and never one that is held:
+// each is removed only while this process holds its lock. A file
+// released lately is left without taking its lock (a sender may be about
+// to take it).
 func sweep(dir, own string) {
 	d, err := os.Open(dir)
 	if err != nil {
@@ -157,27 +160,41 @@ func sweep(dir, own string) {
 		if tried == sweepTry || !e.Type().IsRegular() || !isLockName(e.Name()) || p == own {
 			continue
 		}
-		tried++
 		f, err := os.OpenFile(p, os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 		if err != nil {
 			continue
 		}
-		if checkLockFile(f) == nil && flock(f, syscall.LOCK_EX|syscall.LOCK_NB) == nil {
-			removeHeld(f, p)
-			_ = flock(f, syscall.LOCK_UN)
+		if checkLockFile(f) == nil && unused(f, time.Now()) {
+			tried++
+			if flock(f, syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+				if unused(f, time.Now()) { // read again under the lock
+					removeHeld(f, p)
+				}
+				_ = flock(f, syscall.LOCK_UN)
+			}
 		}
 		f.Close()
 	}
 }
 
+// unused reports whether f's line, read at now, is not a release of the
+// last keepReleased: no line (a holder killed before writing it), a
+// holder's line (killed: a live one holds the lock), or an old release.
+func unused(f *os.File, now time.Time) bool {
+	rec, ok := readRecord(f)
+	return !ok || rec.phase != phaseRelease || now.UnixNano()-rec.until > int64(keepReleased)
+}
+
 // The bounds of one sweep: entries read, files tried; and its pace: a
 // Locker sweeps on its first acquisition and every sweepEvery-th after it
 // (a sweep reads the directory, which also holds the outboxes: per
-// acquisition it cost more than the lock itself).
+// acquisition it cost more than the lock itself). A released file stays
+// keepReleased for its target's next delivery.
 const (
-	sweepScan  = 32
-	sweepTry   = 4
-	sweepEvery = 16
+	sweepScan    = 32
+	sweepTry     = 4
+	sweepEvery   = 16
+	keepReleased = 10 * time.Minute
 )
 
 // removeHeld removes path while this process holds f's lock, if path

@@ -17,10 +17,14 @@ import (
 //	hl-lease/1 0000012345 h 1764620000000000000
 //
 // The phases are h (held: waiting to type), w (writing: between
-// [Lease.Begin] and [Lease.Extend], the prompt in flight) and d (done: the
-// prompt answered, the holder only watches and holds). A waiter may break
-// a lease in phase h or d whose deadline has passed and whose holder is
-// stopped; never one in phase w.
+// [Lease.Begin] and [Lease.Extend], the prompt in flight), d (done: the
+// prompt answered, the holder only watches and holds) and r (released:
+// written by the last holder as it let go, the time being that of the
+// release). A waiter may break a lease in phase h or d whose deadline has
+// passed and whose holder is stopped; never one in phase w, and never r
+// (only a new holder that has not written its line yet holds such a file:
+// one that is stopped before writing it keeps the lock, as with a new
+// file).
 type Lease struct {
 	f    *os.File
 	path string
@@ -33,6 +37,7 @@ const (
 	phaseHeld    = 'h'
 	phaseWriting = 'w'
 	phaseDone    = 'd'
+	phaseRelease = 'r'
 	recordLen    = len("hl-lease/1 0000012345 h 1764620000000000000\n")
 )
 
@@ -105,8 +110,11 @@ func (le *Lease) Extend(d time.Duration) {
 }
 
 // Unlock releases the lock; it may be called from any goroutine, more
-// than once. A lease that was broken is released without touching the
-// file that replaced it.
+// than once. The file stays for the next holder (creating it again costs
+// more than the lock itself where the directory is on a disk): its line
+// is marked released, then the lock let go. A lease that was broken is
+// released without touching the file that replaced it (its own file is
+// no longer at the path).
 func (le *Lease) Unlock() {
 	le.mu.Lock()
 	defer le.mu.Unlock()
@@ -114,9 +122,7 @@ func (le *Lease) Unlock() {
 		return
 	}
 	le.done = true
-	// Remove while still holding the lock: a waiter that gets this file
-	// next sees it is gone and starts over.
-	removeHeld(le.f, le.path)
+	_ = le.write(phaseRelease, 0)
 	_ = flock(le.f, syscall.LOCK_UN)
 	_ = le.f.Close()
 }

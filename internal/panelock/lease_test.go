@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -121,15 +122,20 @@ func TestStoppedHolderLosesItsLease(t *testing.T) {
 }
 
 // Never broken: a stopped holder within its lease, a running holder past
-// it, and a stopped holder that was about to type (phase w).
+// it, a stopped holder that was about to type (phase w), and a file whose
+// line is a release (its new holder has not written its own yet).
 func TestLeaseNotBroken(t *testing.T) {
 	for _, tc := range []struct {
 		name, lease, begin, first string
 		stop                      bool
+		// release: the file's line is then a past release of the stopped
+		// holder, as a new holder finds it before writing its own.
+		release bool
 	}{
-		{"stopped within the lease", "1h", "", "held", true},
-		{"running past the lease", "1ms", "", "held", false},
-		{"stopped while typing", "1ms", "first", "writing", true},
+		{"stopped within the lease", "1h", "", "held", true, false},
+		{"running past the lease", "1ms", "", "held", false, false},
+		{"stopped while typing", "1ms", "first", "writing", true, false},
+		{"stopped, a release line", "1ms", "", "held", true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := privateDir(t)
@@ -139,6 +145,12 @@ func TestLeaseNotBroken(t *testing.T) {
 			h := startHelper(t, dir, tc.lease, tc.begin, tc.first)
 			if tc.stop {
 				h.signal(t, syscall.SIGSTOP)
+			}
+			if tc.release {
+				line := fmt.Sprintf("hl-lease/1 %010d r %019d\n", h.cmd.Process.Pid, time.Now().Add(-time.Hour).UnixNano())
+				if err := os.WriteFile(filepath.Join(dir, (&Locker{Scope: "s"}).Key("term_s")), []byte(line), 0o600); err != nil {
+					t.Fatal(err)
+				}
 			}
 			time.Sleep(20 * time.Millisecond) // past a 1 ms lease
 			l := &Locker{Scope: "s", Dir: dir, Poll: time.Millisecond}
@@ -152,8 +164,9 @@ func TestLeaseNotBroken(t *testing.T) {
 	}
 }
 
-// Lock files left by killed holders are removed, a few per sweep; a file
-// that is held never is.
+// Lock files left by killed holders, and files released over
+// keepReleased ago, are removed, a few per sweep; a file that is held, or
+// was released lately, never is.
 func TestSweepsFilesOfKilledHolders(t *testing.T) {
 	dir := privateDir(t)
 	if err := ensureLeaf(dir, os.Getuid()); err != nil {
@@ -164,6 +177,15 @@ func TestSweepsFilesOfKilledHolders(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, l.Key("dead"+string(rune('a'+i)))), []byte("hl-lease/1 0000000001 d 0000000000000000001\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
+	}
+	released := func(at time.Time) []byte {
+		return []byte(fmt.Sprintf("hl-lease/1 0000000001 r %019d\n", at.UnixNano()))
+	}
+	if err := os.WriteFile(filepath.Join(dir, l.Key("gone")), released(time.Now().Add(-keepReleased-time.Minute)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, l.Key("lately")), released(time.Now().Add(-keepReleased+time.Minute)), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	held, err := l.Lock(t.Context(), "live", time.Minute)
 	if err != nil {
@@ -185,8 +207,9 @@ func TestSweepsFilesOfKilledHolders(t *testing.T) {
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
-	if len(names) != 2 || !contains(names, l.Key("live")) || !contains(names, "notes.txt") {
-		t.Fatalf("left: %v (want the held lock and notes.txt)", names)
+	want := []string{l.Key("live"), l.Key("lately"), l.Key("other"), "notes.txt"}
+	if len(names) != len(want) || !contains(names, want[0]) || !contains(names, want[1]) || !contains(names, want[2]) {
+		t.Fatalf("left: %v, want %v (held, released lately, released just now, not a lock)", names, want)
 	}
 	if !samePath(held.f, held.path) {
 		t.Fatal("the held file was replaced")
@@ -264,5 +287,45 @@ func TestWaitersOfABrokenLeaseMoveOn(t *testing.T) {
 	wg.Wait()
 	if got.Load() != 4 || most.Load() != 1 {
 		t.Fatalf("%d of 4 waiters got the lock, at most %d at once", got.Load(), most.Load())
+	}
+}
+
+// A release leaves the file, its line marked released by this process at
+// the time of the release; the next lock takes the same file instead of
+// creating one.
+func TestReleaseKeepsTheFile(t *testing.T) {
+	dir := privateDir(t)
+	l := &Locker{Scope: "s", Dir: dir}
+	le, err := l.Lock(t.Context(), "t", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Lstat(le.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	le.Unlock()
+	f, err := os.Open(le.path)
+	if err != nil {
+		t.Fatalf("after the release: got %v, want the file kept", err)
+	}
+	rec, ok := readRecord(f)
+	f.Close()
+	if got, want := rec, (record{pid: os.Getpid(), phase: phaseRelease}); !ok || got.pid != want.pid || got.phase != want.phase ||
+		got.until < start.UnixNano() || got.until > time.Now().UnixNano() {
+		t.Fatalf("line after the release: %+v (%v), want %+v with the release's time", got, ok, want)
+	}
+	le2, err := l.Lock(t.Context(), "t", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer le2.Unlock()
+	after, err := os.Lstat(le2.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := after.Sys().(*syscall.Stat_t).Ino, before.Sys().(*syscall.Stat_t).Ino; got != want {
+		t.Fatalf("the next lock's file: inode %d, want %d (the kept one)", got, want)
 	}
 }

@@ -16,6 +16,11 @@ type localLocks struct {
 	locks map[string]chan struct{}
 }
 
+// dirCache is empty: no lock directory is used here.
+//
+//lint:ignore U1000 used on systems with flock (dir_unix.go)
+type dirCache struct{}
+
 // Lease is a held delivery lock (within this process only).
 type Lease struct {
 	once sync.Once

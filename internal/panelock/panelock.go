@@ -20,11 +20,14 @@
 // it only until its lease's deadline: after that a waiter that sees the
 // holder stopped (every thread of it, on Linux, from /proc) removes the
 // file and takes a new one, unless the holder was about to type (see
-// [Lease.Begin]). A releasing holder removes the file while it still holds
-// the lock; a waiter that then wins the lock on the removed file notices
-// (the path no longer names its file) and starts over, so the directory
-// does not fill up; the first acquisition of a Locker and every
-// sixteenth after it also remove a few files left by killed holders.
+// [Lease.Begin]). A waiter that wins the lock on a file no longer at the
+// path (broken, or swept) notices and starts over. A releasing holder
+// leaves the file for the next one, its line marked released (creating
+// a file costs more than the lock where the directory is on a disk); the
+// first acquisition of a Locker and every sixteenth after it remove a
+// few files that nobody holds and nobody released in the last ten
+// minutes (left by killed holders, or of targets gone), each only while
+// holding its lock, so the directory does not fill up.
 //
 // On systems without flock the lock only serializes within one process.
 package panelock
@@ -60,6 +63,9 @@ type Locker struct {
 	// killed holders (flock.go).
 	//lint:ignore U1000 used on systems with flock (flock.go)
 	acquired atomic.Uint64
+	// dir caches the lock directory once checked (dir_unix.go).
+	//lint:ignore U1000 used on systems with flock (dir_unix.go)
+	dir dirCache
 }
 
 // Roots are the places the lock directory of a user is looked for.

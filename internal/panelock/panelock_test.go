@@ -96,9 +96,18 @@ func TestMutualExclusion(t *testing.T) {
 	if max.Load() != 1 || total.Load() != 160 {
 		t.Fatalf("max holders %d, total %d", max.Load(), total.Load())
 	}
-	// Released locks leave no files behind.
-	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-		t.Fatalf("lock files left: %v", ents)
+	// One file for the target, left for its next delivery, released.
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 || ents[0].Name() != l.Key("term_1") {
+		t.Fatalf("lock files left: %v, want only %s", ents, l.Key("term_1"))
+	}
+	f, err := os.Open(filepath.Join(dir, ents[0].Name()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if rec, ok := readRecord(f); !ok || rec.phase != phaseRelease || rec.pid != os.Getpid() {
+		t.Fatalf("line left: got %+v (read %v), want phase r of pid %d", rec, ok, os.Getpid())
 	}
 	st, err := os.Stat(dir)
 	if err != nil || st.Mode().Perm() != 0o700 {
