@@ -23,9 +23,31 @@ import (
 // call keeps its P). herdr-bench's MCP peers route: about a sixth less
 // server CPU per call. Subscriptions keep net's connection: they wait
 // long, and a thread per blocked read is for short waits only.
+//
+// Each blocking connection holds a thread while its read waits, and the
+// runtime ends the process past 10,000 threads: at most maxBlocking
+// exchanges use one at a time; past that (many concurrent calls to a
+// Herdr that does not answer) an exchange dials as subscriptions do.
 func dialExchange(ctx context.Context, path string) (net.Conn, error) {
-	return dialBlocking(ctx, path)
+	select {
+	case blockingSlots <- struct{}{}:
+	default:
+		return dialUnix(ctx, path)
+	}
+	c, err := dialBlocking(ctx, path)
+	if err != nil {
+		<-blockingSlots
+		return nil, err
+	}
+	c.(*blockingConn).slot = true
+	return c, nil
 }
+
+// maxBlocking bounds the blocking connections open at once (see
+// dialExchange); blockingSlots holds one token per open one.
+const maxBlocking = 64
+
+var blockingSlots = make(chan struct{}, maxBlocking)
 
 // dialBlocking connects to the Unix socket at path as net.Dialer does
 // (a non-blocking connect: a full backlog fails at once, as it does
@@ -82,6 +104,7 @@ func dialBlocking(ctx context.Context, path string) (net.Conn, error) {
 type blockingConn struct {
 	fd   int
 	addr *net.UnixAddr
+	slot bool // holds a token of blockingSlots until the descriptor is closed
 
 	mu       sync.Mutex
 	users    int         // reads and writes in a system call
@@ -120,6 +143,9 @@ func (c *blockingConn) releaseLocked() {
 	if c.closed && c.users == 0 && !c.released {
 		c.released = true
 		_ = syscall.Close(c.fd)
+		if c.slot {
+			<-blockingSlots
+		}
 	}
 }
 

@@ -8,6 +8,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -82,5 +85,85 @@ func TestBlockingConnDeadlineAndClose(t *testing.T) {
 	defer cancel()
 	if _, err := dialBlocking(ctx, path); err == nil {
 		t.Fatal("dial with an expired context succeeded")
+	}
+}
+
+// threads is the number of OS threads of this process.
+func threads(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Threads:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Skip("no Threads line")
+	return 0
+}
+
+// Many concurrent calls to a Herdr that accepts and never answers: each
+// blocking read holds a thread, and past 10,000 threads the runtime ends
+// the process (fatal, not an error). The blocking exchanges are bounded;
+// the others wait in the poller as net's connections do, and every call
+// still ends at its deadline.
+func TestExchangeThreadsBoundedWhenHerdrHangs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const calls = 6 * maxBlocking
+	arrived := make(chan struct{}, calls)
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			go func() {
+				buf := make([]byte, 256)
+				if _, err := c.Read(buf); err == nil {
+					arrived <- struct{}{}
+				}
+			}()
+		}
+	}()
+	defer func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	}()
+	before := threads(t)
+	c := &Client{Path: path, Protocol: ProtocolOff, Timeout: 3 * time.Second}
+	errs := make(chan error, calls)
+	for range calls {
+		go func() { _, err := c.Ping(context.Background()); errs <- err }()
+	}
+	for range calls {
+		<-arrived // every request is written: every call waits for its answer
+	}
+	during := threads(t)
+	for range calls {
+		if err := <-errs; !errors.Is(err, ErrTimeout) {
+			t.Errorf("call to a silent Herdr: got %v, want ErrTimeout", err)
+		}
+	}
+	if got, want := during-before, maxBlocking+32; got > want {
+		t.Fatalf("threads added while %d calls wait: got %d, want at most %d", calls, got, want)
 	}
 }
