@@ -120,11 +120,8 @@ type blockingConn struct {
 func (c *blockingConn) enter(op string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	switch {
-	case c.closed:
-		return c.opError(op, net.ErrClosed)
-	case c.expired:
-		return c.opError(op, os.ErrDeadlineExceeded)
+	if err := c.endedLocked(op); err != nil {
+		return err
 	}
 	c.users++
 	return nil
@@ -154,6 +151,10 @@ func (c *blockingConn) releaseLocked() {
 func (c *blockingConn) ended(op string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.endedLocked(op)
+}
+
+func (c *blockingConn) endedLocked(op string) error {
 	switch {
 	case c.closed:
 		return c.opError(op, net.ErrClosed)
