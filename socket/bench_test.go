@@ -9,9 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/herdr-link/herdr-link/internal/testsupport/lineserver"
 	"github.com/herdr-link/herdr-link/socket"
@@ -164,13 +162,4 @@ func childSimulator(b *testing.B) string {
 		b.Fatal(err)
 	}
 	return strings.TrimSpace(path)
-}
-
-// processCPU is the process's user plus system time so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
