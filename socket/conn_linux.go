@@ -39,7 +39,7 @@ func dialExchange(ctx context.Context, path string) (net.Conn, error) {
 		<-blockingSlots
 		return nil, err
 	}
-	c.(*blockingConn).slot = true
+	c.slot = true
 	return c, nil
 }
 
@@ -53,7 +53,7 @@ var blockingSlots = make(chan struct{}, maxBlocking)
 // (a non-blocking connect: a full backlog fails at once, as it does
 // there, with the same errors), then makes the socket blocking, with
 // ctx's deadline as the connection's.
-func dialBlocking(ctx context.Context, path string) (net.Conn, error) {
+func dialBlocking(ctx context.Context, path string) (*blockingConn, error) {
 	addr := &net.UnixAddr{Name: path, Net: "unix"}
 	opErr := func(call string, err error) error {
 		return &net.OpError{Op: "dial", Net: "unix", Addr: addr, Err: os.NewSyscallError(call, err)}

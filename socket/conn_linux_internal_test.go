@@ -36,7 +36,7 @@ func TestBlockingConnDeadlineAndClose(t *testing.T) {
 	}()
 	buf := make([]byte, 16)
 
-	c, err := dialBlocking(context.Background(), path)
+	c, err := dialBlocking(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestBlockingConnDeadlineAndClose(t *testing.T) {
 		t.Fatalf("read after Close: %v", err)
 	}
 
-	c, err = dialBlocking(context.Background(), path)
+	c, err = dialBlocking(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,13 +75,13 @@ func TestBlockingConnDeadlineAndClose(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("Close did not end a blocked read")
 	}
-	bc := c.(*blockingConn)
+	bc := c
 	if !bc.released {
 		t.Fatal("the descriptor is still open after Close and the read ended")
 	}
 
 	// A deadline already past fails the dial's first call at once.
-	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	ctx, cancel := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
 	defer cancel()
 	if _, err := dialBlocking(ctx, path); err == nil {
 		t.Fatal("dial with an expired context succeeded")
@@ -152,7 +152,7 @@ func TestExchangeThreadsBoundedWhenHerdrHangs(t *testing.T) {
 	c := &Client{Path: path, Protocol: ProtocolOff, Timeout: 3 * time.Second}
 	errs := make(chan error, calls)
 	for range calls {
-		go func() { _, err := c.Ping(context.Background()); errs <- err }()
+		go func() { _, err := c.Ping(t.Context()); errs <- err }()
 	}
 	for range calls {
 		<-arrived // every request is written: every call waits for its answer

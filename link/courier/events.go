@@ -2,9 +2,10 @@ package courier
 
 import (
 	"context"
-	"github.com/herdr-link/herdr-link/link/deliver"
 	"slices"
 	"sync/atomic"
+
+	"github.com/herdr-link/herdr-link/link/deliver"
 )
 
 // paneWaker keeps one event subscription on the panes the courier waits

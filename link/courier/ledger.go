@@ -2,13 +2,13 @@ package courier
 
 import (
 	"errors"
-	"github.com/herdr-link/herdr-link/link/deliver"
-	"github.com/herdr-link/herdr-link/link/proto"
 	"strings"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/jsonx"
 	"github.com/herdr-link/herdr-link/internal/outbox"
+	"github.com/herdr-link/herdr-link/link/deliver"
+	"github.com/herdr-link/herdr-link/link/proto"
 )
 
 // Defaults of request tracking.

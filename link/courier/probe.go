@@ -3,9 +3,9 @@ package courier
 import (
 	"context"
 	"errors"
-	"github.com/herdr-link/herdr-link/link/deliver"
 	"time"
 
+	"github.com/herdr-link/herdr-link/link/deliver"
 	"github.com/herdr-link/herdr-link/socket"
 )
 

@@ -3,10 +3,10 @@ package courier
 import (
 	"context"
 	"errors"
-	"github.com/herdr-link/herdr-link/link/deliver"
 	"time"
 
 	"github.com/herdr-link/herdr-link/internal/outbox"
+	"github.com/herdr-link/herdr-link/link/deliver"
 )
 
 // Bounds of WaitReply's timeout: the default and the most a call may
