@@ -123,12 +123,3 @@ func (l *Link) recordRequest(s snapshot, target Agent, sent courier.Sent, req Se
 	}
 	return l.c.RecordRequest(*s.self, target, sent)
 }
-
-// recordRequestAsync is recordRequest in the background (see
-// [courier.Courier.RecordRequestAsync]).
-func (l *Link) recordRequestAsync(s snapshot, target Agent, sent courier.Sent, req SendRequest) func() (*outbox.Request, error) {
-	if !expects(req) {
-		return func() (*outbox.Request, error) { return nil, nil }
-	}
-	return l.c.RecordRequestAsync(*s.self, target, sent)
-}

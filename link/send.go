@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/herdr-link/herdr-link/internal/outbox"
+	"github.com/herdr-link/herdr-link/link/courier"
 )
 
 // Send delivers a herdr-link/1 envelope to the agent named req.To in the
@@ -59,27 +62,10 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	if req.When == WhenIdle {
 		return l.sendIdle(ctx, hctx, s, target, env, text, req)
 	}
-	// The request's record is written while the lock is acquired (both
-	// wait on the file system): it must be on disk before the prompt.
 	sent := sentOf(env)
-	recorded := l.recordRequestAsync(s, target, sent, req)
-	target, lease, err := l.d.Acquire(hctx, target)
-	rec, rerr := recorded()
+	target, lease, rec, err := l.recordAndAcquire(hctx, s, target, sent, req, listed)
 	if err != nil {
-		if rec != nil {
-			_ = l.cfg.Outbox.ForgetRequest(*rec)
-		}
 		return SendResult{}, err
-	}
-	if rerr == nil && time.Since(listed) > pinFresh {
-		rerr = l.d.CheckPinned(hctx, target)
-		if rerr != nil && rec != nil {
-			_ = l.cfg.Outbox.ForgetRequest(*rec)
-		}
-	}
-	if rerr != nil {
-		lease.Unlock()
-		return SendResult{}, rerr
 	}
 	delivery, err := l.c.TypeLocked(ctx, hctx, target, sent, text, lease, rec)
 	l.c.AfterTyping(rec, delivery, err)
@@ -88,6 +74,31 @@ func (l *Link) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	}
 	l.log().Debug("sent", "id", env.ID, "from", self, "to", req.To, "pane_id", target.PaneID, "bytes", len(text), "delivery", delivery)
 	return SendResult{Status: "sent", ID: env.ID, To: req.To, Delivery: delivery}, nil
+}
+
+// recordAndAcquire records the request sent when req expects one, then
+// takes target's delivery lock (re-reading the pane when the call's list
+// is older than pinFresh). The record (one line of the outbox's ledger)
+// must be on disk before the prompt; written before the lock is taken,
+// it does not lengthen the lock's hold. A failure forgets it.
+func (l *Link) recordAndAcquire(hctx context.Context, s snapshot, target Agent, sent courier.Sent, req SendRequest, listed time.Time) (Agent, Lease, *outbox.Request, error) {
+	rec, err := l.recordRequest(s, target, sent, req)
+	if err != nil {
+		return Agent{}, nil, nil, err
+	}
+	target, lease, err := l.d.Acquire(hctx, target)
+	if err == nil && time.Since(listed) > pinFresh {
+		if err = l.d.CheckPinned(hctx, target); err != nil {
+			lease.Unlock()
+		}
+	}
+	if err != nil {
+		if rec != nil {
+			_ = l.cfg.Outbox.ForgetRequest(*rec)
+		}
+		return Agent{}, nil, nil, err
+	}
+	return target, lease, rec, nil
 }
 
 // pinFresh is how old this call's own agent.list may be, right before

@@ -199,8 +199,17 @@ func byAcceptance(a, b Entry) int {
 // errStale: the journal says the index must be rebuilt from a listing.
 var errStale = errors.New("outbox: index stale")
 
-// fresh brings s's index up to date (the caller holds s.mu).
+// fresh brings s's index up to date (the caller holds s.mu): the files'
+// entries, then the ledger's records.
 func (s *Store) fresh() error {
+	if err := s.freshFiles(); err != nil {
+		return err
+	}
+	return s.readLedger()
+}
+
+// freshFiles brings the index's file entries up to date.
+func (s *Store) freshFiles() error {
 	if s.x == nil || time.Since(s.built) > rebuildEvery {
 		return s.rebuild()
 	}
@@ -322,6 +331,9 @@ func (s *Store) applyLine(l []byte) bool {
 		if !ok || !eok || err != nil || sz < 0 {
 			return false
 		}
+		if e.IsRequest() {
+			return true // an older herdr-link's record file (see rebuild)
+		}
 		e.size = sz
 		s.x.put(e)
 		return true
@@ -383,7 +395,9 @@ func (s *Store) rebuild() error {
 	x := newIndex()
 	for _, de := range d {
 		e, ok := parseName(de.Name())
-		if !ok {
+		if !ok || e.IsRequest() {
+			// A request's record is the ledger's; a file of one is an
+			// older herdr-link's, taken into the ledger by Prune.
 			continue
 		}
 		if e.Held() {
@@ -394,6 +408,7 @@ func (s *Store) rebuild() error {
 		x.put(e)
 	}
 	s.x, s.mtime, s.built = x, dst.ModTime(), taken
+	s.indexRecords()
 	// A "!" already in this journal (it was replaced since it was opened)
 	// is seen by the next look, which lists again.
 	return nil
@@ -464,38 +479,33 @@ func (s *Store) replaceJournal() bool {
 	if err != nil {
 		return false
 	}
-	if lockJournal(f, true, 1) != nil {
-		f.Close()
-		os.Remove(f.Name())
+	tmp := f.Name()
+	f.Close()
+	// Reopened for appending and locked before it takes the name (nobody
+	// else can know it yet): a second descriptor's flock would wait for
+	// the first one's, in this process too.
+	nf, err := os.OpenFile(tmp, os.O_RDWR|os.O_APPEND|openSafe, 0)
+	if err != nil {
+		os.Remove(tmp)
+		return false
+	}
+	if lockJournal(nf, true, 1) != nil {
+		nf.Close()
+		os.Remove(tmp)
 		return false
 	}
 	if _, err := s.j.Write([]byte("!\n")); err != nil {
-		f.Close()
-		os.Remove(f.Name())
+		nf.Close()
+		os.Remove(tmp)
 		return false
 	}
-	if err := os.Rename(f.Name(), filepath.Join(s.Dir, journalName)); err != nil {
-		f.Close()
-		os.Remove(f.Name())
+	if err := os.Rename(tmp, filepath.Join(s.Dir, journalName)); err != nil {
+		nf.Close()
+		os.Remove(tmp)
 		return false
 	}
 	unlock(s.j)
 	s.j.Close()
-	// The temporary file was opened without O_APPEND: reopen it so, and
-	// keep the lock (flock is per open file: take it on the new one).
-	nf, err := s.openJournal()
-	if err != nil {
-		f.Close()
-		s.j = nil
-		return false
-	}
-	if lockJournal(nf, true, journalTries) != nil {
-		f.Close()
-		nf.Close()
-		s.j = nil
-		return false
-	}
-	f.Close()
 	s.j, s.joff = nf, 0
 	if _, err := s.applyJournal(); err != nil {
 		return false

@@ -293,3 +293,27 @@ func TestLookDuringOwnChange(t *testing.T) {
 		})
 	}
 }
+
+// A journal replaced past its bound is replaced by one this process
+// keeps, locked and appended to (not given up for a listing of the
+// directory at the next look).
+func TestJournalReplacedStaysOpen(t *testing.T) {
+	s := open(t)
+	mustAdd(t, s, msg("m", "rev", "brain", "x"), t0)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.tail(true); err != nil {
+		t.Fatal(err)
+	}
+	if !s.replaceJournal() {
+		t.Fatal("replaceJournal: got false, want the new journal in place")
+	}
+	defer unlock(s.j)
+	cur, err := os.Stat(filepath.Join(s.Dir, journalName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := s.j.Stat(); err != nil || !os.SameFile(st, cur) {
+		t.Errorf("journal open: got another file than the one in place (%v)", err)
+	}
+}

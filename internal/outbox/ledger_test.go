@@ -48,20 +48,21 @@ func TestRequestsCountInCaps(t *testing.T) {
 	}
 }
 
-// A request record removed while it is being ended (its request
-// forgotten by another process) is not ended: EndRequest says it is not
-// found, and no index shows an outcome for a file that is not there.
-func TestEndRequestOfAVanishedRecord(t *testing.T) {
+// A request forgotten by another process before it is ended is not
+// ended: EndRequest says it is not found, and no process lists it.
+func TestEndRequestOfAForgottenRecord(t *testing.T) {
 	s := open(t)
 	o := another(t, s)
 	r, err := s.AddRequest(Request{ID: "q", To: "rev", From: "brain", TargetKey: "term_rev", FromKey: "term_brain", Expires: t0.Add(time.Hour)}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	forget := func(r Request) error { return o.ForgetRequest(r) }
-	got, ended, err := s.EndRequest(r.Entry(), OutcomeHandled, t0, forget)
+	if err := o.ForgetRequest(r); err != nil {
+		t.Fatal(err)
+	}
+	got, ended, err := s.EndRequest(r.Entry(), OutcomeHandled, t0, nil)
 	if !errors.Is(err, ErrNotFound) || ended {
-		t.Fatalf("EndRequest of a record removed meanwhile: got %q, %v, %v, want ErrNotFound, not ended", got.Outcome, ended, err)
+		t.Fatalf("EndRequest of a forgotten record: got %q, %v, %v, want ErrNotFound, not ended", got.Outcome, ended, err)
 	}
 	for name, st := range map[string]*Store{"this process": s, "another process": o, "a new one": another(t, s)} {
 		if got := ids(list(t, st)); got != "" {

@@ -176,6 +176,13 @@ type Store struct {
 	ops int
 	// journalMax overrides the journal's size bound (tests).
 	journalMax int64
+	// lg is the request ledger as this process read it (ledgerlog.go);
+	// lmu serializes this process's ledger writes (a flock is per open
+	// file, not per goroutine; a storeLock for the reason s.mu is one).
+	// ledgerMax overrides its bound (tests).
+	lg        ledger
+	lmu       storeLock
+	ledgerMax int64
 	// spares are this process's spare files (spare.go); refilling is set
 	// while a goroutine creates more.
 	spares    []string

@@ -23,11 +23,3 @@ func ownedByMe(fs.FileInfo) bool { return true }
 
 // linkCount: hard links are not counted here, every file has one.
 func linkCount(fs.FileInfo) uint64 { return 1 }
-
-func lockShared(*os.File) error          { return nil }
-func lockExclusive(*os.File, bool) error { return nil }
-
-const openSafe = 0
-
-func lockJournal(*os.File, bool, int) error { return nil }
-func unlock(*os.File)                       {}

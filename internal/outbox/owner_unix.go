@@ -8,9 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"syscall"
-	"time"
 )
 
 // holdOwner creates the owner file at path and takes its flock for the
@@ -67,15 +65,6 @@ func removeOwner(path string) {
 	}
 }
 
-func flock(f *os.File, how int) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), how)
-		if !errors.Is(err, syscall.EINTR) {
-			return err
-		}
-	}
-}
-
 func ownedByMe(st fs.FileInfo) bool {
 	sys, ok := st.Sys().(*syscall.Stat_t)
 	return ok && int(sys.Uid) == os.Getuid()
@@ -89,61 +78,3 @@ func linkCount(st fs.FileInfo) uint64 {
 	}
 	return uint64(sys.Nlink)
 }
-
-// lockTries bounds the wait for a record's flock: its holders keep it
-// for a read or a write of a few hundred bytes, unless they are stopped.
-const (
-	lockTries = 100
-	lockPause = 2 * time.Millisecond
-)
-
-// lockShared takes f's shared flock, waiting a little (ErrBusy after).
-func lockShared(f *os.File) error { return lockWithin(f, syscall.LOCK_SH, lockTries, sleepPause) }
-
-// lockExclusive takes f's exclusive flock; wait false tries once.
-func lockExclusive(f *os.File, wait bool) error {
-	tries := 1
-	if wait {
-		tries = lockTries
-	}
-	return lockWithin(f, syscall.LOCK_EX, tries, sleepPause)
-}
-
-func sleepPause() { time.Sleep(lockPause) }
-
-// lockWithin takes f's flock (how: LOCK_SH or LOCK_EX), trying tries
-// times and calling pause between tries: ErrBusy when it stays held.
-func lockWithin(f *os.File, how, tries int, pause func()) error {
-	for i := 0; ; i++ {
-		err := flock(f, how|syscall.LOCK_NB)
-		switch {
-		case err == nil:
-			return nil
-		case !errors.Is(err, syscall.EWOULDBLOCK):
-			return fmt.Errorf("outbox: flock: %w", err)
-		case i+1 >= tries:
-			return ErrBusy
-		}
-		pause()
-	}
-}
-
-// openSafe opens a store file without following a link, and without
-// waiting for a writer when it is a FIFO (its type is checked next).
-const openSafe = syscall.O_NOFOLLOW | syscall.O_NONBLOCK | syscall.O_CLOEXEC
-
-// lockJournal takes the journal's flock (exclusive when excl), trying
-// tries times, yielding between tries but never sleeping: its caller
-// holds the store's mutex, and a sleep under it would stall every other
-// user of the store (and, under testing/synctest, the bubble's clock).
-// Its holders keep it for a read and a write of a few hundred bytes; a
-// caller that cannot have it falls back to listing the directory.
-func lockJournal(f *os.File, excl bool, tries int) error {
-	how := syscall.LOCK_SH
-	if excl {
-		how = syscall.LOCK_EX
-	}
-	return lockWithin(f, how, tries, runtime.Gosched)
-}
-
-func unlock(f *os.File) { _ = flock(f, syscall.LOCK_UN) }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/herdr-link/herdr-link/internal/jsonx"
 )
 
 // Bounds of Prune.
@@ -24,7 +26,9 @@ const (
 	socketFile = "socket"
 )
 
-// Prune removes ended records older than EndedTTL, temporary files left
+// Prune removes ended records older than EndedTTL (of held messages and
+// of requests), takes an older herdr-link's request record files into
+// the ledger, and removes temporary files left
 // by a crash mid-write, the owner files and spares of processes that are
 // gone, and
 // the held or typing file of a message that also has an ended record (a
@@ -46,6 +50,7 @@ func (s *Store) Prune(now time.Time) {
 		}
 	}
 	var gone []string
+	var legacy []Entry
 	for _, de := range d {
 		name := de.Name()
 		p := filepath.Join(s.Dir, name)
@@ -78,13 +83,16 @@ func (s *Store) Prune(now time.Time) {
 			case e.Held() && ended[e.ID]:
 				os.Remove(p)
 				gone = append(gone, name)
-			case e.State == StateEnded || e.State == StateAnswered:
+			case e.IsRequest():
+				legacy = append(legacy, e)
+			case e.State == StateEnded:
 				if old(EndedTTL) && removed(s.recycle(name)) {
 					gone = append(gone, name)
 				}
 			}
 		}
 	}
+	s.pruneLedger(now, legacy)
 	s.mu.Lock()
 	if len(gone) > 0 {
 		s.changed(gone)
@@ -210,4 +218,71 @@ func (s *Store) Forget(e Entry) error {
 	}
 	gone = append(gone, e.name)
 	return nil
+}
+
+// pruneLedger removes the records of requests that ended over EndedTTL
+// ago, and takes the request record files of an older herdr-link
+// (legacy) into the ledger, removing each once its record is there.
+func (s *Store) pruneLedger(now time.Time, legacy []Entry) {
+	var taken []string
+	err := s.updateLedger(func() (string, error) {
+		var b strings.Builder
+		s.mu.Lock()
+		for id, r := range s.lg.recs {
+			if r.State == StateAnswered && now.Sub(r.Ended) > EndedTTL {
+				b.WriteString("-" + id + "\n")
+			}
+		}
+		s.mu.Unlock()
+		for _, e := range legacy {
+			r, err := s.legacyRecord(e)
+			if err != nil {
+				continue
+			}
+			s.mu.Lock()
+			_, known := s.record(e.ID)
+			s.mu.Unlock()
+			taken = append(taken, e.name)
+			if known {
+				continue
+			}
+			if l, err := addLine(r); err == nil {
+				b.WriteString(l)
+			}
+		}
+		return b.String(), nil
+	})
+	if err != nil {
+		return
+	}
+	for _, n := range taken {
+		os.Remove(filepath.Join(s.Dir, n))
+	}
+}
+
+// legacyRecord reads the request record file of e, written by an older
+// herdr-link.
+func (s *Store) legacyRecord(e Entry) (Request, error) {
+	f, err := s.openEntry(e, os.O_RDONLY)
+	if err != nil {
+		return Request{}, err
+	}
+	defer f.Close()
+	b, err := readBounded(f)
+	if err != nil {
+		return Request{}, err
+	}
+	var r Request
+	if err := jsonx.Unmarshal(b, &r); err != nil || r.ID != e.ID || r.Seq != e.Seq {
+		return Request{}, s.unreadable(f, e, "not a request record")
+	}
+	r.Owner, r.Target, r.Sender, r.State = e.Owner, e.Target, e.Sender, StatePending
+	if r.Outcome != "" {
+		r.State = StateAnswered // a crash came between its outcome and its rename
+		if st, err := f.Stat(); err == nil && r.Ended.IsZero() {
+			r.Ended = st.ModTime() // what the older herdr-link pruned it by
+		}
+	}
+	r.name = fileName(e.Seq, e.Target, e.Sender, e.Owner, e.ID, r.State)
+	return r, nil
 }

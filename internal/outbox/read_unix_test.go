@@ -123,20 +123,17 @@ func TestReadRefusesWhatIsNotARecord(t *testing.T) {
 	}
 }
 
-// A request record that cannot be one is set aside the same way: it no
-// longer shows as awaiting a reply.
-func TestRequestRecordDamaged(t *testing.T) {
+// A ledger that is not a regular file of this user (a link planted in
+// its place) is never followed: a request is refused, saying why.
+func TestLedgerNotARegularFile(t *testing.T) {
 	s := open(t)
-	r, err := s.AddRequest(Request{ID: "q1", To: "rev", From: "brain", TargetKey: "term_rev", FromKey: "term_brain", Expires: t0.Add(time.Hour)}, t0)
-	if err != nil {
-		t.Fatal(err)
+	relink(t, "/dev/zero", filepath.Join(s.Dir, ledgerName))
+	_, err := s.AddRequest(Request{ID: "q1", To: "rev", From: "brain", TargetKey: "term_rev", FromKey: "term_brain", Expires: t0.Add(time.Hour)}, t0)
+	if err == nil || !strings.Contains(err.Error(), "ledger") {
+		t.Fatalf("AddRequest with the ledger a link: got %v, want an error naming the ledger", err)
 	}
-	relink(t, "/dev/zero", filepath.Join(s.Dir, r.name))
-	if _, err := s.Request(r.Entry()); !errors.Is(err, ErrDamaged) {
-		t.Fatalf("Request = %v, want ErrDamaged", err)
-	}
-	if _, awaiting, _ := another(t, s).CountsForSender(r.Sender); len(awaiting) != 0 {
-		t.Errorf("awaiting = %v, want none", awaiting)
+	if _, err := s.PendingRequests(); err == nil {
+		t.Errorf("PendingRequests with the ledger a link: got no error, want one")
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -74,6 +75,31 @@ func (s *Store) recycle(name string) error {
 	s.mu.Unlock()
 	if spare != "" {
 		os.Remove(filepath.Join(s.Dir, spare)) // released meanwhile
+	}
+	return nil
+}
+
+// writeNew stores b as file name atomically: written to a spare or a
+// temporary file, then renamed into place (a reader sees all of it or
+// nothing).
+func (s *Store) writeNew(name string, b []byte) error {
+	if s.writeSpare(name, b) {
+		return nil
+	}
+	f, err := os.CreateTemp(s.Dir, ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(b)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("outbox: write: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(s.Dir, name)); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("outbox: %w", err)
 	}
 	return nil
 }

@@ -119,38 +119,6 @@ func staleHalf(t *testing.T) {
 	}
 }
 
-func TestStaleRequestReaderOfARecycledFile(t *testing.T) { synctest.Test(t, staleRequest) }
-
-func staleRequest(t *testing.T) {
-	s := withSpares(t)
-	x, err := s.AddRequest(Request{ID: "x", To: "bob", From: "alice", TargetKey: "term_bob", FromKey: "term_alice", Expires: t0.Add(time.Hour)}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, e, err := s.openRecord(x.Entry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := s.ForgetRequest(x); err != nil {
-		t.Fatal(err)
-	}
-	onlySpare(t, s, f)
-	y, err := s.AddRequest(Request{ID: "y", To: "carol", From: "alice", TargetKey: "term_carol", FromKey: "term_alice", Expires: t0.Add(time.Hour)}, t0.Add(time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r, err := s.decodeRecord(f, e); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("x's record through its old file: got %q, %v, want ErrNotFound", r.ID, err)
-	}
-	// The writers of a record (MarkTyped, EndRequest) decode it first: y is
-	// left as it was.
-	got, err := s.Request(y.Entry())
-	if err != nil || got.To != "carol" || !got.Typed.IsZero() {
-		t.Errorf("y: got %+v, %v, want it pending to carol, untyped", got, err)
-	}
-}
-
 func TestSparesNeverListedAndPrunedWithTheirOwner(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := withSpares(t)

@@ -71,27 +71,6 @@ func (c *Courier) RecordRequest(self, target deliver.Agent, env Sent) (*outbox.R
 	return &r, nil
 }
 
-// RecordRequestAsync is RecordRequest in the background: the returned
-// function waits for it and returns its result.
-func (c *Courier) RecordRequestAsync(self, target deliver.Agent, env Sent) func() (*outbox.Request, error) {
-	if c.cfg.Outbox == nil {
-		return func() (*outbox.Request, error) { return nil, nil }
-	}
-	var (
-		rec  *outbox.Request
-		err  error
-		done = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		rec, err = c.RecordRequest(self, target, env)
-	}()
-	return func() (*outbox.Request, error) {
-		<-done
-		return rec, err
-	}
-}
-
 // AfterTyping settles the request record of a direct delivery: typed
 // (recorded as soon as it was, by TypeLocked), removed when nothing
 // reached the pane, or ended not_submitted when its text stayed in the

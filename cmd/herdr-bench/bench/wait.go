@@ -156,6 +156,9 @@ type waitSendArgs struct {
 	ExpectReply *bool  `json:"expect_reply,omitempty"`
 }
 
+// sendTargets is how many idle targets the sends go to, in turn.
+const sendTargets = 32
+
 // waitSends interleaves request sends and expect_reply:false sends to
 // idle targets, each kind through its own server on one simulator.
 // Long: the set-up of both servers, the interleaved rounds and the report
@@ -163,7 +166,7 @@ type waitSendArgs struct {
 func waitSends(exe string, n int, out io.Writer) error {
 	// bench-self's turns are short too: the notices its requests end
 	// with ("handled": no reply came) are typed into it as turns.
-	w, err := sockettest.ParseWorld([]byte(strings.Replace(holdWorldJSON(holdIdle, 0),
+	w, err := sockettest.ParseWorld([]byte(strings.Replace(holdWorldJSON(sendTargets, 0),
 		`"name":"bench-self","status":"idle"`, `"name":"bench-self","status":"idle","turn_ms":2,"submit_ms":1`, 1)))
 	if err != nil {
 		return err
@@ -192,7 +195,11 @@ func waitSends(exe string, n int, out io.Writer) error {
 		}},
 	}
 	// The kinds send to targets half the list apart: a target just sent
-	// to keeps its delivery lock for -submit-hold.
+	// to keeps its delivery lock for -submit-hold (10 ms after Enter,
+	// which comes 5 ms after the text), and half of sendTargets rounds
+	// of two sends take longer than that, so neither kind waits for the
+	// other's lock. (With an odd count one kind would come back to a
+	// target sooner after the other than the other after it.)
 	const warm = 20
 	series := make([][]time.Duration, len(kinds))
 	cpu0 := make([]time.Duration, len(kinds))
@@ -203,7 +210,7 @@ func waitSends(exe string, n int, out io.Writer) error {
 				return err
 			}
 		}
-		_, _, d, err := kinds[k].s.call("herdr_link_send", kinds[k].args(fmt.Sprintf("i%d", (i/len(kinds)+k*holdIdle/2)%holdIdle)))
+		_, _, d, err := kinds[k].s.call("herdr_link_send", kinds[k].args(fmt.Sprintf("i%d", (i/len(kinds)+k*sendTargets/2)%sendTargets)))
 		if err != nil {
 			return fmt.Errorf("%s send: %w", kinds[k].name, err)
 		}
@@ -211,7 +218,7 @@ func waitSends(exe string, n int, out io.Writer) error {
 			series[k] = append(series[k], d)
 		}
 	}
-	fmt.Fprintf(out, "sends to idle targets (when now), interleaved, each kind its own server:\n")
+	fmt.Fprintf(out, "sends to %d idle targets in turn (when now), interleaved, each kind its own server:\n", sendTargets)
 	var p50 [2]time.Duration
 	var cpus [2]float64
 	for k, kind := range kinds {
