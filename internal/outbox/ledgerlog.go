@@ -106,6 +106,7 @@ type ledger struct {
 	wInfo os.FileInfo
 	recs  map[string]*Request
 	live  int64 // bytes of the live records' add lines, for compaction
+	retry int64 // a failed compaction is tried again past this size
 }
 
 // ledgerPath is the ledger file's path.
@@ -174,7 +175,7 @@ func (s *Store) resetLedger(f *os.File, info os.FileInfo) {
 		}
 	}
 	s.lg.r, s.lg.rInfo, s.lg.off, s.lg.end = f, info, 0, 0
-	s.lg.recs, s.lg.live = map[string]*Request{}, 0
+	s.lg.recs, s.lg.live, s.lg.retry = map[string]*Request{}, 0, 0
 }
 
 // applyLedger applies the whole lines between the read offset and end;
@@ -198,11 +199,13 @@ func (s *Store) applyLines(buf []byte) (replaced bool) {
 			return false
 		}
 		line := buf[:i]
-		s.lg.off += int64(i + 1)
-		buf = buf[i+1:]
 		if string(line) == "!" {
+			// The offset stays at the "!": a new ledger that cannot be
+			// opened yet is tried again at the next look.
 			return true
 		}
+		s.lg.off += int64(i + 1)
+		buf = buf[i+1:]
 		s.applyLedgerLine(line)
 	}
 }
@@ -341,7 +344,7 @@ func (s *Store) updateLedger(decide func() (string, error)) error {
 	if _, err := s.lg.w.Write([]byte(lines)); err != nil {
 		// A part of a line would join the next one: end it, so that it
 		// reads as a line that cannot be read.
-		_, _ = s.lg.w.Write([]byte("\n"))
+		_, _ = s.lg.w.Write([]byte(tornEnd))
 		return fmt.Errorf("outbox: ledger: %w", err)
 	}
 	if at != s.lg.end {
@@ -372,10 +375,14 @@ func (s *Store) lockLedger() error {
 		}
 		s.mu.Lock()
 		err := s.fresh()
-		same := err == nil && os.SameFile(s.lg.rInfo, s.lg.wInfo)
+		current := false
+		if err == nil {
+			current, err = s.ledgerCurrent()
+		}
+		same := err == nil && current && os.SameFile(s.lg.rInfo, s.lg.wInfo)
 		partial := same && s.lg.off < s.lg.end
 		if partial {
-			if _, err = w.Write([]byte("\n")); err == nil {
+			if _, err = w.Write([]byte(tornEnd)); err == nil {
 				err = s.readLedger()
 			}
 		}
@@ -394,14 +401,55 @@ func (s *Store) lockLedger() error {
 	return errors.New("outbox: ledger: replaced over and over while locked")
 }
 
+// ledgerCurrent reports whether the writers' descriptor, locked and read
+// to its end, is on the file at the ledger's path (the caller holds
+// s.mu). It is not when its replacer was killed between its rename and
+// the old file's "!" (or the ledger was removed): nobody reads that file
+// again, so the reader, when it is there with no "!" to follow, moves to
+// the file at the path.
+func (s *Store) ledgerCurrent() (bool, error) {
+	st, err := os.Lstat(s.ledgerPath())
+	if err == nil && os.SameFile(st, s.lg.wInfo) {
+		return true, nil
+	}
+	if os.SameFile(s.lg.rInfo, s.lg.wInfo) {
+		f, info, err := s.openLedgerFile()
+		if err != nil {
+			return false, err
+		}
+		s.resetLedger(f, info)
+		return false, s.readLedger()
+	}
+	return false, nil
+}
+
+// tornEnd ends a line left unfinished (a writer killed, or out of
+// space, mid-line): the "#" makes its last field unreadable, so that a
+// cut that reads as a whole line (an outcome line cut in its time, a
+// typing line in its seq) is skipped too.
+const tornEnd = "#\n"
+
 // compactLedger replaces a ledger grown past its bound by one holding
 // the live records (the caller holds s.mu, s.lmu and the flock, with the
 // ledger read to its end). The new file takes the lock before it takes
 // the name; the old one ends with "!".
 func (s *Store) compactLedger() error {
-	if s.lg.off <= cmpOr(s.ledgerMax, ledgerMax) || s.lg.off <= 2*s.lg.live {
+	if s.lg.off <= max(cmpOr(s.ledgerMax, ledgerMax), s.lg.retry) || s.lg.off <= 2*s.lg.live {
 		return nil
 	}
+	if err := s.replaceLedger(); err != nil {
+		// The ledger is only left longer (on windows a rename over a
+		// file this process holds open always fails): tried again once
+		// it doubled, not at every write.
+		s.lg.retry = 2 * s.lg.off
+		return nil
+	}
+	return s.readLedger()
+}
+
+// replaceLedger is compactLedger's replacement; an error leaves the
+// ledger as it was.
+func (s *Store) replaceLedger() error {
 	var b strings.Builder
 	for _, r := range s.lg.recs {
 		if l, err := addLine(*r); err == nil {
@@ -431,7 +479,7 @@ func (s *Store) compactLedger() error {
 		err = lockJournal(nf, true, 1)
 	}
 	if err == nil {
-		err = os.Rename(tmp, s.ledgerPath())
+		err = renameLedger(tmp, s.ledgerPath())
 	}
 	if err != nil {
 		nf.Close()
@@ -442,5 +490,24 @@ func (s *Store) compactLedger() error {
 	unlock(s.lg.w)
 	s.lg.w.Close()
 	s.lg.w, s.lg.wInfo = nf, info
-	return s.readLedger()
+	return nil
+}
+
+// renameLedger renames a compacted ledger into place (a test's fake).
+var renameLedger = os.Rename
+
+// closeLedger closes the ledger's descriptors and forgets its records
+// (the caller holds s.lmu and s.mu): a later look reads it again.
+func (s *Store) closeLedger() {
+	for _, f := range []*os.File{s.lg.r, s.lg.w} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	if s.x != nil {
+		for _, r := range s.lg.recs {
+			s.x.drop(r.name)
+		}
+	}
+	s.lg = ledger{}
 }

@@ -34,8 +34,11 @@ func (s *Store) Token() (string, error) {
 // names no index has), or every other process's next look would take it
 // for a change nobody described and list the whole store again.
 func (s *Store) Release() {
+	s.lmu.Lock() // before s.mu, as a ledger update takes them
+	defer s.lmu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.closeLedger()
 	gone := s.dropSpares()
 	if s.alive != nil {
 		s.alive.Close()
