@@ -86,10 +86,9 @@ func (c *Courier) AfterTyping(rec *outbox.Request, delivery string, err error) {
 }
 
 // endNotSubmitted ends request e not_submitted, with its notice when
-// notice is set. A reader's shared flock (a courier looking at the
-// record) makes an attempt fail busy for a moment: it is tried again, up
-// to about 200 ms, since no other process would end it so (one that ends
-// it otherwise meanwhile decides).
+// notice is set. The ledger's flock is waited for by EndRequest (about a
+// second: past that its holder is stopped, and trying again only makes
+// the send's caller wait longer).
 func (c *Courier) endNotSubmitted(e outbox.Entry, notice bool) {
 	before := func(r outbox.Request) error {
 		if !notice || c.cfg.NoNotices {
@@ -97,18 +96,12 @@ func (c *Courier) endNotSubmitted(e outbox.Entry, notice bool) {
 		}
 		return c.holdNotice(r.ID, r.To, outbox.OutcomeNotSubmitted, r.From, r.FromKey, r.FromPane, r.FromKind, r.FromWorkspace)
 	}
-	for try := 0; ; try++ {
-		r, ended, err := c.cfg.Outbox.EndRequest(e, outbox.OutcomeNotSubmitted, c.now(), before)
-		switch {
-		case errors.Is(err, outbox.ErrBusy) && try < 100:
-			time.Sleep(2 * time.Millisecond)
-			continue
-		case err != nil:
-			c.log().Warn("request: outcome not recorded", "id", e.ID, "err", err)
-		case ended:
-			c.log().Info("request ended", "id", r.ID, "to", r.To, "outcome", outbox.OutcomeNotSubmitted)
-		}
-		return
+	r, ended, err := c.cfg.Outbox.EndRequest(e, outbox.OutcomeNotSubmitted, c.now(), before)
+	switch {
+	case err != nil:
+		c.log().Warn("request: outcome not recorded", "id", e.ID, "err", err)
+	case ended:
+		c.log().Info("request ended", "id", r.ID, "to", r.To, "outcome", outbox.OutcomeNotSubmitted)
 	}
 }
 
