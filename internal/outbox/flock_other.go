@@ -12,5 +12,5 @@ func lockExclusive(*os.File, bool) error { return nil }
 const openSafe = 0
 
 func lockJournal(*os.File, bool, int) error { return nil }
-func lockLedgerFile(*os.File) error         { return nil }
+func lockWriter(*os.File) error             { return nil }
 func unlock(*os.File)                       {}

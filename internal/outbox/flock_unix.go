@@ -77,14 +77,16 @@ func lockJournal(f *os.File, excl bool, tries int) error {
 
 func unlock(f *os.File) { _ = flock(f, syscall.LOCK_UN) }
 
-// lockLedgerFile takes the ledger's exclusive flock. Its holders keep it
-// for a line's write, or for a notice's (EndRequest's before): tried
-// at once a few times, then every millisecond for about a second (ErrBusy
-// after: a holder stopped).
-func lockLedgerFile(f *os.File) error {
+// lockWriter takes the exclusive flock of a file appended to under it
+// (the ledger, the journal). Its holders keep it for a line's write, or
+// for a notice's (EndRequest's before): tried at once a few times, then
+// every millisecond for about a second (ErrBusy after: a holder
+// stopped). A writer that gave up sooner would leave its change
+// undescribed to the others.
+func lockWriter(f *os.File) error {
 	tries := 0
-	return lockWithin(f, syscall.LOCK_EX, ledgerTries, func() {
-		if tries++; tries < ledgerSpins {
+	return lockWithin(f, syscall.LOCK_EX, writerTries, func() {
+		if tries++; tries < writerSpins {
 			runtime.Gosched()
 			return
 		}
@@ -93,6 +95,6 @@ func lockLedgerFile(f *os.File) error {
 }
 
 const (
-	ledgerSpins = 50
-	ledgerTries = ledgerSpins + 1000
+	writerSpins = 50
+	writerTries = writerSpins + 1000
 )

@@ -275,7 +275,11 @@ func (s *Store) tail(excl bool) (int, error) {
 	if s.j == nil {
 		return 0, errStale
 	}
-	if err := lockJournal(s.j, excl, journalTries); err != nil {
+	lock := func() error { return lockJournal(s.j, false, journalTries) }
+	if excl {
+		lock = func() error { return lockWriter(s.j) }
+	}
+	if err := lock(); err != nil {
 		return 0, err
 	}
 	n, err := s.applyJournal()
@@ -453,7 +457,19 @@ func (s *Store) appendJournal(lines string) bool {
 	if s.j == nil {
 		return false
 	}
-	if _, err := s.tail(true); err != nil {
+	_, err := s.tail(true)
+	if errors.Is(err, errStale) {
+		// Replaced since this process last read it (or a line could not
+		// be read): the new journal is where the others read, and a
+		// listing shows this change with the rest; without the line the
+		// change would be one nobody described, which a process that
+		// journals its own changes meanwhile takes in unlisted.
+		if s.rebuild() != nil {
+			return false
+		}
+		_, err = s.tail(true)
+	}
+	if err != nil {
 		return false
 	}
 	defer func() { unlock(s.j) }()

@@ -104,9 +104,14 @@ type ledger struct {
 	end   int64    // the size seen at the last look (off < end: a line being written)
 	w     *os.File // the writers' descriptor: flocked, O_APPEND
 	wInfo os.FileInfo
-	recs  map[string]*Request
-	live  int64 // bytes of the live records' add lines, for compaction
-	retry int64 // a failed compaction is tried again past this size
+	// skipping: the read offset is inside an overlong line.
+	skipping bool
+	// checked is when the reader last made sure that its file is the one
+	// at the ledger's path.
+	checked time.Time
+	recs    map[string]*Request
+	live    int64 // bytes of the live records' add lines, for compaction
+	retry   int64 // a failed compaction is tried again past this size
 }
 
 // ledgerPath is the ledger file's path.
@@ -137,6 +142,17 @@ func (s *Store) readLedger() error {
 			return err
 		}
 		s.resetLedger(f, info)
+	}
+	if time.Since(s.lg.checked) > rebuildEvery {
+		// A ledger replaced without its "!" (its replacer killed between
+		// the rename and the "!", an operator's doing) is found here, in
+		// a process that does not write, at worst after rebuildEvery.
+		s.lg.checked = time.Now()
+		if cur, err := os.Lstat(s.ledgerPath()); err == nil && !os.SameFile(cur, s.lg.rInfo) {
+			if f, info, err := s.openLedgerFile(); err == nil {
+				s.resetLedger(f, info)
+			}
+		}
 	}
 	for range 8 {
 		end, err := s.lg.r.Seek(0, io.SeekEnd)
@@ -174,20 +190,44 @@ func (s *Store) resetLedger(f *os.File, info os.FileInfo) {
 			s.x.drop(r.name)
 		}
 	}
-	s.lg.r, s.lg.rInfo, s.lg.off, s.lg.end = f, info, 0, 0
+	s.lg.r, s.lg.rInfo, s.lg.off, s.lg.end, s.lg.skipping = f, info, 0, 0, false
+	s.lg.checked = time.Now()
 	s.lg.recs, s.lg.live, s.lg.retry = map[string]*Request{}, 0, 0
 }
 
 // applyLedger applies the whole lines between the read offset and end;
 // replaced is true when it read "!".
 func (s *Store) applyLedger(end int64) (replaced bool, err error) {
-	buf := make([]byte, end-s.lg.off)
-	n, err := s.lg.r.ReadAt(buf, s.lg.off)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return false, fmt.Errorf("outbox: ledger: %w", err)
+	// Read in chunks: a ledger grown (or made) far past its bound costs
+	// a chunk's memory, not its size.
+	buf := make([]byte, min(end-s.lg.off, ledgerChunk))
+	for s.lg.off < end {
+		n, err := s.lg.r.ReadAt(buf[:min(end-s.lg.off, int64(len(buf)))], s.lg.off)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return false, fmt.Errorf("outbox: ledger: %w", err)
+		}
+		if n == 0 {
+			return false, nil
+		}
+		at := s.lg.off
+		if s.applyLines(buf[:n]) {
+			return true, nil
+		}
+		if s.lg.off == at {
+			if int64(n) < ledgerChunk || end-at <= ledgerChunk {
+				return false, nil // a line being written
+			}
+			// A chunk without a line's end: no line this store writes is
+			// that long. Skipped, to the end of the line it is in.
+			s.lg.off += int64(n)
+			s.lg.skipping = true
+		}
 	}
-	return s.applyLines(buf[:n]), nil
+	return false, nil
 }
+
+// ledgerChunk is how much of the ledger is read at once.
+const ledgerChunk = 1 << 20
 
 // applyLines applies the whole lines of buf, read at the read offset,
 // and moves the offset past them; true when it read "!". A line being
@@ -199,6 +239,13 @@ func (s *Store) applyLines(buf []byte) (replaced bool) {
 			return false
 		}
 		line := buf[:i]
+		if s.lg.skipping {
+			// The end of an overlong line.
+			s.lg.skipping = false
+			s.lg.off += int64(i + 1)
+			buf = buf[i+1:]
+			continue
+		}
 		if string(line) == "!" {
 			// The offset stays at the "!": a new ledger that cannot be
 			// opened yet is tried again at the next look.
@@ -370,7 +417,7 @@ func (s *Store) lockLedger() error {
 			s.lg.w, s.lg.wInfo = f, info
 		}
 		w := s.lg.w
-		if err := lockLedgerFile(w); err != nil {
+		if err := lockWriter(w); err != nil {
 			return fmt.Errorf("outbox: ledger: %w", err)
 		}
 		s.mu.Lock()

@@ -242,13 +242,14 @@ func (s *Store) pruneLedger(now time.Time, legacy []Entry) {
 			s.mu.Lock()
 			_, known := s.record(e.ID)
 			s.mu.Unlock()
-			taken = append(taken, e.name)
-			if known {
-				continue
-			}
-			if l, err := addLine(r); err == nil {
+			if !known {
+				l, err := addLine(r)
+				if err != nil {
+					continue // kept where it is: not in the ledger
+				}
 				b.WriteString(l)
 			}
+			taken = append(taken, e.name)
 		}
 		return b.String(), nil
 	})
