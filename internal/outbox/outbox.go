@@ -183,6 +183,9 @@ type Store struct {
 	lg        ledger
 	lmu       storeLock
 	ledgerMax int64
+	// renameLedger, when set, replaces os.Rename for a compacted ledger
+	// (tests: a rename that fails, as over an open file on windows).
+	renameLedger func(oldpath, newpath string) error
 	// spares are this process's spare files (spare.go); refilling is set
 	// while a goroutine creates more.
 	spares    []string

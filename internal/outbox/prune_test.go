@@ -2,10 +2,12 @@ package outbox
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -158,5 +160,86 @@ func TestPrune(t *testing.T) {
 				t.Errorf("%s aged %v: removed %v, want %v", tt.file, tt.age, gone, tt.gone)
 			}
 		})
+	}
+}
+
+// The request record files of an older herdr-link are taken into the
+// ledger by Prune, with their state, and removed.
+func TestLegacyRecordFilesTakenIn(t *testing.T) {
+	s := open(t)
+	tok, err := s.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy := func(id string, seq int64, st byte, outcome string) string {
+		r := Request{ID: id, Seq: seq, Accepted: t0, Expires: t0.Add(time.Hour), To: "rev", From: "brain", TargetKey: "term_rev", FromKey: "term_brain", Outcome: outcome}
+		if outcome != "" {
+			r.Ended = t0
+		}
+		name := fileName(seq, s.KeyHash("term_rev"), s.KeyHash("term_brain"), tok, id, st)
+		b := fmt.Sprintf(`{"id":%q,"seq":%d,"accepted":%q,"expires":%q,"to":"rev","from":"brain","target_key":"term_rev","from_key":"term_brain","typed_seq":3,"outcome":%q}`,
+			r.ID, r.Seq, t0.Format(time.RFC3339Nano), r.Expires.Format(time.RFC3339Nano), outcome)
+		if err := os.WriteFile(filepath.Join(s.Dir, name), []byte(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return name
+	}
+	files := []string{legacy("old1", 1, StatePending, ""), legacy("old2", 2, StateAnswered, "replied"), legacy("old3", 3, StatePending, "handled")}
+	s.Prune(t0)
+	want := []string{"old1/q typed=3 ", "old2/a typed=3 replied", "old3/a typed=3 handled"}
+	for name, st := range map[string]*Store{"the pruner": s, "a new one": another(t, s)} {
+		if got := records(t, st); !slices.Equal(got, want) {
+			t.Errorf("%s: got %q, want %q", name, got, want)
+		}
+	}
+	for _, f := range files {
+		if _, err := os.Lstat(filepath.Join(s.Dir, f)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("legacy file %s after Prune: got %v, want it removed", f, err)
+		}
+	}
+	// Taken in once: a second Prune adds nothing.
+	s.Prune(t0)
+	if got := records(t, another(t, s)); !slices.Equal(got, want) {
+		t.Errorf("after a second Prune: got %q, want %q", got, want)
+	}
+}
+
+// Records that ended over EndedTTL ago are pruned; pending ones and those
+// ended lately stay.
+func TestLedgerPrunesEndedRecords(t *testing.T) {
+	s := open(t)
+	old, recent := addReq(t, s, "old", "rev"), addReq(t, s, "recent", "rev")
+	addReq(t, s, "pending", "rev")
+	if _, _, err := s.EndRequest(old.Entry(), OutcomeHandled, t0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.EndRequest(recent.Entry(), OutcomeHandled, t0.Add(EndedTTL), nil); err != nil {
+		t.Fatal(err)
+	}
+	s.Prune(t0.Add(EndedTTL + time.Minute))
+	want := []string{"recent/a typed=0 handled", "pending/q typed=0 "}
+	for name, st := range map[string]*Store{"the pruner": s, "a new one": another(t, s)} {
+		if got := records(t, st); !slices.Equal(got, want) {
+			t.Errorf("%s: got %q, want %q", name, got, want)
+		}
+	}
+}
+
+// An older herdr-link's record that cannot be a ledger line (over its
+// bound) stays where it is rather than being removed unrecorded.
+func TestLegacyRecordTooLongKept(t *testing.T) {
+	s := open(t)
+	tok, err := s.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := fileName(1, s.KeyHash("term_rev"), s.KeyHash("term_brain"), tok, "big", StatePending)
+	body := fmt.Sprintf(`{"id":"big","seq":1,"to":"rev","from":%q}`, strings.Repeat("b", maxLedgerLine))
+	if err := os.WriteFile(filepath.Join(s.Dir, name), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.Prune(t0)
+	if _, err := os.Lstat(filepath.Join(s.Dir, name)); err != nil {
+		t.Errorf("legacy file over the line bound after Prune: got %v, want it kept", err)
 	}
 }
